@@ -131,10 +131,16 @@ avx2_max_abs(const float *x, size_t n)
 
 /*
  * q = roundf(clamp(v / scale, -127, 127)), NaN -> 0, as int32 lanes.
- * True division (vdivps): a reciprocal changes some results (§5.3).
- * Rounding half away from zero: t = trunc(q) and d = q - t are exact (the
- * fraction of a float is a float), and q steps away from zero when
- * |d| >= 0.5. (trunc(q + 0.5) would round 0.49999997 up.)
+ * - True division (vdivps): a reciprocal changes some results (§5.3).
+ * - Rounding half away from zero: trunc(q + copysign(P, q)) with
+ *   P = 0.49999997f = 0.5 - 2^-25, the sum rounded to nearest. For
+ *   0 <= q < 2^23, m = floor(q), s = spacing of the floats in [m, m + 1):
+ *   if q - m >= 0.5, q + P >= m + 1 - 2^-25, which rounds to m + 1 (the
+ *   float below m + 1 is at least 2^-24 away; at m = 0 the tie goes to the
+ *   even 1.0); if q - m < 0.5, q <= m + 0.5 - s, so q + P <= m + 1 - s -
+ *   2^-25, below the midpoint m + 1 - s/2, and stays under m + 1 (for
+ *   m = 0, below 1 - 2^-25). Negative q is the mirror image. (P = 0.5 would
+ *   give 1 for 0.49999997.) The slow test checks every q in [-127, 127].
  */
 static inline __m256i
 avx2_quantise8(__m256 v, __m256 scale)
@@ -145,14 +151,9 @@ avx2_quantise8(__m256 v, __m256 scale)
 	q = _mm256_and_ps(q, _mm256_cmp_ps(q, q, _CMP_ORD_Q)); /* NaN -> 0 */
 	q = _mm256_min_ps(_mm256_max_ps(q, _mm256_set1_ps(-127.0f)),
 			  _mm256_set1_ps(127.0f));
-	__m256 t = _mm256_round_ps(q, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
-	__m256 d = _mm256_andnot_ps(sign, _mm256_sub_ps(q, t));
-	__m256 step = _mm256_or_ps(_mm256_and_ps(q, sign),
-				   _mm256_set1_ps(1.0f));
-	__m256 up = _mm256_cmp_ps(d, _mm256_set1_ps(0.5f), _CMP_GE_OQ);
-
-	t = _mm256_add_ps(t, _mm256_and_ps(up, step));
-	return _mm256_cvttps_epi32(t);
+	q = _mm256_add_ps(q, _mm256_or_ps(_mm256_and_ps(q, sign),
+					  _mm256_set1_ps(0.49999997f)));
+	return _mm256_cvttps_epi32(q);
 }
 
 /* 32 values in [-127, 127] as 32 int8, in order. */
@@ -192,11 +193,21 @@ avx2_f32_to_i8_rows(void *dst, const float *src, size_t rows, size_t n)
 		const float zero = 0.0f;
 		__m256 vs = _mm256_set1_ps(scale);
 		uint8_t *q = out + QUANT_I8_ROW_HDR;
+		/* Prefetching past the last row is harmless, never a fault. */
+		const float *next = row + n;
 		size_t i = 0;
 
-		for (; i + BLK <= n; i += BLK)
+		for (; i + BLK <= n; i += BLK) {
+			/*
+			 * Fetch the next row's block (two lines) while this
+			 * row is quantised, so its max pass finds it cached.
+			 */
+			_mm_prefetch((const char *)(next + i), _MM_HINT_T0);
+			_mm_prefetch((const char *)(next + i + 16),
+				     _MM_HINT_T0);
 			_mm256_storeu_si256((__m256i *)(q + i),
 					    avx2_quantise32(row + i, vs));
+		}
 		if (i < n) {
 			float in[BLK] = { 0 };
 			uint8_t b[BLK];

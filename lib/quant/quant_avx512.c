@@ -119,33 +119,35 @@ avx512_max_abs(const float *x, size_t n)
 }
 
 /*
- * q = roundf(clamp(v / scale, -127, 127)), NaN -> 0, as int32 lanes.
- * True division (vdivps): a reciprocal changes some results (§5.3).
- * Rounding half away from zero: t = trunc(q) and d = q - t are exact (the
- * fraction of a float is a float), and q steps away from zero when
- * |d| >= 0.5. (trunc(q + 0.5) would round 0.49999997 up.)
+ * q = roundf(clamp(v / scale, -127, 127)), NaN -> 0, as int32 lanes whose
+ * low byte is the i8 (vpmovdb truncates).
+ * - True division (vdivps): a reciprocal changes some results (§5.3).
+ * - vmaxps/vminps return their second operand when either is NaN: with q
+ *   second, a NaN q stays NaN through the clamp.
+ * - Rounding half away from zero: y = q + copysign(0.5, q) rounded toward
+ *   zero, then truncated. Rounding toward zero never carries y across an
+ *   integer (integers up to 2^24 are floats), so trunc(RZ(y)) = trunc(y),
+ *   which is floor(q + 0.5) for q >= 0 and ceil(q - 0.5) for q < 0: exactly
+ *   roundf(q). (Rounding the sum to nearest instead, trunc(q + 0.5), would
+ *   give 1 for 0.49999997.)
+ * - NaN: the add keeps it, vcvttps2dq gives 0x80000000, whose low byte,
+ *   kept by vpmovdb, is 0.
  */
 static inline __m512i
 avx512_quantise16(__m512 v, __m512 scale)
 {
 	const __m512i sign = _mm512_set1_epi32((int)0x80000000u);
-	const __m512i one = _mm512_set1_epi32(0x3f800000); /* 1.0f */
+	const __m512i half = _mm512_set1_epi32(0x3f000000); /* 0.5f */
 	__m512 q = _mm512_div_ps(v, scale);
 
-	q = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(q, q, _CMP_ORD_Q), q);
-	q = _mm512_min_ps(_mm512_max_ps(q, _mm512_set1_ps(-127.0f)),
-			  _mm512_set1_ps(127.0f));
-	__m512 t = _mm512_roundscale_ps(q, _MM_FROUND_TO_ZERO |
-					   _MM_FROUND_NO_EXC);
-	__m512 d = _mm512_abs_ps(_mm512_sub_ps(q, t));
-	__mmask16 up = _mm512_cmp_ps_mask(d, _mm512_set1_ps(0.5f),
-					  _CMP_GE_OQ);
-	/* copysign(1, q): AVX-512F has no vorps zmm, so use integer ops. */
-	__m512 step = _mm512_castsi512_ps(_mm512_or_si512(
-		_mm512_and_si512(_mm512_castps_si512(q), sign), one));
+	q = _mm512_min_ps(_mm512_set1_ps(127.0f),
+			  _mm512_max_ps(_mm512_set1_ps(-127.0f), q));
+	/* (q & sign) | 0.5: imm 0xf8 is A | (B & C). */
+	__m512 h = _mm512_castsi512_ps(_mm512_ternarylogic_epi32(half,
+		_mm512_castps_si512(q), sign, 0xf8));
 
-	t = _mm512_mask_add_ps(t, up, t, step);
-	return _mm512_cvttps_epi32(t);
+	q = _mm512_add_round_ps(q, h, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+	return _mm512_cvttps_epi32(q);
 }
 
 /*
@@ -165,9 +167,19 @@ avx512_f32_to_i8_rows(void *dst, const float *src, size_t rows, size_t n)
 		const float zero = 0.0f;
 		__m512 vs = _mm512_set1_ps(scale);
 		uint8_t *q = out + QUANT_I8_ROW_HDR;
+		/* Prefetching past the last row is harmless, never a fault. */
+		const float *next = row + n;
 		size_t i = 0;
 
 		for (; i + BLK <= n; i += BLK) {
+			/*
+			 * Fetch the next row's block (four lines) while this
+			 * row is quantised, so its max pass finds it cached.
+			 */
+			_mm_prefetch((const char *)(next + i), _MM_HINT_T0);
+			_mm_prefetch((const char *)(next + i + 16), _MM_HINT_T0);
+			_mm_prefetch((const char *)(next + i + 32), _MM_HINT_T0);
+			_mm_prefetch((const char *)(next + i + 48), _MM_HINT_T0);
 			__m512i a = avx512_quantise16(
 				_mm512_loadu_ps(row + i), vs);
 			__m512i b = avx512_quantise16(
@@ -177,7 +189,7 @@ avx512_f32_to_i8_rows(void *dst, const float *src, size_t rows, size_t n)
 			__m512i d = avx512_quantise16(
 				_mm512_loadu_ps(row + i + 48), vs);
 
-			/* vpmovdb: no saturation needed within [-127, 127]. */
+			/* vpmovdb keeps the low byte (see above). */
 			_mm_storeu_si128((__m128i *)(q + i),
 					 _mm512_cvtepi32_epi8(a));
 			_mm_storeu_si128((__m128i *)(q + i + 16),
