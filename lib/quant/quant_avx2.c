@@ -130,7 +130,8 @@ avx2_max_abs(const float *x, size_t n)
 }
 
 /*
- * q = roundf(clamp(v / scale, -127, 127)), NaN -> 0, as int32 lanes.
+ * q = roundf(clamp(v / scale, -127, 127)) as int32 lanes; NaN gives
+ * 0x80000000 (see below).
  * - True division (vdivps): a reciprocal changes some results (§5.3).
  * - Rounding half away from zero: trunc(q + copysign(P, q)) with
  *   P = 0.49999997f = 0.5 - 2^-25, the sum rounded to nearest. For
@@ -148,15 +149,20 @@ avx2_quantise8(__m256 v, __m256 scale)
 	const __m256 sign = _mm256_set1_ps(-0.0f);
 	__m256 q = _mm256_div_ps(v, scale);
 
-	q = _mm256_and_ps(q, _mm256_cmp_ps(q, q, _CMP_ORD_Q)); /* NaN -> 0 */
-	q = _mm256_min_ps(_mm256_max_ps(q, _mm256_set1_ps(-127.0f)),
-			  _mm256_set1_ps(127.0f));
+	/*
+	 * vmaxps/vminps return their second operand when either is NaN:
+	 * with q second, a NaN stays NaN through the clamp, becomes
+	 * 0x80000000 in vcvttps2dq and -128 in the packs, and
+	 * avx2_quantise32 turns that (which no number gives) into 0.
+	 */
+	q = _mm256_min_ps(_mm256_set1_ps(127.0f),
+			  _mm256_max_ps(_mm256_set1_ps(-127.0f), q));
 	q = _mm256_add_ps(q, _mm256_or_ps(_mm256_and_ps(q, sign),
 					  _mm256_set1_ps(0.49999997f)));
 	return _mm256_cvttps_epi32(q);
 }
 
-/* 32 values in [-127, 127] as 32 int8, in order. */
+/* 32 values as 32 int8, in order (NaN -> 0). */
 static inline __m256i
 avx2_quantise32(const float *x, __m256 scale)
 {
@@ -167,11 +173,14 @@ avx2_quantise32(const float *x, __m256 scale)
 	/*
 	 * packs work per 128-bit lane: the bytes come out as dwords
 	 * a0 b0 c0 d0 a1 b1 c1 d1 (each 4 bytes); the permute restores order.
-	 * No saturation happens: every value is within [-127, 127].
+	 * Numbers do not saturate: they are within [-127, 127].
 	 */
 	__m256i p = _mm256_packs_epi16(_mm256_packs_epi32(a, b),
 				       _mm256_packs_epi32(c, d));
 
+	/* NaN lanes saturated to -128, which no number gives: -> 0. */
+	p = _mm256_andnot_si256(_mm256_cmpeq_epi8(p, _mm256_set1_epi8(-128)),
+				p);
 	return _mm256_permutevar8x32_epi32(p,
 		_mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
 }
