@@ -21,8 +21,9 @@
  * input; the best kernels the CPU (CPUID) and the OS (XCR0) support are
  * chosen on first use, the scalar reference when there are none. Nothing
  * here allocates; the conversions are thread-safe and may run on any lcore.
- * The SIMD kernels honour MXCSR like the reference does (keep FTZ/DAZ off:
- * both would change the i8 results of tiny rows, and agree with each other).
+ * The i8 results assume the default MXCSR (round to nearest, FTZ and DAZ
+ * off), as the reference server's do: a library that changes it on an
+ * lcore changes the bytes (f16 does not depend on MXCSR).
  *
  * In-place narrowing (the compute output becomes the response payload):
  * - f16: quant_f32_to_f16(dst, src, n) with (void *)dst == (void *)src.
