@@ -23,7 +23,7 @@
  * here allocates; the conversions are thread-safe and may run on any lcore.
  * The i8 results assume the default MXCSR (round to nearest, FTZ and DAZ
  * off), as the reference server's do: a library that changes it on an
- * lcore changes the bytes (f16 does not depend on MXCSR).
+ * lcore changes the bytes (vcvtps2ph rounds by its immediate, not MXCSR).
  *
  * In-place narrowing (the compute output becomes the response payload):
  * - f16: quant_f32_to_f16(dst, src, n) with (void *)dst == (void *)src.
