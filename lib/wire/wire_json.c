@@ -141,7 +141,8 @@ wire_json_req_parse(struct wire_json_req *r, const char *body, size_t len,
 	root = json_tokener_parse_ex(tok, copy, (int)len + 1);
 	jerr = json_tokener_get_error(tok);
 	if (root == NULL || jerr != json_tokener_success) {
-		if (jerr == json_tokener_continue || len == 0)
+		if (jerr == json_tokener_continue ||
+		    jerr == json_tokener_error_parse_eof || len == 0)
 			rc = bad(err, "EOF while parsing");
 		else
 			rc = wire_error_set(err, 400,
