@@ -1,0 +1,278 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 ffn-shard authors
+ *
+ * AVX2 (+FMA, F16C) K-quant kernels. Built with -mavx2 -mfma -mf16c
+ * -ffp-contract=off; chosen at run time (kq.c). Each weight block is
+ * decoded once for all input rows.
+ * f32 path: within the bound of ffn_kq.h of the scalar reference.
+ * Q8_K path: vpmaddubsw / vpmaddwd integer sums and the per-block float
+ * combination of kq_internal.h: equal to the scalar reference bit for bit.
+ */
+#include <immintrin.h>
+
+#include "kq_internal.h"
+#include "kq_simd_q6.h"
+
+static inline float
+f16(const uint8_t *p)
+{
+	return _cvtsh_ss(kq_rd16(p));
+}
+
+static inline float
+hsum_ps(__m256 v)
+{
+	__m128 s = _mm_add_ps(_mm256_castps256_ps128(v),
+			      _mm256_extractf128_ps(v, 1));
+
+	s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+	s = _mm_add_ss(s, _mm_movehdup_ps(s));
+	return _mm_cvtss_f32(s);
+}
+
+static inline int32_t
+hsum_epi32(__m256i v)
+{
+	__m128i s = _mm_add_epi32(_mm256_castsi256_si128(v),
+				  _mm256_extracti128_si256(v, 1));
+
+	s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4e));
+	s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xb1));
+	return _mm_cvtsi128_si32(s);
+}
+
+static inline void
+dot_rows(const float *wb, const float *x, size_t ldx, size_t R, size_t b,
+	 __m256 *acc)
+{
+	for (size_t r = 0; r < R; r++) {
+		const float *xb = x + r * ldx + 256 * b;
+		__m256 a0 = acc[r], a1 = _mm256_setzero_ps();
+
+		for (int k = 0; k < 256; k += 16) {
+			a0 = _mm256_fmadd_ps(_mm256_load_ps(wb + k),
+					     _mm256_loadu_ps(xb + k), a0);
+			a1 = _mm256_fmadd_ps(_mm256_load_ps(wb + k + 8),
+					     _mm256_loadu_ps(xb + k + 8), a1);
+		}
+		acc[r] = _mm256_add_ps(a0, a1);
+	}
+}
+
+static void
+q4k_f32(const uint8_t *w, size_t row_bytes, size_t nrows, size_t nb,
+	const float *x, size_t ldx, size_t R, float *y, size_t ldy)
+{
+	const __m256i m4 = _mm256_set1_epi8(15);
+	float wb[256] __attribute__((aligned(32)));
+	uint8_t qb[256] __attribute__((aligned(32)));
+
+	for (size_t i = 0; i < nrows; i++) {
+		const uint8_t *row = w + i * row_bytes;
+		__m256 acc[FFN_KQ_RMAX];
+
+		for (size_t r = 0; r < R; r++)
+			acc[r] = _mm256_setzero_ps();
+		for (size_t b = 0; b < nb; b++) {
+			const uint8_t *blk = row + b * FFN_KQ_Q4K_BYTES;
+			float d = f16(blk + KQ4_D), dmin = f16(blk + KQ4_DMIN);
+			uint8_t sc[8], m[8];
+
+			kq_q4k_scales(blk + KQ4_S, sc, m);
+			for (int g = 0; g < 4; g++) {
+				__m256i q = _mm256_loadu_si256(
+					(const __m256i *)(blk + KQ4_QS + 32 * g));
+
+				_mm256_store_si256((__m256i *)(qb + 64 * g),
+					_mm256_and_si256(q, m4));
+				_mm256_store_si256((__m256i *)(qb + 64 * g + 32),
+					_mm256_and_si256(
+						_mm256_srli_epi16(q, 4), m4));
+			}
+			for (int j = 0; j < 8; j++) {
+				__m256 dl = _mm256_set1_ps(d * sc[j]);
+				__m256 ml = _mm256_set1_ps(dmin * m[j]);
+
+				for (int k = 0; k < 32; k += 8) {
+					__m256 qf = _mm256_cvtepi32_ps(
+						_mm256_cvtepu8_epi32(
+						_mm_loadl_epi64((const __m128i *)
+							(qb + 32 * j + k))));
+
+					_mm256_store_ps(wb + 32 * j + k,
+						_mm256_fmsub_ps(qf, dl, ml));
+				}
+			}
+			dot_rows(wb, x, ldx, R, b, acc);
+		}
+		for (size_t r = 0; r < R; r++)
+			y[r * ldy + i] = hsum_ps(acc[r]);
+	}
+}
+
+static void
+q6k_f32(const uint8_t *w, size_t row_bytes, size_t nrows, size_t nb,
+	enum ffn_kq_q6_layout q6, const float *x, size_t ldx, size_t R,
+	float *y, size_t ldy)
+{
+	float wb[256] __attribute__((aligned(32)));
+	uint8_t q[256] __attribute__((aligned(32)));
+	const __m256i k32 = _mm256_set1_epi32(32);
+
+	for (size_t i = 0; i < nrows; i++) {
+		const uint8_t *row = w + i * row_bytes;
+		__m256 acc[FFN_KQ_RMAX];
+
+		for (size_t r = 0; r < R; r++)
+			acc[r] = _mm256_setzero_ps();
+		for (size_t b = 0; b < nb; b++) {
+			const uint8_t *blk = row + b * FFN_KQ_Q6K_BYTES;
+			const int8_t *sc = (const int8_t *)(blk + KQ6_SC);
+			float d = f16(blk + KQ6_D);
+
+			kq_q6_decode_simd(blk, q6, q);
+			for (int k = 0; k < 256; k += 8) {
+				__m256i v = _mm256_sub_epi32(_mm256_cvtepu8_epi32(
+					_mm_loadl_epi64((const __m128i *)
+							(q + k))), k32);
+
+				_mm256_store_ps(wb + k, _mm256_mul_ps(
+					_mm256_set1_ps(d * (float)sc[k / 16]),
+					_mm256_cvtepi32_ps(v)));
+			}
+			dot_rows(wb, x, ldx, R, b, acc);
+		}
+		for (size_t r = 0; r < R; r++)
+			y[r * ldy + i] = hsum_ps(acc[r]);
+	}
+}
+
+static void
+q4k_q8k(const uint8_t *w, size_t row_bytes, size_t nrows, size_t nb,
+	const uint8_t *q8, size_t R, float *y, size_t ldy)
+{
+	const __m256i m4 = _mm256_set1_epi8(15);
+	size_t q8_row = nb * FFN_KQ_Q8K_BYTES;
+
+	for (size_t i = 0; i < nrows; i++) {
+		const uint8_t *row = w + i * row_bytes;
+		float acc[FFN_KQ_RMAX] = {0};
+
+		for (size_t b = 0; b < nb; b++) {
+			const uint8_t *blk = row + b * FFN_KQ_Q4K_BYTES;
+			float d = f16(blk + KQ4_D), dmin = f16(blk + KQ4_DMIN);
+			uint8_t sc[8], m[8];
+			__m256i qv[8], sv[8];
+			__m128i mv;
+
+			kq_q4k_scales(blk + KQ4_S, sc, m);
+			mv = _mm_cvtepu8_epi16(_mm_loadl_epi64(
+				(const __m128i *)m));
+			for (int g = 0; g < 4; g++) {
+				__m256i q = _mm256_loadu_si256(
+					(const __m256i *)(blk + KQ4_QS + 32 * g));
+
+				qv[2 * g] = _mm256_and_si256(q, m4);
+				qv[2 * g + 1] = _mm256_and_si256(
+					_mm256_srli_epi16(q, 4), m4);
+			}
+			for (int j = 0; j < 8; j++)
+				sv[j] = _mm256_set1_epi16(sc[j]);
+			for (size_t r = 0; r < R; r++) {
+				const uint8_t *in = q8 + r * q8_row;
+				const int8_t *a = kq_q8_qs(in, nb, b);
+				__m256i s = _mm256_setzero_si256();
+				int32_t imin;
+
+				for (int j = 0; j < 8; j++) {
+					/* pairs of q*a fit in i16: 2*15*127 */
+					__m256i p = _mm256_maddubs_epi16(qv[j],
+						_mm256_loadu_si256(
+						(const __m256i *)(a + 32 * j)));
+
+					s = _mm256_add_epi32(s,
+						_mm256_madd_epi16(p, sv[j]));
+				}
+				{
+					__m128i t = _mm_madd_epi16(mv,
+						_mm_loadu_si128((const __m128i *)
+						kq_q8_sums(in, nb, b)));
+
+					t = _mm_add_epi32(t,
+						_mm_shuffle_epi32(t, 0x4e));
+					t = _mm_add_epi32(t,
+						_mm_shuffle_epi32(t, 0xb1));
+					imin = _mm_cvtsi128_si32(t);
+				}
+				acc[r] = kq_q4k_q8k_combine(acc[r],
+					kq_q8_d(in, nb, b), d, dmin,
+					hsum_epi32(s), imin);
+			}
+		}
+		for (size_t r = 0; r < R; r++)
+			y[r * ldy + i] = acc[r];
+	}
+}
+
+static void
+q6k_q8k(const uint8_t *w, size_t row_bytes, size_t nrows, size_t nb,
+	enum ffn_kq_q6_layout q6, const uint8_t *q8, size_t R,
+	float *y, size_t ldy)
+{
+	size_t q8_row = nb * FFN_KQ_Q8K_BYTES;
+	uint8_t q[256] __attribute__((aligned(32)));
+	const __m256i k32 = _mm256_set1_epi8(32);
+
+	for (size_t i = 0; i < nrows; i++) {
+		const uint8_t *row = w + i * row_bytes;
+		float acc[FFN_KQ_RMAX] = {0};
+
+		for (size_t b = 0; b < nb; b++) {
+			const uint8_t *blk = row + b * FFN_KQ_Q6K_BYTES;
+			const int8_t *sc = (const int8_t *)(blk + KQ6_SC);
+			float d = f16(blk + KQ6_D);
+			__m256i sv[8];
+
+			kq_q6_decode_simd(blk, q6, q);
+			/* 32 values = 16 i16 pair sums: 8 for group 2c, 8 for
+			 * group 2c + 1 */
+			for (int c = 0; c < 8; c++)
+				sv[c] = _mm256_setr_m128i(
+					_mm_set1_epi16(sc[2 * c]),
+					_mm_set1_epi16(sc[2 * c + 1]));
+			for (size_t r = 0; r < R; r++) {
+				const uint8_t *in = q8 + r * q8_row;
+				const int8_t *a = kq_q8_qs(in, nb, b);
+				__m256i s = _mm256_setzero_si256();
+
+				for (int c = 0; c < 8; c++) {
+					__m256i av = _mm256_loadu_si256(
+						(const __m256i *)(a + 32 * c));
+					/* q*a pairs <= 2*63*127 fit in i16 */
+					__m256i p = _mm256_sub_epi16(
+						_mm256_maddubs_epi16(
+							_mm256_load_si256(
+							(const __m256i *)
+							(q + 32 * c)), av),
+						_mm256_maddubs_epi16(k32, av));
+
+					s = _mm256_add_epi32(s,
+						_mm256_madd_epi16(p, sv[c]));
+				}
+				acc[r] = kq_q6k_q8k_combine(acc[r],
+					kq_q8_d(in, nb, b), d, hsum_epi32(s));
+			}
+		}
+		for (size_t r = 0; r < R; r++)
+			y[r * ldy + i] = acc[r];
+	}
+}
+
+const struct ffn_kq_kernels ffn_kq_kernels_avx2 = {
+	.isa = FFN_KQ_ISA_AVX2,
+	.name = "avx2",
+	.q4k_f32 = q4k_f32,
+	.q6k_f32 = q6k_f32,
+	.q4k_q8k = q4k_q8k,
+	.q6k_q8k = q6k_q8k,
+};

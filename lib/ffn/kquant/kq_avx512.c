@@ -1,0 +1,273 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 ffn-shard authors
+ *
+ * AVX-512 (F/BW/VL/VNNI) K-quant kernels. Built with -mavx512f -mavx512bw
+ * -mavx512vl -mavx512vnni -mfma -mf16c -ffp-contract=off; chosen at run
+ * time (kq.c). Each weight block is decoded once for all input rows.
+ * f32 path: within the bound of ffn_kq.h of the scalar reference.
+ * Q8_K path: vpdpbusd integer sums, the per-block float combination of
+ * kq_internal.h in block order: equal to the scalar reference bit for bit.
+ */
+#include <immintrin.h>
+
+#include "kq_internal.h"
+#include "kq_simd_q6.h"
+
+static inline float
+f16(const uint8_t *p)
+{
+	return _cvtsh_ss(kq_rd16(p));
+}
+
+/* Dot the dequantised block wb[256] with R input blocks. */
+static inline void
+dot_rows(const float *wb, const float *x, size_t ldx, size_t R, size_t b,
+	 __m512 *acc)
+{
+	for (size_t r = 0; r < R; r++) {
+		const float *xb = x + r * ldx + 256 * b;
+		__m512 a0 = acc[r], a1 = _mm512_setzero_ps();
+
+		for (int k = 0; k < 256; k += 32) {
+			a0 = _mm512_fmadd_ps(_mm512_load_ps(wb + k),
+					     _mm512_loadu_ps(xb + k), a0);
+			a1 = _mm512_fmadd_ps(_mm512_load_ps(wb + k + 16),
+					     _mm512_loadu_ps(xb + k + 16), a1);
+		}
+		acc[r] = _mm512_add_ps(a0, a1);
+	}
+}
+
+static inline void
+store_rows(__m512 *acc, size_t R, float *y, size_t ldy, size_t i)
+{
+	for (size_t r = 0; r < R; r++)
+		y[r * ldy + i] = _mm512_reduce_add_ps(acc[r]);
+}
+
+static void
+q4k_f32(const uint8_t *w, size_t row_bytes, size_t nrows, size_t nb,
+	const float *x, size_t ldx, size_t R, float *y, size_t ldy)
+{
+	const __m256i m4 = _mm256_set1_epi8(15);
+	float wb[256] __attribute__((aligned(64)));
+
+	for (size_t i = 0; i < nrows; i++) {
+		const uint8_t *row = w + i * row_bytes;
+		__m512 acc[FFN_KQ_RMAX];
+
+		for (size_t r = 0; r < R; r++)
+			acc[r] = _mm512_setzero_ps();
+		for (size_t b = 0; b < nb; b++) {
+			const uint8_t *blk = row + b * FFN_KQ_Q4K_BYTES;
+			float d = f16(blk + KQ4_D), dmin = f16(blk + KQ4_DMIN);
+			uint8_t sc[8], m[8];
+
+			kq_q4k_scales(blk + KQ4_S, sc, m);
+			for (int g = 0; g < 4; g++) {
+				__m256i q = _mm256_loadu_si256(
+					(const __m256i *)(blk + KQ4_QS + 32 * g));
+				__m256i lo = _mm256_and_si256(q, m4);
+				__m256i hi = _mm256_and_si256(
+					_mm256_srli_epi16(q, 4), m4);
+				__m512 d1 = _mm512_set1_ps(d * sc[2 * g]);
+				__m512 m1 = _mm512_set1_ps(dmin * m[2 * g]);
+				__m512 d2 = _mm512_set1_ps(d * sc[2 * g + 1]);
+				__m512 m2 = _mm512_set1_ps(dmin * m[2 * g + 1]);
+				float *o = wb + 64 * g;
+
+#define CVT(v, half) _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32( \
+		_mm256_extracti128_si256((v), (half))))
+				_mm512_store_ps(o, _mm512_fmsub_ps(
+					CVT(lo, 0), d1, m1));
+				_mm512_store_ps(o + 16, _mm512_fmsub_ps(
+					CVT(lo, 1), d1, m1));
+				_mm512_store_ps(o + 32, _mm512_fmsub_ps(
+					CVT(hi, 0), d2, m2));
+				_mm512_store_ps(o + 48, _mm512_fmsub_ps(
+					CVT(hi, 1), d2, m2));
+#undef CVT
+			}
+			dot_rows(wb, x, ldx, R, b, acc);
+		}
+		store_rows(acc, R, y, ldy, i);
+	}
+}
+
+static void
+q6k_f32(const uint8_t *w, size_t row_bytes, size_t nrows, size_t nb,
+	enum ffn_kq_q6_layout q6, const float *x, size_t ldx, size_t R,
+	float *y, size_t ldy)
+{
+	float wb[256] __attribute__((aligned(64)));
+	uint8_t q[256] __attribute__((aligned(64)));
+	const __m512i k32 = _mm512_set1_epi32(32);
+
+	for (size_t i = 0; i < nrows; i++) {
+		const uint8_t *row = w + i * row_bytes;
+		__m512 acc[FFN_KQ_RMAX];
+
+		for (size_t r = 0; r < R; r++)
+			acc[r] = _mm512_setzero_ps();
+		for (size_t b = 0; b < nb; b++) {
+			const uint8_t *blk = row + b * FFN_KQ_Q6K_BYTES;
+			const int8_t *sc = (const int8_t *)(blk + KQ6_SC);
+			float d = f16(blk + KQ6_D);
+
+			kq_q6_decode_simd(blk, q6, q);
+			for (int g = 0; g < 16; g++) {
+				__m512i v = _mm512_sub_epi32(_mm512_cvtepu8_epi32(
+					_mm_load_si128((const __m128i *)
+						       (q + 16 * g))), k32);
+
+				_mm512_store_ps(wb + 16 * g, _mm512_mul_ps(
+					_mm512_set1_ps(d * (float)sc[g]),
+					_mm512_cvtepi32_ps(v)));
+			}
+			dot_rows(wb, x, ldx, R, b, acc);
+		}
+		store_rows(acc, R, y, ldy, i);
+	}
+}
+
+static inline int32_t
+hsum128(__m128i v)
+{
+	v = _mm_add_epi32(v, _mm_shuffle_epi32(v, 0x4e));
+	v = _mm_add_epi32(v, _mm_shuffle_epi32(v, 0xb1));
+	return _mm_cvtsi128_si32(v);
+}
+
+static void
+q4k_q8k(const uint8_t *w, size_t row_bytes, size_t nrows, size_t nb,
+	const uint8_t *q8, size_t R, float *y, size_t ldy)
+{
+	const __m256i m4 = _mm256_set1_epi8(15);
+	size_t q8_row = nb * FFN_KQ_Q8K_BYTES;
+
+	for (size_t i = 0; i < nrows; i++) {
+		const uint8_t *row = w + i * row_bytes;
+		float acc[FFN_KQ_RMAX] = {0};
+
+		for (size_t b = 0; b < nb; b++) {
+			const uint8_t *blk = row + b * FFN_KQ_Q4K_BYTES;
+			float d = f16(blk + KQ4_D), dmin = f16(blk + KQ4_DMIN);
+			uint8_t sc[8], m[8];
+			__m512i qv[4], sv[4];
+			__m128i mv;
+
+			kq_q4k_scales(blk + KQ4_S, sc, m);
+			mv = _mm_cvtepu8_epi16(_mm_loadl_epi64(
+				(const __m128i *)m));
+			for (int g = 0; g < 4; g++) {
+				__m256i q = _mm256_loadu_si256(
+					(const __m256i *)(blk + KQ4_QS + 32 * g));
+				__m256i lo = _mm256_and_si256(q, m4);
+				__m256i hi = _mm256_and_si256(
+					_mm256_srli_epi16(q, 4), m4);
+
+				/* values 64g .. 64g+63, in order */
+				qv[g] = _mm512_inserti64x4(
+					_mm512_castsi256_si512(lo), hi, 1);
+				sv[g] = _mm512_inserti64x4(
+					_mm512_castsi256_si512(
+						_mm256_set1_epi32(sc[2 * g])),
+					_mm256_set1_epi32(sc[2 * g + 1]), 1);
+			}
+			for (size_t r = 0; r < R; r++) {
+				const uint8_t *in = q8 + r * q8_row;
+				const int8_t *a = kq_q8_qs(in, nb, b);
+				__m512i s = _mm512_setzero_si512();
+				int32_t isc, imin;
+
+				for (int g = 0; g < 4; g++) {
+					__m512i p = _mm512_dpbusd_epi32(
+						_mm512_setzero_si512(), qv[g],
+						_mm512_loadu_si512(a + 64 * g));
+
+					s = _mm512_add_epi32(s,
+						_mm512_mullo_epi32(p, sv[g]));
+				}
+				isc = _mm512_reduce_add_epi32(s);
+				imin = hsum128(_mm_madd_epi16(mv,
+					_mm_loadu_si128((const __m128i *)
+						kq_q8_sums(in, nb, b))));
+				acc[r] = kq_q4k_q8k_combine(acc[r],
+					kq_q8_d(in, nb, b), d, dmin, isc, imin);
+			}
+		}
+		for (size_t r = 0; r < R; r++)
+			y[r * ldy + i] = acc[r];
+	}
+}
+
+static void
+q6k_q8k(const uint8_t *w, size_t row_bytes, size_t nrows, size_t nb,
+	enum ffn_kq_q6_layout q6, const uint8_t *q8, size_t R,
+	float *y, size_t ldy)
+{
+	size_t q8_row = nb * FFN_KQ_Q8K_BYTES;
+	uint8_t q[256] __attribute__((aligned(64)));
+	const __m512i k32 = _mm512_set1_epi8(32);
+	/* scale index of each int32 lane of a 64-value chunk c: 4c + lane/4 */
+	const __m128i rep = _mm_setr_epi8(0, 0, 0, 0, 1, 1, 1, 1,
+					  2, 2, 2, 2, 3, 3, 3, 3);
+
+	for (size_t i = 0; i < nrows; i++) {
+		const uint8_t *row = w + i * row_bytes;
+		float acc[FFN_KQ_RMAX] = {0};
+
+		for (size_t b = 0; b < nb; b++) {
+			const uint8_t *blk = row + b * FFN_KQ_Q6K_BYTES;
+			float d = f16(blk + KQ6_D);
+			__m128i scb = _mm_loadu_si128(
+				(const __m128i *)(blk + KQ6_SC));
+			__m512i sv[4], qv[4];
+
+			kq_q6_decode_simd(blk, q6, q);
+			for (int c = 0; c < 4; c++) {
+				__m128i idx = _mm_add_epi8(rep,
+					_mm_set1_epi8((char)(4 * c)));
+
+				sv[c] = _mm512_cvtepi8_epi32(
+					_mm_shuffle_epi8(scb, idx));
+				qv[c] = _mm512_load_si512(q + 64 * c);
+			}
+			for (size_t r = 0; r < R; r++) {
+				const uint8_t *in = q8 + r * q8_row;
+				const int8_t *a = kq_q8_qs(in, nb, b);
+				__m512i s = _mm512_setzero_si512();
+
+				for (int c = 0; c < 4; c++) {
+					__m512i av = _mm512_loadu_si512(
+						a + 64 * c);
+					/* sum (q - 32) a = sum q a - sum 32 a */
+					__m512i p = _mm512_sub_epi32(
+						_mm512_dpbusd_epi32(
+							_mm512_setzero_si512(),
+							qv[c], av),
+						_mm512_dpbusd_epi32(
+							_mm512_setzero_si512(),
+							k32, av));
+
+					s = _mm512_add_epi32(s,
+						_mm512_mullo_epi32(p, sv[c]));
+				}
+				acc[r] = kq_q6k_q8k_combine(acc[r],
+					kq_q8_d(in, nb, b), d,
+					_mm512_reduce_add_epi32(s));
+			}
+		}
+		for (size_t r = 0; r < R; r++)
+			y[r * ldy + i] = acc[r];
+	}
+}
+
+const struct ffn_kq_kernels ffn_kq_kernels_avx512 = {
+	.isa = FFN_KQ_ISA_AVX512,
+	.name = "avx512",
+	.q4k_f32 = q4k_f32,
+	.q6k_f32 = q6k_f32,
+	.q4k_q8k = q4k_q8k,
+	.q6k_q8k = q6k_q8k,
+};

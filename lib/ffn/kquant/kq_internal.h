@@ -1,0 +1,156 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 ffn-shard authors
+ *
+ * Private to lib/ffn/kquant: the per-ISA kernel table and block helpers
+ * shared by the scalar reference and the SIMD kernels.
+ */
+#ifndef FFN_KQ_INTERNAL_H
+#define FFN_KQ_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "ffn_kq.h"
+
+/*
+ * Kernel contract: rows [0, nrows) of w (row i at w + i * row_bytes, nb
+ * blocks each) against R <= FFN_KQ_RMAX input rows; result for row i and
+ * input r goes to y[r * ldy + i].
+ * f32 inputs: row r at x + r * ldx with nb * 256 readable values (the
+ * driver provides a zero-padded copy when the caller's rows are shorter).
+ * Q8_K inputs: R consecutive wire-layout rows of nb blocks.
+ */
+struct ffn_kq_kernels {
+	enum ffn_kq_isa isa;
+	const char *name;
+	void (*q4k_f32)(const uint8_t *w, size_t row_bytes, size_t nrows,
+			size_t nb, const float *x, size_t ldx, size_t R,
+			float *y, size_t ldy);
+	void (*q6k_f32)(const uint8_t *w, size_t row_bytes, size_t nrows,
+			size_t nb, enum ffn_kq_q6_layout q6, const float *x,
+			size_t ldx, size_t R, float *y, size_t ldy);
+	void (*q4k_q8k)(const uint8_t *w, size_t row_bytes, size_t nrows,
+			size_t nb, const uint8_t *q8, size_t R,
+			float *y, size_t ldy);
+	void (*q6k_q8k)(const uint8_t *w, size_t row_bytes, size_t nrows,
+			size_t nb, enum ffn_kq_q6_layout q6, const uint8_t *q8,
+			size_t R, float *y, size_t ldy);
+};
+
+extern const struct ffn_kq_kernels ffn_kq_kernels_scalar;
+extern const struct ffn_kq_kernels ffn_kq_kernels_avx2;
+extern const struct ffn_kq_kernels ffn_kq_kernels_avx512;
+
+/* Q4_K block field offsets (vindex.md §2.4). */
+#define KQ4_D		0
+#define KQ4_DMIN	2
+#define KQ4_S		4
+#define KQ4_QS		16
+/* Q6_K block field offsets. */
+#define KQ6_QL		0
+#define KQ6_QH		128
+#define KQ6_SC		192
+#define KQ6_D		208
+
+static inline uint16_t
+kq_rd16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] | (p[1] << 8));
+}
+
+/* Q4_K: the 6-bit scales and mins of the 8 sub-blocks of 32 values. */
+static inline void
+kq_q4k_scales(const uint8_t *s, uint8_t sc[8], uint8_t m[8])
+{
+	for (int j = 0; j < 4; j++) {
+		sc[j] = s[j] & 63;
+		m[j] = s[j + 4] & 63;
+	}
+	for (int j = 4; j < 8; j++) {
+		sc[j] = (s[j + 4] & 15) | ((s[j - 4] >> 6) << 4);
+		m[j] = (s[j + 4] >> 4) | ((s[j] >> 6) << 4);
+	}
+}
+
+/* Q6_K: the unsigned 6-bit values (0..63) of one block, in value order. */
+static inline void
+kq_q6k_decode_u8(const uint8_t *b, enum ffn_kq_q6_layout q6, uint8_t q[256])
+{
+	const uint8_t *ql = b + KQ6_QL, *qh = b + KQ6_QH;
+
+	if (q6 == FFN_KQ_Q6_PRIVATE) {
+		for (int i = 0; i < 256; i++) {
+			int lo = (i & 1) ? ql[i / 2] >> 4 : ql[i / 2] & 15;
+			int hi = (qh[i / 4] >> (2 * (i % 4))) & 3;
+
+			q[i] = (uint8_t)(lo | hi << 4);
+		}
+		return;
+	}
+	for (int n = 0; n < 2; n++) {
+		const uint8_t *l = ql + 64 * n, *h = qh + 32 * n;
+		uint8_t *o = q + 128 * n;
+
+		for (int i = 0; i < 32; i++) {
+			o[i] = (uint8_t)((l[i] & 15) | ((h[i] >> 0) & 3) << 4);
+			o[i + 32] = (uint8_t)((l[i + 32] & 15) |
+					      ((h[i] >> 2) & 3) << 4);
+			o[i + 64] = (uint8_t)((l[i] >> 4) |
+					      ((h[i] >> 4) & 3) << 4);
+			o[i + 96] = (uint8_t)((l[i + 32] >> 4) |
+					      ((h[i] >> 6) & 3) << 4);
+		}
+	}
+}
+
+/* Q8_K wire row of nb blocks: qs, then d[nb], then sums[nb * 8]. */
+static inline const int8_t *
+kq_q8_qs(const uint8_t *row, size_t nb, size_t b)
+{
+	(void)nb;
+	return (const int8_t *)row + 256 * b;
+}
+
+static inline float
+kq_q8_d(const uint8_t *row, size_t nb, size_t b)
+{
+	float d;
+
+	memcpy(&d, row + 256 * nb + 4 * b, sizeof(d));
+	return d;
+}
+
+static inline const uint8_t *
+kq_q8_sums(const uint8_t *row, size_t nb, size_t b)
+{
+	return row + 260 * nb + 16 * b;
+}
+
+static inline int16_t
+kq_q8_sum(const uint8_t *row, size_t nb, size_t b, int j)
+{
+	int16_t s;
+
+	memcpy(&s, kq_q8_sums(row, nb, b) + 2 * j, sizeof(s));
+	return s;
+}
+
+/*
+ * The per-block float combination of the integer path. Written once so that
+ * every ISA rounds the same way (files are built with -ffp-contract=off).
+ */
+static inline float
+kq_q4k_q8k_combine(float acc, float dx, float d, float dmin, int32_t isc,
+		   int32_t imin)
+{
+	return acc + (dx * d) * (float)isc - (dx * dmin) * (float)imin;
+}
+
+static inline float
+kq_q6k_q8k_combine(float acc, float dx, float d, int32_t isum)
+{
+	return acc + (dx * d) * (float)isum;
+}
+
+#endif /* FFN_KQ_INTERNAL_H */
