@@ -324,7 +324,11 @@ parse_field(struct http_parser *p, const char *s, size_t n,
 	while (i < n && tchar[(uint8_t)s[i]])
 		i++;
 	if (i >= n || s[i] != ':') {
-		if (i < n && (s[i] == ' ' || s[i] == '\t'))	/* §5.1 */
+		size_t j = i;
+
+		while (j < n && (s[j] == ' ' || s[j] == '\t'))
+			j++;
+		if (j > i && j < n && s[j] == ':')	/* §5.1 MUST 400 */
 			return fail(p, 400,
 				"whitespace between field name and colon");
 		return fail(p, 400, "malformed header field");
@@ -551,14 +555,22 @@ http_body_want(struct http_parser *p, uint8_t **dst)
 	return room < p->chunk_left ? room : p->chunk_left;
 }
 
-void
-http_body_commit(struct http_parser *p, uint64_t n)
+static void
+body_advance(struct http_parser *p, uint64_t n)
 {
 	p->req.body_len += n;
 	p->chunk_left -= n;
 	if (p->chunk_left == 0)
 		p->state = p->state == ST_BODY_CL ? ST_COMPLETE
 						  : ST_CH_DATA_CR;
+}
+
+void
+http_body_commit(struct http_parser *p, uint64_t n)
+{
+	body_advance(p, n);
+	if (p->state == ST_COMPLETE)	/* next http_feed() says DONE */
+		p->pending = HTTP_EV_DONE;
 }
 
 /* One byte of chunk framing (RFC 9112 §7.1). Returns 0 or an event. */
@@ -591,14 +603,15 @@ chunk_byte(struct http_parser *p, uint8_t c)
 			p->state = ST_CH_SIZE_LF;
 			break;
 		}
-		if ((c < 0x20 && c != '\t') || c == 0x7f)
-			return fail(p, 400, "malformed chunk extension");
 		if (p->chunk_digits == 1) {
 			if (c == ';')
 				p->chunk_digits = 2;
 			else if (c != ' ' && c != '\t')
 				return fail(p, 400, "malformed chunk size");
+			break;
 		}
+		if ((c < 0x20 && c != '\t') || c == 0x7f)
+			return fail(p, 400, "malformed chunk extension");
 		break;
 	case ST_CH_SIZE_LF:
 		if (c != '\n')
@@ -706,7 +719,7 @@ http_feed(struct http_parser *p, const void *data, size_t len, size_t *used)
 			n = len - i < want ? len - i : want;
 			if (dst != NULL)
 				memcpy(dst, d + i, n);
-			http_body_commit(p, n);
+			body_advance(p, n);
 			i += n;
 			if (p->state == ST_COMPLETE) {
 				*used = i;
