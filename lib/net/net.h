@@ -144,10 +144,12 @@ int net_lcore_set_l4(struct net_lcore *lc, uint8_t proto,
  * checksum field's content on entry is ignored).
  * For TSO set RTE_MBUF_F_TX_TCP_SEG, m->l4_len and m->tso_segsz; only
  * allowed when net_port_caps() has NET_CAP_TSO (else -ENOTSUP, m not freed).
+ * ARP ages and retries use the clock of the lcore's last net_lcore_poll().
  * The frame is queued in the lcore's TX buffer (flushed by net_lcore_flush()
  * or at the end of the poll).
- * Returns 0 (queued, or parked pending ARP) or -errno; m is consumed in
- * every case except -ENOTSUP/-EINVAL.
+ * Returns 0 (queued, parked pending ARP, or dropped and counted) or
+ * -errno; m is consumed unless the return is -ENOTSUP, -EINVAL or
+ * -EMSGSIZE (larger than the MTU without TSO).
  */
 int net_ipv4_output(struct net_lcore *lc, struct rte_mbuf *m,
 		uint32_t dst_be, uint8_t proto);
