@@ -139,9 +139,13 @@ int net_lcore_set_l4(struct net_lcore *lc, uint8_t proto,
  * header + payload, possibly a chain whose later segments are attached
  * external buffers).  net prepends IPv4 (+VLAN) + Ethernet (in m's headroom,
  * or in a new header mbuf chained in front), resolves the next hop through
- * ARP (queueing a bounded number of packets while it resolves) and fills the
- * IPv4 and TCP/UDP checksums (offloaded when the port offers it; the TCP/UDP
- * checksum field's content on entry is ignored).
+ * ARP (queueing a bounded number of packets while it resolves) and fills
+ * the IPv4 header checksum (offloaded when the port can).
+ * L4 checksum: if the caller sets RTE_MBUF_F_TX_TCP_CKSUM (proto TCP) or
+ * RTE_MBUF_F_TX_UDP_CKSUM (UDP) in m->ol_flags, net fills it: pseudo-header
+ * sum + offload when net_port_caps() has NET_CAP_TX_{TCP,UDP}_CKSUM, the
+ * full sum in software otherwise (flag then cleared).  Without the flag the
+ * L4 checksum is taken as complete and left alone.
  * For TSO set RTE_MBUF_F_TX_TCP_SEG, m->l4_len and m->tso_segsz; only
  * allowed when net_port_caps() has NET_CAP_TSO (else -ENOTSUP, m not freed).
  * ARP ages and retries use the clock of the lcore's last net_lcore_poll().

@@ -129,6 +129,9 @@ l4_deliver(struct net_lcore *lc, struct net_l4 *l4, struct rte_mbuf *m,
 	info.l4_cksum_flag = (lc->port->caps & NET_CAP_RX_L4_CKSUM) ?
 		(m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK) :
 		RTE_MBUF_F_RX_L4_CKSUM_UNKNOWN;
+	/* The flag in m agrees with info: GOOD only if the NIC checked. */
+	m->ol_flags = (m->ol_flags & ~RTE_MBUF_F_RX_L4_CKSUM_MASK) |
+		info.l4_cksum_flag;
 	rte_pktmbuf_adj(m, ihl);
 	lc->st.l4_rx++;
 	l4->input(l4->ctx, lc, m, &info, lc->now_ns);
@@ -215,17 +218,20 @@ drop:
 	rte_pktmbuf_free(m);
 }
 
-/* Fill the TCP/UDP checksum (pseudo-header for offload, full otherwise). */
+/* Fill the TCP/UDP checksum the caller asked for with offload_flag:
+ * pseudo-header sum when the port offloads it, the full sum otherwise. */
 static void
 l4_cksum(struct net_lcore *lc, struct rte_mbuf *m, struct rte_ipv4_hdr *ip,
 		uint8_t *field, uint64_t offload_flag, uint32_t cap)
 {
 	uint16_t v = 0;
 
+	if (!(m->ol_flags & offload_flag))
+		return;		/* the caller's checksum is complete */
 	if (lc->port->caps & cap) {
-		m->ol_flags |= offload_flag;
 		v = rte_ipv4_phdr_cksum(ip, m->ol_flags);
 	} else {
+		m->ol_flags &= ~offload_flag;
 		memcpy(field, &v, sizeof(v));
 		v = rte_ipv4_udptcp_cksum_mbuf(m, ip, sizeof(*ip));
 	}

@@ -155,6 +155,7 @@ send_tcp(struct rig *r, uint32_t dst, uint32_t tag)
 		fail();
 	memcpy(d, &th, sizeof(th));
 	memcpy(d + sizeof(th), &tag, 4);
+	m->ol_flags |= RTE_MBUF_F_TX_TCP_CKSUM;	/* net computes it */
 	return net_ipv4_output(r->lc, m, rte_cpu_to_be_32(dst), IPPROTO_TCP);
 }
 
@@ -198,6 +199,34 @@ test_output_known_peer(void **state)
 	net_lcore_flush(r->lc);
 	n = rig_take(r, f, sizeof(f));
 	assert_int_equal(assert_tcp_frame(r, f, n, RIG_PEER), 7);
+}
+
+static void
+test_output_keeps_caller_cksum(void **state)
+{
+	struct rig *r = *state;
+	struct rte_mbuf *m;
+	uint8_t f[256], *d;
+	uint16_t n;
+
+	rig_learn_peer(r, RIG_PEER);
+	m = net_alloc(r->lc);
+	assert_non_null(m);
+	d = (uint8_t *)rte_pktmbuf_append(m, 24);
+	if (d == NULL)
+		fail();
+	memset(d, 0, 24);
+	d[12] = 5 << 4;
+	d[16] = 0xab;	/* checksum field: no TX_TCP_CKSUM flag, so kept */
+	d[17] = 0xcd;
+	assert_int_equal(net_ipv4_output(r->lc, m, rte_cpu_to_be_32(RIG_PEER),
+			IPPROTO_TCP), 0);
+	net_lcore_flush(r->lc);
+	n = rig_take(r, f, sizeof(f));
+	assert_int_equal(n, 14 + 20 + 24);
+	assert_int_equal(f[34 + 16], 0xab);
+	assert_int_equal(f[34 + 17], 0xcd);
+	assert_int_equal(rte_raw_cksum(f + 14, 20), 0xffff);
 }
 
 static void
@@ -712,6 +741,9 @@ main(void)
 				test_arp_request_for_other_ignored,
 				setup, teardown),
 		cmocka_unit_test_setup_teardown(test_output_known_peer,
+				setup, teardown),
+		cmocka_unit_test_setup_teardown(
+				test_output_keeps_caller_cksum,
 				setup, teardown),
 		cmocka_unit_test_setup_teardown(
 				test_arp_resolution_pending_bound,
