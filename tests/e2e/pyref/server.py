@@ -68,6 +68,9 @@ class Shard:
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "pyref"
+    # Headers and body go out in two writes: without TCP_NODELAY the body
+    # waits for the client's delayed ACK (~40 ms a request).
+    disable_nagle_algorithm = True
 
     def log_message(self, fmt, *args):
         if os.environ.get("PYREF_LOG"):
