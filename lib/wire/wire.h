@@ -195,6 +195,14 @@ int wire_req_validate(const struct wire_req *r, const struct wire_model *m,
 int wire_req_payload_f32(const struct wire_req *r, float *dst,
 			 size_t dst_values);
 
+/**
+ * Zero-copy alternative for f32 payloads: the payload itself as n_values
+ * floats when r->fmt is f32 and the payload is 4-byte aligned (it is when
+ * the body is: the payload starts at 16 or 20 + 4K); NULL otherwise, and
+ * then wire_req_payload_f32() is the way.
+ */
+const float *wire_req_payload_view(const struct wire_req *r);
+
 /* ------------------------------------------------------------------ */
 /* Binary response, zero copy (§5.2, §5.3)                            */
 /* ------------------------------------------------------------------ */
