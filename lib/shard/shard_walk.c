@@ -150,7 +150,7 @@ status_bucket(int status)
 	for (int i = 0; i < (int)(sizeof(codes) / sizeof(codes[0])); i++)
 		if (codes[i] == status)
 			return i;
-	return SHARD_N_STATUS - 1 + 0 * codes[0]; /* "other" */
+	return SHARD_N_STATUS - 1; /* "other" */
 }
 
 void
