@@ -25,10 +25,11 @@
  *                           p->req.expect_continue and not rejecting, then
  *                           give a body buffer (http_body_buf) or say
  *                           http_body_discard() if p->req.has_body.
- *       HTTP_EV_NEED_BUF  : the body buffer is full and the chunked body
- *                           goes on: give a larger buffer that already
- *                           holds the p->req.body_len bytes received
- *                           (realloc), or reply 413 and close.
+ *       HTTP_EV_NEED_BUF  : no body buffer was given after HTTP_EV_HEAD,
+ *                           or it is full and the chunked body goes on:
+ *                           give one (for a larger one: holding the
+ *                           p->req.body_len bytes received, i.e. realloc),
+ *                           or reply 413 and close.
  *       HTTP_EV_DONE      : the request is complete (body included).
  *                           Handle it, then http_next(p) before feeding
  *                           the rest: leftover bytes are the next
@@ -174,13 +175,20 @@ int http_body_buf(struct http_parser *p, void *buf, uint64_t cap);
 void http_body_discard(struct http_parser *p);
 
 /* In the body-data state: the destination of the next body bytes and how
- * many the parser takes now (0: not in body data; call http_feed). */
+ * many the parser takes now (0: not in body data; call http_feed). After
+ * http_body_discard() *dst is NULL: skip the copy, commit the count. */
 uint64_t http_body_want(struct http_parser *p, uint8_t **dst);
 /* The caller copied n (<= want) bytes to *dst itself. */
 void http_body_commit(struct http_parser *p, uint64_t n);
 
 /* After HTTP_EV_DONE: start the next request on the same connection. */
 void http_next(struct http_parser *p);
+
+/* Between requests, no byte of the next one received: the idle timeout
+ * applies (issue 4, "idle and slow-header timeouts"). */
+bool http_parser_idle(const struct http_parser *p);
+/* Part of a head received, not all: the header timeout applies. */
+bool http_parser_in_head(const struct http_parser *p);
 
 /* Case-insensitive compare of a head string with a C string. */
 bool http_str_eq(struct http_str s, const char *lit);

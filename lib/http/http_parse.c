@@ -118,6 +118,18 @@ http_next(struct http_parser *p)
 	http_parser_init(p, head, cap, max_body);
 }
 
+bool
+http_parser_idle(const struct http_parser *p)
+{
+	return p->state == ST_HEAD && p->req.head_len == 0 && !p->lead_cr;
+}
+
+bool
+http_parser_in_head(const struct http_parser *p)
+{
+	return p->state == ST_HEAD && !http_parser_idle(p);
+}
+
 /* --- head ------------------------------------------------------------- */
 
 /* request-target, origin-form: absolute-path [ "?" query ] (RFC 9112
