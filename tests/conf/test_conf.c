@@ -514,30 +514,30 @@ test_runtime(void **state)
 	assert_int_equal(check("two-numa.conf", &fk, err), 0);
 	fk.split = 35;	/* workers 34-39 of node1 partly on node 0 */
 	assert_int_equal(check("two-numa.conf", &fk, err), -EINVAL);
-	assert_string_equal(err, CONFIGS_DIR "/two-numa.conf:58: "
+	assert_string_equal(err, CONFIGS_DIR "/two-numa.conf:60: "
 		"[shard node1] worker_lcores: \"34-39\": lcore 34 is on NUMA "
 		"node 0, not numa_node 1");
 	fk.split = 32;
 	fk.max_lcore = 35;
 	assert_int_equal(check("two-numa.conf", &fk, err), -EINVAL);
-	assert_string_equal(err, CONFIGS_DIR "/two-numa.conf:58: "
+	assert_string_equal(err, CONFIGS_DIR "/two-numa.conf:60: "
 		"[shard node1] worker_lcores: \"34-39\": lcore 36 is not "
 		"enabled in EAL (see [eal] args -l)");
 	fk.max_lcore = 63;
 	fk.layers = 16;
 	assert_int_equal(check("two-numa.conf", &fk, err), -EINVAL);
-	assert_string_equal(err, CONFIGS_DIR "/two-numa.conf:53: "
+	assert_string_equal(err, CONFIGS_DIR "/two-numa.conf:55: "
 		"[shard node1] layers: \"16-31\": the model has 16 layers "
 		"(0-15)");
 	fk.layers = -1;
 	assert_int_equal(check("two-numa.conf", &fk, err), -EINVAL);
-	assert_string_equal(err, CONFIGS_DIR "/two-numa.conf:37: "
+	assert_string_equal(err, CONFIGS_DIR "/two-numa.conf:39: "
 		"[shard node0] model: \"/srv/models/model.vindex\": no "
 		"index.json in /srv/models/model.vindex");
 	fk.layers = 32;
 	fk.missing_dev = "0000:af:00.0";
 	assert_int_equal(check("two-numa.conf", &fk, err), -EINVAL);
-	assert_string_equal(err, CONFIGS_DIR "/two-numa.conf:31: [port 1] "
+	assert_string_equal(err, CONFIGS_DIR "/two-numa.conf:33: [port 1] "
 		"device: \"0000:af:00.0\": no such port in EAL (bound to a "
 		"DPDK driver? vdev in [eal] args?)");
 	/* single-lcore mode: the one lcore must be on the node */
@@ -563,7 +563,7 @@ test_plan(void **state)
 	fclose(f);
 	assert_non_null(strstr(buf, "  port 0: 0000:3b:00.0  192.0.2.10/24  "
 		"gateway 192.0.2.1  rxq 2 txq 2  mtu 9000  vlan none\n"));
-	assert_non_null(strstr(buf, "  shard node1: 192.0.2.20:8080 "
+	assert_non_null(strstr(buf, "  shard node1: 198.51.100.20:8080 "
 		"(port 1)\n    model /srv/models/model.vindex, layers 16-31 "
 		"(16), q6k layout private\n    NUMA node 1; network lcores "
 		"32-33; worker lcores 34-39\n    wire: f32, f16 on, i8 off; "
