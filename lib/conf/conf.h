@@ -160,6 +160,13 @@ struct conf {
 int conf_load(const char *path, struct conf *c, char *err, size_t errlen);
 void conf_free(struct conf *c);
 
+/* The reference server's wire switches, by presence (spec/wire.md §5.1):
+ * LARQL_I8_WIRE turns i8 on, LARQL_F16_WIRE_DISABLE turns f16 off, for
+ * every unit, over the config. getenv_fn NULL: getenv. Returns how many
+ * switches applied (0..2). */
+int conf_apply_wire_env(struct conf *c,
+		const char *(*getenv_fn)(const char *name));
+
 /* The [port N] with index N, or NULL. */
 const struct conf_port *conf_port_by_index(const struct conf *c,
 		unsigned int n);

@@ -69,7 +69,8 @@
  *    (§7.1.2), both within the head limit;
  *  - Expect: 100-continue is reported; any other expectation is 417
  *    (RFC 9110 §10.1.1);
- *  - a repeated Accept keeps the first field only; a repeated
+ *  - a repeated Accept keeps the first field only (the format choice of
+ *    spec/wire.md §5.1 reads the first value only); a repeated
  *    Content-Type or Authorization is 400 (ambiguous).
  */
 
@@ -192,6 +193,9 @@ bool http_parser_in_head(const struct http_parser *p);
 
 /* Case-insensitive compare of a head string with a C string. */
 bool http_str_eq(struct http_str s, const char *lit);
+/* Case-sensitive substring test, as spec/wire.md §3 and §5.1 choose
+ * formats from Content-Type and Accept. False if s is absent. */
+bool http_str_contains(struct http_str s, const char *lit);
 
 /* --- response side ---------------------------------------------------- */
 

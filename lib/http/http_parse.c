@@ -86,6 +86,12 @@ http_str_eq(struct http_str s, const char *lit)
 	return s.p != NULL && mem_ieq(s.p, s.len, lit);
 }
 
+bool
+http_str_contains(struct http_str s, const char *lit)
+{
+	return s.p != NULL && memmem(s.p, s.len, lit, strlen(lit)) != NULL;
+}
+
 static int
 hexval(int c)
 {

@@ -604,6 +604,42 @@ test_eal_argv(void **state)
 	conf_free(&c);
 }
 
+static const char *
+env_i8_only(const char *name)
+{
+	return strcmp(name, "LARQL_I8_WIRE") == 0 ? "" : NULL;
+}
+
+static const char *
+env_both(const char *name)
+{
+	return "0";	/* presence counts, not the value */
+}
+
+static void
+test_wire_env(void **state)
+{
+	struct conf c;
+
+	load_shipped("two-numa.conf", &c);
+	assert_int_equal(conf_apply_wire_env(&c, env_i8_only), 1);
+	assert_true(c.units[0].i8 && c.units[1].i8);
+	assert_true(c.units[0].f16 && c.units[1].f16);
+	assert_int_equal(conf_apply_wire_env(&c, env_both), 2);
+	assert_false(c.units[0].f16 || c.units[1].f16);
+	conf_free(&c);
+	load_shipped("tap-dev.conf", &c);
+	unsetenv("LARQL_I8_WIRE");
+	unsetenv("LARQL_F16_WIRE_DISABLE");
+	assert_int_equal(conf_apply_wire_env(&c, NULL), 0);
+	assert_false(c.units[0].i8);
+	setenv("LARQL_F16_WIRE_DISABLE", "", 1);
+	assert_int_equal(conf_apply_wire_env(&c, NULL), 1);
+	assert_false(c.units[0].f16);
+	unsetenv("LARQL_F16_WIRE_DISABLE");
+	conf_free(&c);
+}
+
 int
 main(void)
 {
@@ -626,6 +662,7 @@ main(void)
 		cmocka_unit_test(test_runtime),
 		cmocka_unit_test(test_plan),
 		cmocka_unit_test(test_eal_argv),
+		cmocka_unit_test(test_wire_env),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
