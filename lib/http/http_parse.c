@@ -52,6 +52,18 @@ static const uint8_t tchar[256] = {
 	['y'] = 1, ['z'] = 1,
 };
 
+/* field-content bytes (RFC 9110 §5.5): HTAB, SP, VCHAR, obs-text */
+static const uint8_t fvchar[256] = {
+	['\t'] = 1, [0x20 ... 0x7e] = 1, [0x80 ... 0xff] = 1,
+};
+
+/* origin-form target bytes (RFC 3986 pchar, "/", "?"; '%' checked apart) */
+static const uint8_t tgchar[256] = {
+	/* VCHAR but " # < > \\ ^ ` { | } */
+	['!'] = 1, ['$' ... ';'] = 1, ['='] = 1, ['?' ... '['] = 1,
+	[']'] = 1, ['_'] = 1, ['a' ... 'z'] = 1, ['~'] = 1,
+};
+
 static int
 fail(struct http_parser *p, int status, const char *msg)
 {
@@ -76,6 +88,18 @@ mem_ieq(const char *a, size_t n, const char *lit)
 		return false;
 	for (i = 0; i < n; i++)
 		if (lower((uint8_t)a[i]) != lower((uint8_t)lit[i]))
+			return false;
+	return true;
+}
+
+/* a[0..n) equals the lowercase literal lit[0..n), ASCII case-folded */
+static inline bool
+mem_ieq_n(const char *a, const char *lit, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if ((a[i] | 0x20) != lit[i])
 			return false;
 	return true;
 }
@@ -159,9 +183,7 @@ target_ok(const char *s, size_t n)
 			i += 2;
 			continue;
 		}
-		if (c <= 0x20 || c >= 0x7f)
-			return false;
-		if (strchr("\"#<>\\^`{|}", c) != NULL)
+		if (!tgchar[c])
 			return false;
 	}
 	return true;
@@ -354,12 +376,9 @@ parse_field(struct http_parser *p, const char *s, size_t n,
 	if (i == 0)
 		return fail(p, 400, "empty header field name");
 	/* field-value = *field-content; no CTL but HTAB (RFC 9110 §5.5) */
-	for (a = i + 1; a < n; a++) {
-		uint8_t c = s[a];
-
-		if ((c < 0x20 && c != '\t') || c == 0x7f)
+	for (a = i + 1; a < n; a++)
+		if (!fvchar[(uint8_t)s[a]])
 			return fail(p, 400, "invalid character in header");
-	}
 	a = i + 1;
 	b = n;
 	while (a < b && (s[a] == ' ' || s[a] == '\t'))
@@ -369,7 +388,11 @@ parse_field(struct http_parser *p, const char *s, size_t n,
 	v = s + a;
 	vn = b - a;
 
-#define IS(name) mem_ieq(s, i, name)
+	/* dispatch on the name's length: one compare per field, not eight */
+#define IS(name) (i == sizeof(name) - 1 && mem_ieq_n(s, name, i))
+	if (i != 4 && i != 6 && i != 10 && i != 12 && i != 13 && i != 14 &&
+	    i != 17)
+		return 0;
 	if (IS("content-length")) {
 		return parse_content_length(p, v, vn);
 	} else if (IS("transfer-encoding")) {
@@ -470,52 +493,79 @@ parse_head(struct http_parser *p)
 }
 
 /* Copy head bytes into the bounded buffer until the empty line; CRLF
- * only (bare CR or LF is 400, RFC 9112 §2.2). */
+ * only (bare CR or LF is 400, RFC 9112 §2.2). Works a line at a time
+ * (memchr), yet fails at the same byte as a byte-wise scan would, so the
+ * outcome never depends on how the input was split: at byte k, first the
+ * head limit (431), then the line-ending rules. */
 static int
 scan_head(struct http_parser *p, const uint8_t *d, size_t len, size_t *used)
 {
 	struct http_request *r = &p->req;
-	size_t i;
+	size_t i = 0;
 
-	for (i = 0; i < len; i++) {
-		uint8_t c = d[i];
+	while (i < len) {
+		const uint8_t *s = d + i, *nl, *cr;
+		size_t seg, bad, fit;
+		const char *why = NULL;
 
 		if (r->head_len == 0) {
 			/* §2.2: ignore empty lines before the request line */
 			if (p->lead_cr) {
-				if (c != '\n')
+				if (s[0] != '\n')
 					goto bare_cr;
 				p->lead_cr = 0;
+				i++;
 				continue;
 			}
-			if (c == '\r') {
+			if (s[0] == '\r') {
 				p->lead_cr = 1;
+				i++;
 				continue;
 			}
-			if (c == '\n')
+			if (s[0] == '\n')
 				goto bare_lf;
 		}
-		if (r->head_len >= p->head_cap) {
-			*used = i;
+		nl = memchr(s, '\n', len - i);
+		seg = nl ? (size_t)(nl - s) + 1 : len - i;
+		/* the first byte breaking the CRLF rule, or seg */
+		bad = seg;
+		if (p->prev_cr && s[0] != '\n') {
+			bad = 0;
+			why = "bare CR in request head";
+		} else {
+			cr = memchr(s, '\r', seg);
+			if (cr != NULL && (size_t)(cr - s) + 1 < seg &&
+			    cr[1] != '\n') {
+				bad = cr - s + 1;
+				why = "bare CR in request head";
+			} else if (nl != NULL && (seg == 1 ? !p->prev_cr :
+					s[seg - 2] != '\r')) {
+				bad = seg - 1;
+				why = "bare LF in request head";
+			}
+		}
+		fit = p->head_cap - r->head_len;
+		if (fit < seg && fit <= bad) {
+			*used = i + fit;
 			return fail(p, 431, "request header fields too large");
 		}
-		p->head[r->head_len++] = c;
-		if (c == '\r') {
-			if (p->prev_cr)
-				goto bare_cr;
-			p->prev_cr = 1;
-		} else if (c == '\n') {
-			if (!p->prev_cr)
-				goto bare_lf;
-			p->prev_cr = 0;
-			if (r->head_len - p->line_start == 2) {
-				*used = i + 1;
-				return 1;
-			}
-			p->line_start = r->head_len;
-		} else if (p->prev_cr) {
-			goto bare_cr;
+		if (why != NULL) {
+			*used = i + bad;
+			return fail(p, 400, why);
 		}
+		memcpy(p->head + r->head_len, s, seg);
+		r->head_len += seg;
+		i += seg;
+		if (nl == NULL) {
+			p->prev_cr = s[seg - 1] == '\r';
+			continue;
+		}
+		p->prev_cr = 0;
+		if (r->head_len - p->line_start == 2) {
+			*used = i;
+			return 1;
+		}
+		p->line_start = r->head_len;
 	}
 	*used = len;
 	return 0;
