@@ -514,30 +514,30 @@ test_runtime(void **state)
 	assert_int_equal(check("two-numa.conf", &fk, err), 0);
 	fk.split = 35;	/* workers 34-39 of node1 partly on node 0 */
 	assert_int_equal(check("two-numa.conf", &fk, err), -EINVAL);
-	assert_string_equal(err, CONFIGS_DIR "/two-numa.conf:60: "
+	assert_string_equal(err, CONFIGS_DIR "/two-numa.conf:63: "
 		"[shard node1] worker_lcores: \"34-39\": lcore 34 is on NUMA "
 		"node 0, not numa_node 1");
 	fk.split = 32;
 	fk.max_lcore = 35;
 	assert_int_equal(check("two-numa.conf", &fk, err), -EINVAL);
-	assert_string_equal(err, CONFIGS_DIR "/two-numa.conf:60: "
+	assert_string_equal(err, CONFIGS_DIR "/two-numa.conf:63: "
 		"[shard node1] worker_lcores: \"34-39\": lcore 36 is not "
 		"enabled in EAL (see [eal] args -l)");
 	fk.max_lcore = 63;
 	fk.layers = 16;
 	assert_int_equal(check("two-numa.conf", &fk, err), -EINVAL);
-	assert_string_equal(err, CONFIGS_DIR "/two-numa.conf:55: "
+	assert_string_equal(err, CONFIGS_DIR "/two-numa.conf:58: "
 		"[shard node1] layers: \"16-31\": the model has 16 layers "
 		"(0-15)");
 	fk.layers = -1;
 	assert_int_equal(check("two-numa.conf", &fk, err), -EINVAL);
-	assert_string_equal(err, CONFIGS_DIR "/two-numa.conf:39: "
+	assert_string_equal(err, CONFIGS_DIR "/two-numa.conf:42: "
 		"[shard node0] model: \"/srv/models/model.vindex\": no "
 		"index.json in /srv/models/model.vindex");
 	fk.layers = 32;
 	fk.missing_dev = "0000:af:00.0";
 	assert_int_equal(check("two-numa.conf", &fk, err), -EINVAL);
-	assert_string_equal(err, CONFIGS_DIR "/two-numa.conf:33: [port 1] "
+	assert_string_equal(err, CONFIGS_DIR "/two-numa.conf:36: [port 1] "
 		"device: \"0000:af:00.0\": no such port in EAL (bound to a "
 		"DPDK driver? vdev in [eal] args?)");
 	/* single-lcore mode: the one lcore must be on the node */
