@@ -195,6 +195,14 @@ struct conf_facts {
 int conf_check_runtime(const struct conf *c, const struct conf_facts *f,
 		char *err, size_t errlen);
 
+/* conf_facts callbacks from EAL (call after rte_eal_init()):
+ *   struct conf_facts f = { conf_eal_lcore_socket, conf_eal_port_exists,
+ *                           app_model_layers, app_arg };
+ * conf_eal_port_id() maps a [port N] device to its DPDK port id. */
+int conf_eal_lcore_socket(unsigned int lcore, void *arg);
+int conf_eal_port_exists(const char *device, void *arg);
+int conf_eal_port_id(const char *device, uint16_t *port_id);
+
 /* The human-readable plan of `ffn-shard --check`. */
 void conf_print_plan(const struct conf *c, FILE *out);
 

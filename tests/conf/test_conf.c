@@ -511,7 +511,11 @@ test_runtime(void **state)
 	struct fake fk = { .split = 32, .max_lcore = 63, .layers = 32 };
 	char err[CONF_ERR_MAX];
 
+	/* every shipped config passes on a machine that fits it */
 	assert_int_equal(check("two-numa.conf", &fk, err), 0);
+	assert_int_equal(check("two-host-a.conf", &fk, err), 0);
+	assert_int_equal(check("two-host-b.conf", &fk, err), 0);
+	assert_int_equal(check("tap-dev.conf", &fk, err), 0);
 	fk.split = 35;	/* workers 34-39 of node1 partly on node 0 */
 	assert_int_equal(check("two-numa.conf", &fk, err), -EINVAL);
 	assert_string_equal(err, CONFIGS_DIR "/two-numa.conf:63: "
