@@ -48,7 +48,7 @@
  * http_body_commit(); chunk framing still goes through http_feed().
  *
  * Choices where RFC 9112 lets the recipient choose (each cited where
- * implemented in http_parse.c):
+ * implemented in http_parse.c and http_body.c):
  *  - line endings must be CRLF: a bare LF or bare CR is 400 (§2.2 allows
  *    either; strict closes the LF-vs-CRLF smuggling gap between hops);
  *  - empty lines before the request line are ignored (§2.2 SHOULD);
@@ -56,7 +56,8 @@
  *    400 (§5.1 MUST); CTLs (NUL included) in field values are 400;
  *  - only origin-form targets are accepted ("/path?query"); anything
  *    else is 400 (the routes of spec/wire.md §2 are all origin-form);
- *  - HTTP/1.0 and HTTP/1.x (x >= 1, served as 1.1); major >= 2 is 505;
+ *  - HTTP/1.0 and HTTP/1.x (x >= 1, served as 1.1); any other major
+ *    version (0.9, 2.0, ...) is 505;
  *  - HTTP/1.1 without exactly one Host is 400 (§3.2 MUST);
  *  - Content-Length: several fields or a list of identical values are
  *    taken as one (RFC 9110 §8.6 MAY); differing values are 400;
@@ -65,8 +66,9 @@
  *  - Transfer-Encoding: chunked must be the final coding and appear
  *    once, else 400 (§6.3 item 4, §7); an unknown coding before a final
  *    chunked is 501 (§6.1); Transfer-Encoding in HTTP/1.0 is 400 (§6.1);
- *  - chunk extensions are skipped (§7.1.1), trailers read and dropped
- *    (§7.1.2), both within the head limit;
+ *  - chunk extensions are skipped (§7.1.1) within HTTP_CHUNK_LINE_MAX
+ *    per size line (else 400); trailers are read and dropped (§7.1.2)
+ *    within the head limit (else 431);
  *  - Expect: 100-continue is reported; any other expectation is 417
  *    (RFC 9110 §10.1.1);
  *  - a repeated Accept keeps the first field only (the format choice of
