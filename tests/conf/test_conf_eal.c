@@ -38,12 +38,12 @@ check_text(const char *text, char *err)
 	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
 	close(fd);
 	rc = conf_load(tmp_path, &c, err, CONF_ERR_MAX);
+	unlink(tmp_path);
 	if (rc != 0)
 		print_error("%s\n", err);
 	assert_int_equal(rc, 0);
 	rc = conf_check_runtime(&c, &f, err, CONF_ERR_MAX);
 	conf_free(&c);
-	unlink(tmp_path);
 	return rc;
 }
 
