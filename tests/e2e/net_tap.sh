@@ -84,8 +84,7 @@ fi
 
 if [ -n "$client" ]; then
 	step="tcp"
-	nsx timeout 600 taskset -c 1 python3 "$client" 198.18.1.2 7 9 \
-		--netem-dev fsn0
+	nsx timeout 700 taskset -c 1 python3 "$client" 198.18.1.2 7 9
 fi
 
 step="counters"
