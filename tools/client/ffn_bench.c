@@ -457,6 +457,23 @@ main(int argc, char **argv)
 		if (H == 0)
 			H = h;
 	}
+	/* Every shard must serve the same model width. */
+	for (i = 0; i < nshards; i++) {
+		uint32_t h = 0, nlay = 0;
+
+		if (lc_http_stats(&shards[i].http, &h, &nlay) < 0) {
+			fprintf(stderr, "ffn-bench: %s\n", shards[i].http.err);
+			return 1;
+		}
+		if (h != H) {
+			fprintf(stderr, "ffn-bench: shard %s:%s has hidden_size "
+				"%u, expected %u\n", shards[i].http.host,
+				shards[i].http.port, h, H);
+			return 1;
+		}
+		if (model_layers == 0)
+			model_layers = nlay;
+	}
 	if (nl == 0) {	/* one bare URL: every layer of the model */
 		shards[0].last = model_layers ? model_layers - 1 : 0;
 		for (j = 0; j < model_layers && j < MAX_LAYERS; j++)
