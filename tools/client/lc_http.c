@@ -137,6 +137,7 @@ http_connect(struct lc_http *c)
 	}
 	c->fd = fd;
 	c->requests = 0;
+	c->connects++;
 	return 0;
 }
 
