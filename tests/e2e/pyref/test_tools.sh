@@ -114,6 +114,21 @@ for m in example llama gemma dense16 feat16; do
 	port=$((port + 1))
 done
 
+# --input/--out on the §3 example: x = [1, -2, 0.5, 3] gives the table.
+"$PY" -c "import numpy as np; np.array([1,-2,0.5,3],'<f4').tofile('$TMP/x.bin')"
+out=$(timeout 20 "$CLIENT" http://127.0.0.1:18200 --layers 0,1 --hidden 4 \
+	--input "$TMP/x.bin" --out "$TMP/y.bin" 2>&1)
+if [ $? -eq 0 ] && "$PY" -c "
+import numpy as np, sys
+y = np.fromfile('$TMP/y.bin', '<f4')
+want = [1.827646, 0.9536234, -6.794814, -4.013545,
+        0.6224593, 0, 0.6131809, -8.573167]
+sys.exit(0 if np.allclose(y, want, rtol=2e-6, atol=1e-6) else 1)"; then
+	ok "client --input/--out: vindex.md §3 table, layers 0 and 1"
+else
+	bad "client --input/--out"; echo "$out"
+fi
+
 # Keep-alive: 30 requests on one connection, each answer still right.
 out=$(timeout 30 "$CLIENT" http://127.0.0.1:18201 --layer 3 --wire f16 \
 	--random 2 --repeat 30 --verify "$TMP/llama" --max-err 4.9e-4 2>&1)
