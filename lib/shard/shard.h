@@ -105,6 +105,7 @@ struct shard_unit {
 	unsigned int batch_wait_us;
 	uint64_t start_ns;		/**< CLOCK_MONOTONIC at creation */
 	const char *q6k_layout;		/**< for /v1/stats */
+	bool metrics_enabled;		/**< GET /metrics served (else 404) */
 	struct shard_stats stats[SHARD_MAX_LCORE];
 	/** Extra Prometheus text appended to /metrics (the server's
 	 * TCP/net counters); may be NULL. Returns bytes written. */

@@ -55,6 +55,7 @@ shard_unit_init(struct shard_unit *u, const struct shard_unit_conf *c,
 	u->batch_max_rows = c->batch_max_rows ? c->batch_max_rows : 64;
 	u->batch_wait_us = c->batch_wait_us;
 	u->q6k_layout = "private";
+	u->metrics_enabled = true;
 	u->start_ns = shard_now_ns();
 	return 0;
 }

@@ -492,6 +492,10 @@ shard_handle(struct shard_unit *u, const struct shard_http_req *rq,
 	memset(resp, 0, sizeof(*resp));
 	resp->fmt_out = -1;
 	route = shard_route(rq->method, rq->path, rq->path_len, &status);
+	if (route == SHARD_R_METRICS && !u->metrics_enabled) {
+		route = SHARD_R_NONE;
+		status = 404;
+	}
 	resp->route = route;
 	if (route == SHARD_R_NONE) {
 		shard_resp_error(resp, status, status == 404 ? "not found" :
