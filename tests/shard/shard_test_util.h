@@ -30,7 +30,7 @@ static const float st_y[2][4] = {
 	{ 0.6224593f, 0.0f, 0.6131809f, -8.573167f },
 };
 
-static int
+static inline int
 st_rm_one(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
 {
 	(void)sb;
@@ -235,6 +235,21 @@ st_err_body(char *buf, size_t cap, const char *fmt, ...)
 	if (o < cap)
 		snprintf(buf + o, cap - o, "\"}");
 	return buf;
+}
+
+/*
+ * SHARD_TEST_SKIP (a cmocka glob) leaves tests out of a run: the valgrind
+ * runs leave out test_bug_*, the tests of bugs reported to the lead that
+ * fail (and so leak what they held) until the bugs are fixed; those run
+ * natively in the plain runs.
+ */
+static inline void
+st_filter(void)
+{
+	const char *skip = getenv("SHARD_TEST_SKIP");
+
+	if (skip != NULL && *skip != '\0')
+		cmocka_set_skip_filter(skip);
 }
 
 #endif /* SHARD_TEST_UTIL_H */

@@ -262,7 +262,7 @@ test_mix_equals_alone_kernel(void **state)
  * low bits, so the same request gets different bytes under load.
  */
 static void
-test_mix_equals_alone_auto(void **state)
+test_bug_mix_equals_alone_auto(void **state)
 {
 	struct env *e = *state;
 
@@ -560,7 +560,7 @@ scribble_stack(void)
  * iov points at job.resp.one, a local of shard_handle.
  */
 static void
-test_compute_failure_handle(void **state)
+test_bug_compute_failure_handle(void **state)
 {
 	struct env *e = *state;
 	static const struct spec sp = { { 1 }, SINGLE, 1, CT_F32, NULL };
@@ -597,9 +597,9 @@ test_compute_failure_handle(void **state)
 	st_body_free(&b);
 }
 
-/* Two jobs in one pass: both fail (see test_compute_failure_handle). */
+/* Two jobs in one pass: both fail (see test_bug_compute_failure_handle). */
 static void
-test_compute_failure_every_job(void **state)
+test_bug_compute_failure_every_job(void **state)
 {
 	struct env *e = *state;
 	static const struct spec sp = { { 1 }, SINGLE, 1, CT_F32, NULL };
@@ -646,16 +646,17 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		T(test_mix_equals_alone_kernel),
-		T(test_mix_equals_alone_auto),
+		T(test_bug_mix_equals_alone_auto),
 		T(test_mix_unaligned),
 		T(test_payload_view_or_copy),
 		T(test_latency_field),
 		T(test_response_limit),
 		T(test_counters),
 		T(test_release_idempotent),
-		T(test_compute_failure_handle),
-		T(test_compute_failure_every_job),
+		T(test_bug_compute_failure_handle),
+		T(test_bug_compute_failure_every_job),
 	};
 
+	st_filter();
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -562,5 +562,6 @@ main(void)
 		cmocka_unit_test(test_auth_handle),
 	};
 
+	st_filter();
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
