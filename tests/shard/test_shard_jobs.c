@@ -281,6 +281,67 @@ test_mix_unaligned(void **state)
 		run_mix(e->u, off);
 }
 
+/* Jobs of two units (same model files, B owns layers 1-2) in one call:
+ * each computed on its own unit's model, answers equal alone, counters
+ * on the right unit. */
+static void
+test_two_units(void **state)
+{
+	struct env *e = *state;
+	static const struct spec sps[4] = {
+		{ { 1 }, SINGLE, 2, CT_F32, NULL },
+		{ { 1 }, SINGLE, 3, CT_F32, CT_F16 },
+		{ { 2, 1 }, 2, 1, CT_F32, NULL },
+		{ { 2 }, SINGLE, 2, CT_F16, NULL },
+	};
+	struct shard_unit *ub = calloc(1, sizeof(*ub)), *us[4];
+	struct shard_job jobs[4], *jp[4];
+	struct st_body b[4];
+	struct ffn_scratch *s = ffn_scratch_new(e->u->model, 64, -1);
+
+	assert_non_null(ub);
+	assert_int_equal(st_unit(ub, e->dir, 1, 2, NULL), 0);
+	ffn_model_set_engine(e->u->model, FFN_ENGINE_KERNEL, 0);
+	ffn_model_set_engine(ub->model, FFN_ENGINE_KERNEL, 0);
+	for (int i = 0; i < 4; i++) {
+		struct shard_http_req rq;
+		struct shard_resp err;
+
+		us[i] = i % 2 ? ub : e->u;
+		make_body(&b[i], &sps[i], 70 + i, 0);
+		http_req(&rq, &sps[i], &b[i]);
+		assert_int_equal(shard_walk_prepare(us[i], &rq, &jobs[i], &err,
+						    &cnt_mem, 0), 0);
+		jp[i] = &jobs[i];
+	}
+	shard_jobs_compute(jp, 4, s, 0);
+	assert_int_equal(e->u->stats[0].layers_computed, 3);
+	assert_int_equal(e->u->stats[0].rows_computed, 2 + 1 + 1);
+	assert_int_equal(ub->stats[0].layers_computed, 2);
+	assert_int_equal(ub->stats[0].rows_computed, 3 + 2);
+	for (int i = 0; i < 4; i++) {
+		uint8_t *got, *want;
+		size_t wlen;
+
+		shard_job_finish(&jobs[i], 0);
+		assert_int_equal(jobs[i].resp.status, 200);
+		got = st_flat(&jobs[i].resp);
+		assert_non_null(got);
+		memset(got + 8, 0, 4);
+		want = alone(us[i], &sps[i], &b[i], s, &wlen);
+		assert_int_equal(jobs[i].resp.len, wlen);
+		assert_memory_equal(got, want, wlen);
+		free(got);
+		free(want);
+		shard_resp_release(&jobs[i].resp);
+		st_body_free(&b[i]);
+	}
+	assert_int_equal(mem_live, 0);
+	ffn_scratch_free(s);
+	shard_unit_fini(ub);
+	free(ub);
+}
+
 /* An aligned f32 payload is read in place; an unaligned one is copied,
  * with the same answer. */
 static void
@@ -537,6 +598,57 @@ test_release_idempotent(void **state)
 	st_body_free(&b);
 }
 
+static void *
+null_alloc(void *arg, size_t size)
+{
+	(void)arg;
+	(void)size;
+	return NULL;
+}
+
+/* Job memory that cannot be had: 503 with a JSON body, counted once by
+ * shard_handle, nothing held. */
+static void
+test_alloc_failure(void **state)
+{
+	struct env *e = *state;
+	static const struct shard_mem none = { null_alloc, cnt_free, NULL };
+	static const struct spec sp = { { 0, 1 }, 2, 1, CT_F32, NULL };
+	struct shard_job job;
+	struct shard_http_req rq;
+	struct shard_resp err, r;
+	struct st_body b;
+	char want[128];
+	uint8_t *f;
+
+	st_err_body(want, sizeof(want), "out of memory for the response");
+	make_body(&b, &sp, 2, 0);
+	http_req(&rq, &sp, &b);
+	assert_int_equal(shard_walk_prepare(e->u, &rq, &job, &err, &none, 0),
+			 -1);
+	assert_int_equal(err.status, 503);
+	f = st_flat(&err);
+	assert_non_null(f);
+	assert_string_equal((char *)f, want);
+	free(f);
+	shard_resp_release(&err);
+	assert_null(job.resp.mem);
+
+	shard_handle(e->u, &rq, &r, &none, NULL, 5);
+	assert_int_equal(r.status, 503);
+	assert_string_equal(r.content_type, "application/json");
+	f = st_flat(&r);
+	assert_non_null(f);
+	assert_string_equal((char *)f, want);
+	free(f);
+	shard_resp_release(&r);
+	assert_int_equal(e->u->stats[5].requests[SHARD_R_WALK][11], 1);
+	assert_int_equal(e->u->stats[5].walk_served, 0);
+	assert_int_equal(e->u->stats[5].layers_computed, 0);
+	assert_int_equal(mem_live, 0);
+	st_body_free(&b);
+}
+
 /* Rewrite the stack below the caller's frame (where a callee's locals
  * lived). */
 static void __attribute__((noinline))
@@ -648,11 +760,13 @@ main(void)
 		T(test_mix_equals_alone_kernel),
 		T(test_bug_mix_equals_alone_auto),
 		T(test_mix_unaligned),
+		T(test_two_units),
 		T(test_payload_view_or_copy),
 		T(test_latency_field),
 		T(test_response_limit),
 		T(test_counters),
 		T(test_release_idempotent),
+		T(test_alloc_failure),
 		T(test_bug_compute_failure_handle),
 		T(test_bug_compute_failure_every_job),
 	};
