@@ -502,6 +502,50 @@ test_partial_unit_serves(void **state)
 	st_body_free(&b);
 }
 
+/* GELU-tanh for the Gemma family (spec/wire.md §1): the table's last
+ * column of vindex.md §3, with model_type "gemma3". */
+static void
+test_gelu_model(void **state)
+{
+	static const float gelu[2][4] = {
+		{ 2.102980f, 0.1816092f, -6.998768f, -4.714178f },
+		{ 0.6914280f, 0.0f, 0.6997858f, -8.989088f },
+	};
+	struct shard_unit *g = calloc(1, sizeof(*g));
+	struct vw_opts o;
+	char dir[64], err[256];
+	struct st_body b;
+	struct shard_resp r;
+
+	(void)state;
+	assert_non_null(g);
+	snprintf(dir, sizeof(dir), "/tmp/shard_test_XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	vw_defaults(&o);
+	o.example = 1;
+	o.model_type = "gemma3";
+	o.family = "gemma3";
+	assert_int_equal(vw_write(dir, &o, err, sizeof(err)), 0);
+	assert_int_equal(st_unit(g, dir, -1, -1, NULL), 0);
+	st_body_alloc(&b, 64, 0);
+	for (uint32_t L = 0; L < 2; L++) {
+		uint8_t *f;
+
+		st_single(&b, L, 1, 1, st_x, 16);
+		f = walk(g, CT_F32, NULL, &b, &r);
+		assert_int_equal(r.status, 200);
+		for (int i = 0; i < 4; i++)
+			assert_float_equal(st_getf(f + 12 + 4 * i),
+					   gelu[L][i], 1e-5);
+		free(f);
+		shard_resp_release(&r);
+	}
+	st_body_free(&b);
+	shard_unit_fini(g);
+	free(g);
+	st_rmtree(dir);
+}
+
 /* Routing errors through shard_handle: JSON bodies, 404 for q8k. */
 static void
 test_route_errors(void **state)
@@ -550,6 +594,7 @@ main(void)
 		cmocka_unit_test(test_errors_table),
 		cmocka_unit_test(test_bug_error_out_of_range),
 		cmocka_unit_test(test_partial_unit_serves),
+		cmocka_unit_test(test_gelu_model),
 		cmocka_unit_test(test_route_errors),
 	};
 

@@ -269,6 +269,10 @@ test_json_errors(void **state)
 	expect_json_error(e->u, "{\"layer\": 0, \"residual\": [],"
 			  " \"seq_len\": 0, \"full_output\": true}", 400,
 			  "{\"error\":\"seq_len must be >= 1\"}", 0);
+	e->u->facts.loaded = false;
+	expect_json_error(e->u, "{\"layer\": 0, \"residual\": [1, 2, 3, 4]}",
+			  404, "{\"error\":\"no model loaded\"}", 0);
+	e->u->facts.loaded = true;
 	expect_json_error(e->u, "{\"layer\": 0", 400, inv, strlen(inv));
 	expect_json_error(e->u, "{\"layer\": 0}", 400, inv, strlen(inv));
 	expect_json_error(e->u, "", 400, inv, strlen(inv));
