@@ -289,6 +289,42 @@ test_json_errors(void **state)
 	}
 }
 
+/*
+ * The shard's response limit (u->max_response, spec/wire.md §4 last
+ * paragraph) bounds the JSON path too: the router fans requests out to
+ * shards as JSON (§6), and a full_output request makes the shard hold
+ * n_layers x seq_len x hidden f32 values plus their text. Known to FAIL
+ * at the time of writing (reported to the lead): walk_json never looks
+ * at max_response, so a few KB of JSON can make it allocate and compute
+ * without bound while the same request as binary is refused with 413.
+ */
+static void
+test_bug_json_response_limit(void **state)
+{
+	struct env *e = *state;
+	static const char head[] = "{\"residual\": [1, -2, 0.5, 3], "
+		"\"full_output\": true, \"layers\": [0";
+	char req[sizeof(head) + 64 * 2 + 4];
+	struct shard_resp r;
+	size_t o = sizeof(head) - 1;
+	char *body;
+
+	memcpy(req, head, o);
+	for (int i = 1; i < 64; i++) {
+		req[o++] = ',';
+		req[o++] = (char)('0' + (i & 1));
+	}
+	memcpy(req + o, "]}", 3);
+	e->u->max_response = 256;	/* 64 results of 16 bytes: over */
+	body = post_json(e->u, req, &r);
+	e->u->max_response = 1ull << 30;
+	assert_int_equal(r.status, 413);
+	assert_string_equal(r.content_type, CT_JSON);
+	assert_memory_equal(body, "{\"error\":\"", 10);
+	free(body);
+	shard_resp_release(&r);
+}
+
 static struct json_object *
 get_json(struct shard_unit *u, const char *path, struct shard_resp *r)
 {
@@ -560,6 +596,7 @@ main(void)
 		cmocka_unit_test(test_json_full_output),
 		cmocka_unit_test(test_json_features),
 		cmocka_unit_test(test_json_errors),
+		cmocka_unit_test(test_bug_json_response_limit),
 		cmocka_unit_test(test_stats),
 		cmocka_unit_test(test_health_and_metrics),
 		cmocka_unit_test(test_metrics_switches),
