@@ -390,6 +390,31 @@ test_stats(void **state)
 	assert_int_equal(jint(ol, "last"), 1);
 	json_object_put(o);
 	shard_unit_fini(part);
+
+	/* An f16 model says dtype "f16". */
+	{
+		struct vw_opts vo;
+		char dir[64], err[256];
+
+		snprintf(dir, sizeof(dir), "/tmp/shard_test_XXXXXX");
+		assert_non_null(mkdtemp(dir));
+		vw_defaults(&vo);
+		vo.hidden = 8;
+		vo.intermediate = 16;
+		vo.layers = 5;
+		vo.f16 = 1;
+		assert_int_equal(vw_write(dir, &vo, err, sizeof(err)), 0);
+		assert_int_equal(st_unit(part, dir, 2, 3, NULL), 0);
+		o = get_json(part, "/v1/stats", &r);
+		assert_string_equal(jstr(o, "dtype"), "f16");
+		assert_string_equal(jstr(o, "model"), "synthetic-llama-8");
+		assert_int_equal(jint(o, "layers"), 5);
+		assert_int_equal(jint(o, "hidden_size"), 8);
+		assert_int_equal(jint(o, "features_per_layer"), 16);
+		json_object_put(o);
+		shard_unit_fini(part);
+		st_rmtree(dir);
+	}
 	free(part);
 }
 
