@@ -228,6 +228,21 @@ test_json_features(void **state)
 		"\"scores\":[3.0,1.5,0.5]}]}");
 	free(body);
 	shard_resp_release(&r);
+
+	/* An empty "layers" is zero results: the several-results shape. */
+	body = post_json(e->u, "{\"layers\": [], \"residual\": "
+			 "[1, -2, 0.5, 3]}", &r);
+	assert_int_equal(r.status, 200);
+	assert_string_equal(skip_latency(body, NULL), ",\"results\":[]}");
+	free(body);
+	shard_resp_release(&r);
+	body = post_json(e->u, "{\"layers\": [], \"residual\": "
+			 "[1, -2, 0.5, 3], \"full_output\": true}", &r);
+	assert_int_equal(r.status, 200);
+	assert_string_equal(skip_latency(body, NULL),
+			    ",\"results\":[],\"seq_len\":1}");
+	free(body);
+	shard_resp_release(&r);
 }
 
 static void
