@@ -159,6 +159,15 @@ int ffn_model_load(const char *dir, const struct ffn_load_opts *opts,
 
 void ffn_model_free(struct ffn_model *m);
 
+/**
+ * A model over caller-owned dense weights (benchmarks, tests): layers
+ * 0..n-1 as given (gate, up [nf, H]; down feature-major [nf, H]; f32 or
+ * f16). The buffers must outlive the model. 0 or a negative ffn_error.
+ */
+int ffn_model_wrap(unsigned hidden, enum ffn_act act,
+		   const struct ffn_layer *layers, unsigned n,
+		   struct ffn_model **out);
+
 const struct ffn_info *ffn_model_info(const struct ffn_model *m);
 
 /** The layer descriptor, or NULL when the layer is not owned. */

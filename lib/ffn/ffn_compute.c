@@ -16,11 +16,13 @@
 
 /*
  * Passes of at least this many rows go to OpenBLAS sgemm on f32 layers
- * under FFN_ENGINE_AUTO. From tools/bench/ffn (bench-ffn, "engine" table):
- * our blocked kernels beat sgemv at 1 row and sgemm up to 16 rows on the
- * AVX-512 machine measured; past that OpenBLAS's packed GEMM wins.
+ * under FFN_ENGINE_AUTO; 0: never. tools/bench/ffn (bench-ffn --table),
+ * one core, AVX-512, Llama-8B and Gemma-3-4B layer sizes: our kernels beat
+ * single-threaded OpenBLAS at every row count measured (1..64; sgemv by
+ * 10-20% at 1 row, sgemm by 1.4-3x at 2..64), so AUTO never picks it.
+ * ffn_model_set_engine() overrides this (FFN_ENGINE_BLAS, or a threshold).
  */
-#define FFN_BLAS_MIN_ROWS_DEFAULT 17
+#define FFN_BLAS_MIN_ROWS_DEFAULT 0
 
 /* ---- kernel choice ---- */
 
@@ -336,7 +338,7 @@ use_blas(const struct ffn_model *m, const struct ffn_layer *ly, unsigned R)
 
 	if (!is_f32(ly) || m->engine == FFN_ENGINE_KERNEL)
 		return 0;
-	return m->engine == FFN_ENGINE_BLAS || R >= min;
+	return m->engine == FFN_ENGINE_BLAS || (min > 0 && R >= min);
 }
 
 int
@@ -407,19 +409,60 @@ ffn_compute_strided(const struct ffn_model *m, unsigned layer,
 
 /* ---- features mode (spec/wire.md §6) ---- */
 
+/*
+ * Rank order of features a and b (negative: a first): |dot| descending,
+ * equal |dot| by lower id, NaN last. A total order, so the result does
+ * not depend on the sort algorithm.
+ */
 static int
-cmp_feature(const void *a, const void *b, void *arg)
+feature_before(const float *g, uint32_t ia, uint32_t ib)
 {
-	const float *g = arg;
-	uint32_t ia = *(const uint32_t *)a, ib = *(const uint32_t *)b;
 	float va = fabsf(g[ia]), vb = fabsf(g[ib]);
 	int na = isnan(va), nb = isnan(vb);
 
 	if (na != nb)
-		return na - nb;		/* NaN last */
+		return na ? 0 : 1;
 	if (!na && va != vb)
-		return va < vb ? 1 : -1;	/* |dot| descending */
-	return ia < ib ? -1 : ia > ib;	/* tie: lower id first */
+		return va > vb;
+	return ia < ib;
+}
+
+/* Heap sort of ids by feature_before (in place: no allocation). */
+static void
+sift(uint32_t *ids, size_t i, size_t n, const float *g)
+{
+	for (;;) {
+		size_t c = 2 * i + 1, m = i;
+		uint32_t t;
+
+		/* max-heap of "ranks later", so the sorted array ranks first */
+		if (c < n && feature_before(g, ids[m], ids[c]))
+			m = c;
+		if (c + 1 < n && feature_before(g, ids[m], ids[c + 1]))
+			m = c + 1;
+		if (m == i)
+			return;
+		t = ids[i];
+		ids[i] = ids[m];
+		ids[m] = t;
+		i = m;
+	}
+}
+
+static void
+sort_features(uint32_t *ids, size_t n, const float *g)
+{
+	size_t i;
+
+	for (i = n / 2; i-- > 0;)
+		sift(ids, i, n, g);
+	for (i = n; i-- > 1;) {
+		uint32_t t = ids[0];
+
+		ids[0] = ids[i];
+		ids[i] = t;
+		sift(ids, 0, i, g);
+	}
 }
 
 int
@@ -439,7 +482,7 @@ ffn_features(const struct ffn_model *m, unsigned layer, const float *x,
 	ffn_kernels_active()->matvec(&ly->gate, &x, 1, s->g, ly->nf);
 	for (i = 0; i < ly->nf; i++)
 		s->ids[i] = i;
-	qsort_r(s->ids, ly->nf, sizeof(uint32_t), cmp_feature, s->g);
+	sort_features(s->ids, ly->nf, s->g);
 	n = top_k < ly->nf ? top_k : ly->nf;
 	for (i = 0; i < n; i++) {
 		ids[i] = s->ids[i];

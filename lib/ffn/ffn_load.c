@@ -805,3 +805,43 @@ ffn_model_free(struct ffn_model *m)
 	free(m->layers);
 	free(m);
 }
+
+int
+ffn_model_wrap(unsigned hidden, enum ffn_act act,
+	       const struct ffn_layer *layers, unsigned n,
+	       struct ffn_model **out)
+{
+	struct ffn_model *m;
+	unsigned i;
+
+	*out = NULL;
+	if (n == 0 || hidden == 0)
+		return -EINVAL;
+	openblas_set_num_threads(1);
+	m = calloc(1, sizeof(*m));
+	if (m == NULL)
+		return FFN_ERR_NOMEM;
+	m->layers = calloc(n, sizeof(*m->layers));
+	if (m->layers == NULL) {
+		free(m);
+		return FFN_ERR_NOMEM;
+	}
+	memcpy(m->layers, layers, n * sizeof(*layers));
+	snprintf(m->info.model, sizeof(m->info.model), "wrapped");
+	m->info.hidden = hidden;
+	m->info.num_layers = n;
+	m->info.last_layer = n - 1;
+	m->info.act = act;
+	m->info.numa_node = -1;
+	m->info.layout = layers[0].layout;
+	for (i = 0; i < n; i++) {
+		const struct ffn_layer *ly = &layers[i];
+
+		if (ly->nf > m->info.max_features)
+			m->info.max_features = ly->nf;
+		m->info.bytes_loaded += (uint64_t)ly->nf * 3 *
+					ly->gate.row_bytes;
+	}
+	*out = m;
+	return 0;
+}
