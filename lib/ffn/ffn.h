@@ -20,6 +20,12 @@
  * y = Σ_f a_f · D[f]. §2.3's down [H, nf] is transposed at load.
  * Element types stay as in the files (f32 or f16; §2.1 mixes them).
  *
+ * K-quant (§2.4) hook: the loader returns FFN_ERR_KQUANT for now.
+ * lib/ffn/kquant joins by filling struct ffn_layer with FFN_DT_Q4K /
+ * FFN_DT_Q6K matrices (layout FFN_LAYOUT_Q4K, down in checkpoint
+ * orientation [H, pad256(nf)]) and its own kernels; ffn_compute() returns
+ * -ENOTSUP for non-dense matrices until it routes them there.
+ *
  * Thread safety: a loaded model is read-only; any number of threads may
  * compute on it at once, each with its own struct ffn_scratch.
  */
@@ -200,7 +206,10 @@ int ffn_compute(const struct ffn_model *m, unsigned layer,
 		const float *const *x, float *const *y, unsigned rows,
 		struct ffn_scratch *s);
 
-/** ffn_compute() for rows at a fixed stride (in floats). */
+/**
+ * ffn_compute() for rows at a fixed stride (in floats). x == y with equal
+ * strides (in place) is allowed.
+ */
 int ffn_compute_strided(const struct ffn_model *m, unsigned layer,
 			const float *x, size_t x_stride, float *y,
 			size_t y_stride, unsigned rows, struct ffn_scratch *s);

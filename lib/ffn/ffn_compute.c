@@ -97,83 +97,6 @@ ffn_isa_name(enum ffn_isa isa)
 	return k ? k->name : "?";
 }
 
-/* ---- names ---- */
-
-const char *
-ffn_strerror(int err)
-{
-	switch (err) {
-	case 0: return "success";
-	case FFN_ERR_IO: return "file missing or unreadable";
-	case FFN_ERR_SHORT: return "file too short";
-	case FFN_ERR_JSON: return "invalid JSON";
-	case FFN_ERR_KEY: return "missing or invalid key";
-	case FFN_ERR_SHAPE: return "shape disagrees with index.json";
-	case FFN_ERR_LAYER: return "owned layer missing or empty";
-	case FFN_ERR_RANGE: return "layers outside the model";
-	case FFN_ERR_MODEL: return "model type not servable";
-	case FFN_ERR_FP4: return "fp4 not supported";
-	case FFN_ERR_KQUANT: return "K-quant not supported yet";
-	case FFN_ERR_PAYLOAD: return "no FFN payload";
-	case FFN_ERR_NOMEM: return "out of memory";
-	case FFN_ERR_NUMA: return "NUMA node unavailable";
-	default: return err < 0 && err > -4096 ? strerror(-err) : "unknown";
-	}
-}
-
-const char *
-ffn_layout_name(enum ffn_layout l)
-{
-	switch (l) {
-	case FFN_LAYOUT_INTERLEAVED: return "interleaved";
-	case FFN_LAYOUT_FEATURE_MAJOR: return "feature-major";
-	case FFN_LAYOUT_Q4K: return "q4k";
-	case FFN_LAYOUT_DENSE: return "dense";
-	default: return "auto";
-	}
-}
-
-const char *
-ffn_act_name(enum ffn_act a)
-{
-	return a == FFN_ACT_GELU_TANH ? "gelu_tanh" : "silu";
-}
-
-const char *
-ffn_pages_name(enum ffn_pages p)
-{
-	switch (p) {
-	case FFN_PAGES_HUGETLB: return "hugetlb-2M";
-	case FFN_PAGES_THP: return "thp";
-	case FFN_PAGES_FILE: return "file-mmap";
-	default: return "4K";
-	}
-}
-
-/* ---- model accessors ---- */
-
-const struct ffn_info *
-ffn_model_info(const struct ffn_model *m)
-{
-	return &m->info;
-}
-
-const struct ffn_layer *
-ffn_model_layer(const struct ffn_model *m, unsigned layer)
-{
-	if (layer < m->info.first_layer || layer > m->info.last_layer)
-		return NULL;
-	return &m->layers[layer - m->info.first_layer];
-}
-
-void
-ffn_model_set_engine(struct ffn_model *m, enum ffn_engine e,
-		     unsigned blas_min_rows)
-{
-	m->engine = e;
-	m->blas_min_rows = blas_min_rows;
-}
-
 /* ---- activation (spec/wire.md §1), libm semantics ---- */
 
 void
@@ -384,9 +307,8 @@ ffn_compute_strided(const struct ffn_model *m, unsigned layer,
 	if (s == NULL)
 		return -EINVAL;
 	/*
-	 * Chunks of whole passes, so no pass splits differently from
-	 * ffn_compute() with the same rows; x may be y (same strides)
-	 * only when one pass covers all rows.
+	 * Chunks of at most one pass each. In place (x == y, equal strides)
+	 * is safe: a chunk writes only its own rows, after reading them.
 	 */
 	for (done = 0; done < rows;) {
 		unsigned n = rows - done, lim = CHUNK;

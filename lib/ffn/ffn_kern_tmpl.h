@@ -123,14 +123,20 @@ mv_row1(const uint8_t *w, size_t rb, unsigned H, int f16, const float *x,
 				       acc2[i]);
 		}
 	}
-	for (; h < H; h += VL) {
-		unsigned n = H - h < VL ? H - h : VL;
-		V x0 = n == VL ? VLOADF(x + h) : VLOADF_T(x + h, n);
+	for (; h + VL <= H; h += VL) {
+		V x0 = VLOADF(x + h);
 
 #pragma GCC unroll 8
 		for (i = 0; i < 8; i++)
-			acc[i] = VFMA(n == VL ? ldw(w + i * rb, h, f16) :
-				      ldw_t(w + i * rb, h, n, f16), x0, acc[i]);
+			acc[i] = VFMA(ldw(w + i * rb, h, f16), x0, acc[i]);
+	}
+	if (h < H) {
+		unsigned n = H - h;
+		V x0 = VLOADF_T(x + h, n);
+
+#pragma GCC unroll 8
+		for (i = 0; i < 8; i++)
+			acc[i] = VFMA(ldw_t(w + i * rb, h, n, f16), x0, acc[i]);
 	}
 #pragma GCC unroll 8
 	for (i = 0; i < 8; i++)
@@ -335,14 +341,13 @@ dn_row1(const uint8_t *d, size_t rb, unsigned nf, unsigned H, int f16,
 	unsigned f = 0, k;
 	size_t h;
 
-	for (; f < nf; f += 8) {
-		unsigned nk = nf - f < 8 ? nf - f : 8;
+	for (; f + 8 <= nf; f += 8) {
 		const uint8_t *row[8];
 		V av[8];
 
 		for (k = 0; k < 8; k++) {
-			row[k] = d + (size_t)(f + (k < nk ? k : 0)) * rb;
-			av[k] = VBCAST(k < nk ? a[f + k] : 0.0f);
+			row[k] = d + (size_t)(f + k) * rb;
+			av[k] = VBCAST(a[f + k]);
 		}
 		for (h = 0; h + VL <= H; h += VL) {
 			V a0 = f == 0 ? VZERO() : VLOADF(y + h), a1 = VZERO();
@@ -365,6 +370,20 @@ dn_row1(const uint8_t *d, size_t rb, unsigned nf, unsigned H, int f16,
 				a0 = VFMA(ldw_t(row[k], h, n, f16), av[k], a0);
 			VSTORE_T(y + h, a0, n);
 		}
+	}
+	/* the last nf % 8 features one at a time (no padding terms) */
+	for (; f < nf; f++) {
+		const uint8_t *row = d + (size_t)f * rb;
+		V av = VBCAST(a[f]);
+
+		for (h = 0; h + VL <= H; h += VL)
+			VSTORE(y + h, VFMA(ldw(row, h, f16), av,
+					   f == 0 ? VZERO() : VLOADF(y + h)));
+		if (h < H)
+			VSTORE_T(y + h, VFMA(ldw_t(row, h, H - h, f16), av,
+					     f == 0 ? VZERO() :
+					     VLOADF_T(y + h, H - h)),
+				 H - h);
 	}
 }
 

@@ -590,19 +590,28 @@ align_up(size_t v)
 }
 
 /* §2.3 down [H, nf] to feature-major [nf, H], in 32 x 32 tiles. */
+#define TRANSPOSE(T)							\
+	do {								\
+		T *d = (T *)dst;					\
+		const T *s = (const T *)src;				\
+		for (h0 = 0; h0 < H; h0 += 32)				\
+			for (f0 = 0; f0 < nf; f0 += 32)			\
+				for (f = f0; f < f0 + 32 && f < nf; f++) \
+					for (h = h0; h < h0 + 32 && h < H; h++) \
+						d[(size_t)f * H + h] =	\
+							s[(size_t)h * nf + f]; \
+	} while (0)
+
 static void
 transpose(uint8_t *dst, const uint8_t *src, uint32_t H, uint32_t nf,
 	  uint32_t es)
 {
 	uint32_t h0, f0, h, f;
 
-	for (h0 = 0; h0 < H; h0 += 32)
-		for (f0 = 0; f0 < nf; f0 += 32)
-			for (f = f0; f < f0 + 32 && f < nf; f++)
-				for (h = h0; h < h0 + 32 && h < H; h++)
-					memcpy(dst + ((size_t)f * H + h) * es,
-					       src + ((size_t)h * nf + f) * es,
-					       es);
+	if (es == 2)
+		TRANSPOSE(uint16_t);
+	else
+		TRANSPOSE(uint32_t);
 }
 
 /* Copy (or map) the located matrices into their final place. */
@@ -788,60 +797,5 @@ ffn_model_load(const char *dir, const struct ffn_load_opts *opts,
 	l.m->engine = FFN_ENGINE_AUTO;
 	l.m->blas_min_rows = 0;	/* see ffn_compute.c: default_blas_rows */
 	*out = l.m;
-	return 0;
-}
-
-void
-ffn_model_free(struct ffn_model *m)
-{
-	int i;
-
-	if (m == NULL)
-		return;
-	ffn_mem_free(m->arena, m->arena_len);
-	for (i = 0; i < FFN_MAX_MAPS; i++)
-		if (m->maps[i].addr != NULL)
-			munmap(m->maps[i].addr, m->maps[i].len);
-	free(m->layers);
-	free(m);
-}
-
-int
-ffn_model_wrap(unsigned hidden, enum ffn_act act,
-	       const struct ffn_layer *layers, unsigned n,
-	       struct ffn_model **out)
-{
-	struct ffn_model *m;
-	unsigned i;
-
-	*out = NULL;
-	if (n == 0 || hidden == 0)
-		return -EINVAL;
-	openblas_set_num_threads(1);
-	m = calloc(1, sizeof(*m));
-	if (m == NULL)
-		return FFN_ERR_NOMEM;
-	m->layers = calloc(n, sizeof(*m->layers));
-	if (m->layers == NULL) {
-		free(m);
-		return FFN_ERR_NOMEM;
-	}
-	memcpy(m->layers, layers, n * sizeof(*layers));
-	snprintf(m->info.model, sizeof(m->info.model), "wrapped");
-	m->info.hidden = hidden;
-	m->info.num_layers = n;
-	m->info.last_layer = n - 1;
-	m->info.act = act;
-	m->info.numa_node = -1;
-	m->info.layout = layers[0].layout;
-	for (i = 0; i < n; i++) {
-		const struct ffn_layer *ly = &layers[i];
-
-		if (ly->nf > m->info.max_features)
-			m->info.max_features = ly->nf;
-		m->info.bytes_loaded += (uint64_t)ly->nf * 3 *
-					ly->gate.row_bytes;
-	}
-	*out = m;
 	return 0;
 }

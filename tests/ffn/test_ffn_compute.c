@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <numa.h>
 
 #include "ffn.h"
 #include "ffn_test_util.h"
@@ -367,8 +368,17 @@ test_layer_subset_and_mmap(void **state)
 			assert_int_equal(in->max_features, 50);
 			assert_int_equal(in->num_layers, 4);
 			assert_int_equal(in->placement, lo.placement);
-			if (pl)
+			if (pl) {
 				assert_int_equal(in->pages, FFN_PAGES_FILE);
+			} else {
+				/* copied: some page size was obtained, on
+				 * the local node when the system has NUMA */
+				assert_true(in->pages == FFN_PAGES_NORMAL ||
+					    in->pages == FFN_PAGES_THP ||
+					    in->pages == FFN_PAGES_HUGETLB);
+				if (numa_available() >= 0)
+					assert_true(in->numa_node >= 0);
+			}
 			/* gate f16 always; up/down f16 only in §2.3 */
 			assert_int_equal(in->bytes_loaded,
 					 (17 + 50) * 40 *
