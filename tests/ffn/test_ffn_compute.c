@@ -533,6 +533,47 @@ test_features_random(void **state)
 	tu_rmtree(dir);
 }
 
+/* ffn_model_wrap: caller-owned weights (as bench-ffn uses) compute alike. */
+static void
+test_wrap(void **state)
+{
+	struct vw_opts o;
+	struct ffn_layer ly[2];
+	struct ffn_model *m;
+	struct ffn_scratch *s;
+	float G[2][12], U[2][12], Wd[12], D[2][12], y[4];
+	unsigned L, f, h;
+
+	(void)state;
+	vw_defaults(&o);
+	o.example = 1;
+	memset(ly, 0, sizeof(ly));
+	for (L = 0; L < 2; L++) {
+		vw_layer(&o, L, G[L], U[L], Wd);
+		for (f = 0; f < 3; f++)	/* down feature-major: Wdᵀ */
+			for (h = 0; h < 4; h++)
+				D[L][f * 4 + h] = Wd[h * 3 + f];
+		ly[L].nf = 3;
+		ly[L].gate = (struct ffn_mat){ G[L], 16, 3, 4, FFN_DT_F32 };
+		ly[L].up = (struct ffn_mat){ U[L], 16, 3, 4, FFN_DT_F32 };
+		ly[L].down = (struct ffn_mat){ D[L], 16, 3, 4, FFN_DT_F32 };
+	}
+	assert_int_equal(ffn_model_wrap(4, FFN_ACT_GELU_TANH, ly, 2, &m), 0);
+	assert_int_equal(ffn_model_info(m)->max_features, 3);
+	s = ffn_scratch_new(m, 1, -1);
+	assert_non_null(s);
+	for (L = 0; L < 2; L++) {
+		assert_int_equal(ffn_compute_strided(m, L, ex_x, 4, y, 4, 1, s),
+				 0);
+		for (h = 0; h < 4; h++)
+			assert_float_equal(y[h], ex_gelu[L][h], EX_TOL);
+	}
+	assert_int_equal(ffn_compute_strided(m, 2, ex_x, 4, y, 4, 1, s),
+			 -ERANGE);
+	ffn_scratch_free(s);
+	ffn_model_free(m);
+}
+
 int
 main(void)
 {
@@ -542,6 +583,7 @@ main(void)
 		cmocka_unit_test(test_layer_subset_and_mmap),
 		cmocka_unit_test(test_features_order),
 		cmocka_unit_test(test_features_random),
+		cmocka_unit_test(test_wrap),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
