@@ -243,8 +243,9 @@ int ffn_isa_supported(enum ffn_isa isa);
 
 /**
  * Engine for f32 layers: our kernels, or OpenBLAS (sgemv for one row,
- * sgemm for more). AUTO uses OpenBLAS for passes of at least
- * ffn_blas_min_rows rows (chosen from tools/bench/ffn; see bench_ffn.c).
+ * sgemm for more; single-threaded). AUTO uses OpenBLAS for passes of at
+ * least blas_min_rows rows when that is > 0; by default (0) never, as
+ * tools/bench/ffn measured our kernels faster at 1..64 rows.
  * f16 layers always use our kernels (OpenBLAS has no f16).
  */
 enum ffn_engine {
@@ -253,7 +254,10 @@ enum ffn_engine {
 	FFN_ENGINE_BLAS,
 };
 
-/** Set the engine of a model (before sharing it between threads). */
+/**
+ * Set the engine of a model (before sharing it between threads).
+ * blas_min_rows: for AUTO, 0 keeps the built-in default (never).
+ */
 void ffn_model_set_engine(struct ffn_model *m, enum ffn_engine e,
 			  unsigned blas_min_rows);
 
