@@ -23,8 +23,8 @@
 
 #define ROW 4096
 #define ROW_BATCH 2000	/* calls per timed batch, in cache */
-#define ROUNDS_ROW 15
-#define ROUNDS_BIG 7
+#define ROUNDS_ROW 21
+#define ROUNDS_BIG 15
 
 enum op { OP_F16, OP_F16W, OP_I8, OP_I8W, OP_COUNT };
 
