@@ -93,18 +93,6 @@ avx2_f16_to_f32(float *dst, const uint16_t *src, size_t n)
  * second: a NaN |x| leaves it unchanged. max is exact, so the order of the
  * lanes does not matter. Padding with 0 does not change the result.
  */
-static inline float
-hmax4(__m256 m0, __m256 m1, __m256 m2, __m256 m3)
-{
-	/* None of m0..m3 holds a NaN: max of them in any order is exact. */
-	m0 = _mm256_max_ps(_mm256_max_ps(m0, m1), _mm256_max_ps(m2, m3));
-	__m128 h = _mm_max_ps(_mm256_castps256_ps128(m0),
-			      _mm256_extractf128_ps(m0, 1));
-	h = _mm_max_ps(h, _mm_movehl_ps(h, h));
-	h = _mm_max_ss(h, _mm_movehdup_ps(h));
-	return _mm_cvtss_f32(h);
-}
-
 static float
 avx2_max_abs(const float *x, size_t n)
 {
@@ -132,7 +120,13 @@ avx2_max_abs(const float *x, size_t n)
 		m1 = _mm256_max_ps(_mm256_and_ps(_mm256_loadu_ps(in), absmask),
 				   m1);
 	}
-	return hmax4(m0, m1, m2, m3);
+	/* None of m0..m3 holds a NaN: max of them in any order is exact. */
+	m0 = _mm256_max_ps(_mm256_max_ps(m0, m1), _mm256_max_ps(m2, m3));
+	__m128 h = _mm_max_ps(_mm256_castps256_ps128(m0),
+			      _mm256_extractf128_ps(m0, 1));
+	h = _mm_max_ps(h, _mm_movehl_ps(h, h));
+	h = _mm_max_ss(h, _mm_movehdup_ps(h));
+	return _mm_cvtss_f32(h);
 }
 
 /*
@@ -192,73 +186,46 @@ avx2_quantise32(const float *x, __m256 scale)
 }
 
 /*
- * Quantise one row of n values to q[0..n) with scale vs. With fuse, also
- * return max|x| of the n values at next (the next row), its full blocks
- * read in the same loop: the next row streams from memory while this one,
- * already in cache, is computed, instead of the two taking turns.
- */
-static inline __attribute__((always_inline)) float
-quantise_row(uint8_t *q, const float *row, size_t n, __m256 vs,
-	     const float *next, int fuse)
-{
-	const __m256 absmask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
-	__m256 m0 = _mm256_setzero_ps(), m1 = m0, m2 = m0, m3 = m0;
-	size_t i = 0;
-
-	for (; i + BLK <= n; i += BLK) {
-		if (fuse) {
-			m0 = _mm256_max_ps(_mm256_and_ps(
-				_mm256_loadu_ps(next + i), absmask), m0);
-			m1 = _mm256_max_ps(_mm256_and_ps(
-				_mm256_loadu_ps(next + i + 8), absmask), m1);
-			m2 = _mm256_max_ps(_mm256_and_ps(
-				_mm256_loadu_ps(next + i + 16), absmask), m2);
-			m3 = _mm256_max_ps(_mm256_and_ps(
-				_mm256_loadu_ps(next + i + 24), absmask), m3);
-		}
-		_mm256_storeu_si256((__m256i *)(q + i),
-				    avx2_quantise32(row + i, vs));
-	}
-	if (i < n) {
-		float in[BLK] = { 0 };
-		uint8_t b[BLK];
-
-		memcpy(in, row + i, (n - i) * sizeof(float));
-		_mm256_storeu_si256((__m256i *)b, avx2_quantise32(in, vs));
-		memcpy(q + i, b, n - i);
-	}
-	if (!fuse)
-		return 0.0f;
-
-	float m = hmax4(m0, m1, m2, m3);
-	float rest = avx2_max_abs(next + i, n - i); /* 0 when i == n */
-
-	return rest > m ? rest : m;
-}
-
-/*
- * Row r is quantised while row r + 1's max|x| is taken (quantise_row).
  * In place (src == dst + 8 * rows), row r's bytes go at most to where its
- * own floats start, far below row r + 1's, and each block is loaded before
- * it is stored (see quant.h); the header is written after the row is read.
+ * own floats start, and each block is loaded before it is stored (see
+ * quant.h); the header is written after the row is read.
  */
 static void
 avx2_f32_to_i8_rows(void *dst, const float *src, size_t rows, size_t n)
 {
 	uint8_t *out = dst;
-	float max_abs = rows ? avx2_max_abs(src, n) : 0.0f;
 
 	for (size_t r = 0; r < rows; r++) {
 		const float *row = src + r * n;
+		float max_abs = avx2_max_abs(row, n);
 		float scale = max_abs == 0.0f ? 1.0f : max_abs / 127.0f;
 		const float zero = 0.0f;
 		__m256 vs = _mm256_set1_ps(scale);
 		uint8_t *q = out + QUANT_I8_ROW_HDR;
+		/* Prefetching past the last row is harmless, never a fault. */
+		const float *next = row + n;
+		size_t i = 0;
 
-		if (r + 1 < rows)
-			max_abs = quantise_row(q, row, n, vs, row + n, 1);
-		else
-			quantise_row(q, row, n, vs, NULL, 0);
+		for (; i + BLK <= n; i += BLK) {
+			/*
+			 * Fetch the next row's block (two lines) while this
+			 * row is quantised, so its max pass finds it cached.
+			 */
+			_mm_prefetch((const char *)(next + i), _MM_HINT_T0);
+			_mm_prefetch((const char *)(next + i + 16),
+				     _MM_HINT_T0);
+			_mm256_storeu_si256((__m256i *)(q + i),
+					    avx2_quantise32(row + i, vs));
+		}
+		if (i < n) {
+			float in[BLK] = { 0 };
+			uint8_t b[BLK];
+
+			memcpy(in, row + i, (n - i) * sizeof(float));
+			_mm256_storeu_si256((__m256i *)b,
+					    avx2_quantise32(in, vs));
+			memcpy(q + i, b, n - i);
+		}
 		memcpy(out, &scale, 4);
 		memcpy(out + 4, &zero, 4);
 		out += QUANT_I8_ROW_BYTES(n);

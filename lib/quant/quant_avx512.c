@@ -150,88 +150,66 @@ avx512_quantise16(__m512 v, __m512 scale)
 	return _mm512_cvttps_epi32(q);
 }
 
-/* max of |x| over 16 lanes into m; NaN |x| leaves m as it is. */
-#define MAX_ABS(m, x) ((m) = _mm512_max_ps(_mm512_abs_ps(x), (m)))
-
 /*
- * Quantise one row of n values to q[0..n) with scale vs. With fuse, also
- * return max|x| of the n values at next (the next row), read in the same
- * loop: the next row streams from memory while this one, already in
- * cache, is computed, instead of the two taking turns.
- */
-static inline __attribute__((always_inline)) float
-quantise_row(uint8_t *q, const float *row, size_t n, __m512 vs,
-	     const float *next, int fuse)
-{
-	__m512 m0 = _mm512_setzero_ps(), m1 = m0, m2 = m0, m3 = m0;
-	size_t i = 0;
-
-	for (; i + BLK <= n; i += BLK) {
-		if (fuse) {
-			MAX_ABS(m0, _mm512_loadu_ps(next + i));
-			MAX_ABS(m1, _mm512_loadu_ps(next + i + 16));
-			MAX_ABS(m2, _mm512_loadu_ps(next + i + 32));
-			MAX_ABS(m3, _mm512_loadu_ps(next + i + 48));
-		}
-		__m512i a = avx512_quantise16(_mm512_loadu_ps(row + i), vs);
-		__m512i b = avx512_quantise16(_mm512_loadu_ps(row + i + 16), vs);
-		__m512i c = avx512_quantise16(_mm512_loadu_ps(row + i + 32), vs);
-		__m512i d = avx512_quantise16(_mm512_loadu_ps(row + i + 48), vs);
-
-		/* vpmovdb keeps the low byte (see above). */
-		_mm_storeu_si128((__m128i *)(q + i), _mm512_cvtepi32_epi8(a));
-		_mm_storeu_si128((__m128i *)(q + i + 16),
-				 _mm512_cvtepi32_epi8(b));
-		_mm_storeu_si128((__m128i *)(q + i + 32),
-				 _mm512_cvtepi32_epi8(c));
-		_mm_storeu_si128((__m128i *)(q + i + 48),
-				 _mm512_cvtepi32_epi8(d));
-	}
-	for (; i + 16 <= n; i += 16) {
-		if (fuse)
-			MAX_ABS(m0, _mm512_loadu_ps(next + i));
-		_mm_storeu_si128((__m128i *)(q + i),
-				 _mm512_cvtepi32_epi8(avx512_quantise16(
-					 _mm512_loadu_ps(row + i), vs)));
-	}
-	if (i < n) {
-		__mmask16 k = tail_mask(n - i);
-
-		if (fuse)
-			MAX_ABS(m1, _mm512_maskz_loadu_ps(k, next + i));
-		_mm_mask_storeu_epi8(q + i, k, _mm512_cvtepi32_epi8(
-			avx512_quantise16(_mm512_maskz_loadu_ps(k, row + i),
-					  vs)));
-	}
-	if (!fuse)
-		return 0.0f;
-	m0 = _mm512_max_ps(_mm512_max_ps(m0, m1), _mm512_max_ps(m2, m3));
-	return _mm512_reduce_max_ps(m0);
-}
-
-/*
- * Row r is quantised while row r + 1's max|x| is taken (quantise_row).
  * In place (src == dst + 8 * rows), row r's bytes go at most to where its
- * own floats start, far below row r + 1's, and each block is loaded before
- * it is stored (see quant.h); the header is written after the row is read.
+ * own floats start, and each block is loaded before it is stored (see
+ * quant.h); the header is written after the row is read.
  */
 static void
 avx512_f32_to_i8_rows(void *dst, const float *src, size_t rows, size_t n)
 {
 	uint8_t *out = dst;
-	float max_abs = rows ? avx512_max_abs(src, n) : 0.0f;
 
 	for (size_t r = 0; r < rows; r++) {
 		const float *row = src + r * n;
+		float max_abs = avx512_max_abs(row, n);
 		float scale = max_abs == 0.0f ? 1.0f : max_abs / 127.0f;
 		const float zero = 0.0f;
 		__m512 vs = _mm512_set1_ps(scale);
 		uint8_t *q = out + QUANT_I8_ROW_HDR;
+		/* Prefetching past the last row is harmless, never a fault. */
+		const float *next = row + n;
+		size_t i = 0;
 
-		if (r + 1 < rows)
-			max_abs = quantise_row(q, row, n, vs, row + n, 1);
-		else
-			quantise_row(q, row, n, vs, NULL, 0);
+		for (; i + BLK <= n; i += BLK) {
+			/*
+			 * Fetch the next row's block (four lines) while this
+			 * row is quantised, so its max pass finds it cached.
+			 */
+			_mm_prefetch((const char *)(next + i), _MM_HINT_T0);
+			_mm_prefetch((const char *)(next + i + 16), _MM_HINT_T0);
+			_mm_prefetch((const char *)(next + i + 32), _MM_HINT_T0);
+			_mm_prefetch((const char *)(next + i + 48), _MM_HINT_T0);
+			__m512i a = avx512_quantise16(
+				_mm512_loadu_ps(row + i), vs);
+			__m512i b = avx512_quantise16(
+				_mm512_loadu_ps(row + i + 16), vs);
+			__m512i c = avx512_quantise16(
+				_mm512_loadu_ps(row + i + 32), vs);
+			__m512i d = avx512_quantise16(
+				_mm512_loadu_ps(row + i + 48), vs);
+
+			/* vpmovdb keeps the low byte (see above). */
+			_mm_storeu_si128((__m128i *)(q + i),
+					 _mm512_cvtepi32_epi8(a));
+			_mm_storeu_si128((__m128i *)(q + i + 16),
+					 _mm512_cvtepi32_epi8(b));
+			_mm_storeu_si128((__m128i *)(q + i + 32),
+					 _mm512_cvtepi32_epi8(c));
+			_mm_storeu_si128((__m128i *)(q + i + 48),
+					 _mm512_cvtepi32_epi8(d));
+		}
+		for (; i + 16 <= n; i += 16)
+			_mm_storeu_si128((__m128i *)(q + i),
+					 _mm512_cvtepi32_epi8(avx512_quantise16(
+						 _mm512_loadu_ps(row + i), vs)));
+		if (i < n) {
+			__mmask16 k = tail_mask(n - i);
+			__m512i v = avx512_quantise16(
+				_mm512_maskz_loadu_ps(k, row + i), vs);
+
+			_mm_mask_storeu_epi8(q + i, k, _mm512_cvtepi32_epi8(v));
+		}
 		memcpy(out, &scale, 4);
 		memcpy(out + 4, &zero, 4);
 		out += QUANT_I8_ROW_BYTES(n);
