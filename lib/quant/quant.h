@@ -96,8 +96,9 @@ void quant_f32_to_i8_rows(void *dst, const float *src, size_t rows,
 
 /**
  * Decode rows i8 rows of n values (value = q * scale; zero_point ignored,
- * spec/wire.md §3) to f32, each a single f32 product, so exact for every
- * q (-128, which a peer may send, included). dst and src must not overlap.
+ * spec/wire.md §3) to f32: the f32 product (float)q * scale, the same bits
+ * in every kernel, for every q (-128, which a peer may send, included).
+ * dst and src must not overlap.
  * The scale may be unaligned in src.
  */
 void quant_i8_rows_to_f32(float *dst, const void *src, size_t rows,
