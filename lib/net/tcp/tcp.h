@@ -283,6 +283,21 @@ void tcp_conn_addr(const struct tcp_conn *c, uint32_t *local_ip,
 /** Effective send MSS (after the peer's MSS option and our MTU). */
 uint16_t tcp_conn_mss(const struct tcp_conn *c);
 
+/** Sender state of a connection, for stats and tests. */
+struct tcp_conn_info {
+	uint32_t cwnd;		/**< bytes */
+	uint32_t ssthresh;
+	uint32_t snd_wnd;	/**< peer's window, bytes (scaled) */
+	uint32_t rcv_wnd;	/**< window we advertise, bytes */
+	uint32_t srtt_us;
+	uint32_t rto_us;
+	uint32_t unacked;	/**< bytes sent, not acknowledged */
+	uint32_t queued;	/**< bytes in the send queue (unacked + unsent) */
+	uint8_t snd_wscale, rcv_wscale;
+	bool sack, timestamps, in_recovery;
+};
+void tcp_conn_info(const struct tcp_conn *c, struct tcp_conn_info *out);
+
 #ifdef __cplusplus
 }
 #endif

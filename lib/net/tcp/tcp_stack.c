@@ -694,3 +694,22 @@ tcp_conn_mss(const struct tcp_conn *c)
 {
 	return c->mss - ((c->flags & TF_TS) ? 12 : 0);
 }
+
+void
+tcp_conn_info(const struct tcp_conn *c, struct tcp_conn_info *i)
+{
+	memset(i, 0, sizeof(*i));
+	i->cwnd = c->cwnd;
+	i->ssthresh = c->ssthresh;
+	i->snd_wnd = c->snd_wnd;
+	i->rcv_wnd = tcp_rcv_window(c);
+	i->srtt_us = c->srtt;
+	i->rto_us = c->rto;
+	i->unacked = c->snd_max - c->snd_una;
+	i->queued = c->sq_bytes;
+	i->snd_wscale = c->snd_wscale;
+	i->rcv_wscale = c->rcv_wscale;
+	i->sack = !!(c->flags & TF_SACK);
+	i->timestamps = !!(c->flags & TF_TS);
+	i->in_recovery = !!(c->flags & TF_RECOVERY);
+}
