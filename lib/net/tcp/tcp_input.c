@@ -705,18 +705,17 @@ tcp_data_in(struct tcp_conn *c, struct tcp_seg *g)
 		return true;
 	}
 	if (m != NULL) {
-		if (!tcp_deliver(c, m, len))
-			return false;
-		if (had_ooo) {
-			if (!tcp_ooo_drain(c))
-				return false;
-			c->flags |= TF_ACKNOW;
-		}
-		/* ACK every second segment, else delay (RFC 5681 §4.2). */
-		if (++c->segs_unacked >= 2)
+		/* ACK every second segment, else delay (RFC 5681 §4.2); a
+		 * hole filled is ACKed at once. Decided before delivery so a
+		 * response sent from the callback carries the ACK. */
+		if (++c->segs_unacked >= 2 || had_ooo)
 			c->flags |= TF_ACKNOW;
 		else
 			c->flags |= TF_DELACK;
+		if (!tcp_deliver(c, m, len))
+			return false;
+		if (had_ooo && !tcp_ooo_drain(c))
+			return false;
 	}
 	if ((c->flags & TF_OOO_FIN) && c->rcv_fin_seq == c->rcv_nxt)
 		fin = true;

@@ -262,15 +262,14 @@ tcp_add_payload(struct tcp_conn *c, struct rte_mbuf *h, uint32_t seq,
 
 /* After sending anything carrying our ACK. */
 static void
-tcp_acked_now(struct tcp_conn *c, uint16_t win_field)
+tcp_acked_now(struct tcp_conn *c, uint32_t wnd)
 {
 	c->flags &= ~(TF_ACKNOW | TF_DELACK);
 	c->delack_at = 0;
 	c->segs_unacked = 0;
 	c->last_ack_sent = c->rcv_nxt;
-	if (SEQ_GT(c->rcv_nxt + ((uint32_t)win_field << c->rcv_wscale),
-		   c->rcv_adv))
-		c->rcv_adv = c->rcv_nxt + ((uint32_t)win_field << c->rcv_wscale);
+	if (SEQ_GT(c->rcv_nxt + wnd, c->rcv_adv))
+		c->rcv_adv = c->rcv_nxt + wnd;
 }
 
 /* Send one segment of the connection: [seq, seq+len) of the queue, with
@@ -305,7 +304,8 @@ tcp_send_segment(struct tcp_conn *c, uint32_t seq, uint32_t len,
 		return -ENOMEM;
 	}
 	if (flags & TCP_F_ACK)
-		tcp_acked_now(c, win);
+		tcp_acked_now(c, (flags & TCP_F_SYN) ? win :
+			      (uint32_t)win << c->rcv_wscale);
 	if (flags & TCP_F_RST)
 		s->stats.resets_out++;
 	s->stats.bytes_out += len;
@@ -596,8 +596,10 @@ tcp_output_one(struct tcp_conn *c, uint32_t usable, bool force)
 	if (len == 0 && !fin)
 		return 0;
 	/* Sender SWS avoidance (RFC 9293 §3.8.6.2.1): hold a window-limited
-	 * runt while data is in flight. */
-	if (!force && len < segmax && len < avail && tcp_flight(c) > 0)
+	 * runt while data is in flight, unless it is half the largest
+	 * window the peer offered (Fs = 1/2). */
+	if (!force && len < segmax && len < avail && tcp_flight(c) > 0 &&
+	    len < c->max_snd_wnd / 2)
 		return 0;
 	if (fin)
 		flags |= TCP_F_FIN;
