@@ -582,6 +582,10 @@ tcp_input_tw(struct tcp_conn *c, const struct tcp_key *k, struct tcp_seg *g)
 		tcp_send_ctl(c, TCP_F_ACK);
 		c->idle_at = s->now + s->cfg.time_wait_us;
 		tcp_timer_sched(c);
+	} else if (g->len > 0) {
+		/* An old retransmission (our last ACK was lost): ACK it,
+		 * as for any unacceptable segment (RFC 9293 §3.10.7.4). */
+		tcp_send_ctl(c, TCP_F_ACK);
 	}
 	rte_pktmbuf_free(g->m);
 	return 0;
