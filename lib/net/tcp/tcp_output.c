@@ -312,10 +312,19 @@ tcp_send_segment(struct tcp_conn *c, uint32_t seq, uint32_t len,
 	return tcp_xmit(s, m, c->key.rip);
 }
 
+/* A segment without data, SYN or FIN carries the next unsent sequence
+ * (snd_max), not snd_nxt: after a go-back-N retransmission snd_nxt can
+ * lie below what the peer already received, which would make our ACKs
+ * unacceptable to it and stall both directions (as in BSD tcp_output). A
+ * refused zero-window probe byte is not counted. */
 int
 tcp_send_ctl(struct tcp_conn *c, uint8_t flags)
 {
-	return tcp_send_segment(c, c->snd_nxt, 0, flags);
+	uint32_t seq = c->persist ? c->snd_nxt : c->snd_max;
+
+	if (c->state == TCP_SYN_SENT)
+		seq = c->iss + 1;
+	return tcp_send_segment(c, seq, 0, flags);
 }
 
 /* RST or RST|ACK for a segment with no connection (RFC 9293 §3.10.7.1). */
@@ -462,6 +471,7 @@ tcp_rto_expired(struct tcp_conn *c)
 	s->stats.rto_expired++;
 	tcp_rto_backoff(c);	/* RFC 6298 5.5 */
 	c->flags &= ~TF_RTT_TIMING;	/* Karn */
+	c->flags |= TF_BACKOFF;
 	if (c->state == TCP_SYN_SENT) {
 		tcp_send_segment(c, c->iss, 0, TCP_F_SYN);
 		s->stats.retransmits++;

@@ -66,6 +66,7 @@
 #define TF_IN_CB	0x2000	/* inside a callback: free deferred */
 #define TF_DEAD		0x4000	/* freed once the callback returns */
 #define TF_OOO_FIN	0x8000
+#define TF_BACKOFF	0x10000	/* RTO backed off, no RTT sample since */
 
 struct tcp_key {
 	uint32_t rip;	/* remote address, network order */

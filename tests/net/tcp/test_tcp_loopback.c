@@ -394,13 +394,20 @@ test_lossy_newreno_no_options(void **st)
 	}
 }
 
+/* 10% loss each way with heavy reordering, both congestion controls,
+ * with and without SACK/timestamps. */
 static void
 test_heavy_loss(void **st)
 {
-	struct run r = { .a_bytes = 300000, .b_bytes = 300000, .loss = 100,
-			 .jitter_us = 2000 };
+	for (uint32_t seed = 1; seed <= 12; seed++) {
+		struct run r = { .a_bytes = 200000 + seed, .b_bytes = 100000,
+				 .loss = 100, .dup = 30, .corrupt = 10,
+				 .jitter_us = 2000, .seed = seed,
+				 .no_opts = seed % 3 == 0,
+				 .cc = seed % 2 ? TCP_CC_NEWRENO : TCP_CC_CUBIC };
 
-	transfer(&r);
+		transfer(&r);
+	}
 }
 
 /* Small exchanges under 10% loss, many seeds: SYN, SYN-ACK, FIN and
@@ -410,7 +417,7 @@ test_small_many_seeds(void **st)
 {
 	uint32_t first = getenv("TCP_SEED") ? atoi(getenv("TCP_SEED")) : 1;
 
-	for (uint32_t seed = first; seed <= 60; seed++) {
+	for (uint32_t seed = first; seed <= 200; seed++) {
 		struct run r = { .a_bytes = seed * 97, .b_bytes = seed % 7,
 				 .loss = 100, .dup = 20, .jitter_us = 300,
 				 .seed = seed, .no_opts = seed & 1 };
