@@ -8,6 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <rte_ip.h>
+#include <rte_tcp.h>
+#include <rte_thash.h>
+
 #include "tcp_harness.h"
 
 static struct th H;
@@ -739,6 +743,82 @@ test_receive_memory_limit_manual(void **st)
 	th_stop(&H);
 }
 
+/* Active open picks source ports whose symmetric Toeplitz hash of the
+ * reply direction lands on our queue (default RETA: i % queues). */
+static void
+test_connect_port_lands_on_rss_queue(void **st)
+{
+	static const uint8_t key[40] = {
+		0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a,
+		0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a,
+		0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a,
+		0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a,
+	};
+	unsigned int other = 0;
+
+	th_config(&H);
+	H.cfg.rss_key = key;
+	H.cfg.rss_nb_queues = 4;
+	H.cfg.rss_queue = 2;
+	th_start(&H);
+	for (int i = 0; i < 32; i++) {
+		struct tcp_conn *c;
+		struct th_seg *s;
+		uint32_t in[3], out[3];
+
+		assert_int_equal(tcp_connect(H.s, TH_REMOTE_IP, 8080, &th_ops,
+					     &H.app, &c), 0);
+		s = th_next(&H);
+		/* as the NIC sees the reply: remote -> local */
+		in[0] = rte_be_to_cpu_32(TH_REMOTE_IP);
+		in[1] = rte_be_to_cpu_32(TH_LOCAL_IP);
+		in[2] = (8080u << 16) | s->sport;
+		assert_int_equal((rte_softrss(in, 3, key) % 128) % 4, 2);
+		/* and our own direction hashes the same (symmetric key) */
+		out[0] = in[1];
+		out[1] = in[0];
+		out[2] = ((uint32_t)s->sport << 16) | 8080u;
+		assert_int_equal(rte_softrss(out, 3, key),
+				 rte_softrss(in, 3, key));
+		/* ports that were skipped really hash elsewhere */
+		in[2] = (8080u << 16) | (uint16_t)(s->sport + 1);
+		if ((rte_softrss(in, 3, key) % 128) % 4 != 2)
+			other++;
+		tcp_abort(c);
+	}
+	assert_true(other > 0);
+	th_stop(&H);
+}
+
+/* With the offload flag the segment carries the pseudo-header sum and
+ * RTE_MBUF_F_TX_TCP_CKSUM, as the port expects (tcp.h output contract). */
+static void
+test_tx_checksum_offload_contract(void **st)
+{
+	struct rte_mbuf *m;
+	struct rte_tcp_hdr *t;
+	struct rte_ipv4_hdr ip = { 0 };
+
+	th_config(&H);
+	H.cfg.tx_cksum_offload = true;
+	th_start(&H);
+	tcp_listen(H.s, TH_PORT, 0, &th_ops, &H.app);
+	th_inject(&H, F_SYN, PEER, 0, 65535, &MSS1460, NULL, 0);
+	assert_int_equal(th_pending(&H), 1);
+	m = H.cap[H.cap_head++ % TH_CAP];
+	t = rte_pktmbuf_mtod(m, struct rte_tcp_hdr *);
+	assert_true(m->ol_flags & RTE_MBUF_F_TX_TCP_CKSUM);
+	ip.version_ihl = 0x45;
+	ip.next_proto_id = IPPROTO_TCP;
+	ip.src_addr = TH_LOCAL_IP;
+	ip.dst_addr = TH_REMOTE_IP;
+	ip.total_length = rte_cpu_to_be_16(20 + m->pkt_len);
+	assert_int_equal(t->cksum, rte_ipv4_phdr_cksum(&ip, 0));
+	assert_int_equal(m->l4_len, (t->data_off >> 4) * 4);
+	rte_pktmbuf_free(m);
+	th_stop(&H);
+}
+
 int
 main(void)
 {
@@ -767,6 +847,8 @@ main(void)
 		cmocka_unit_test(test_zero_copy_release_when_all_acked),
 		cmocka_unit_test(test_send_memory_limit),
 		cmocka_unit_test(test_receive_memory_limit_manual),
+		cmocka_unit_test(test_connect_port_lands_on_rss_queue),
+		cmocka_unit_test(test_tx_checksum_offload_contract),
 	};
 
 	int rc;
