@@ -67,6 +67,8 @@
 #define TF_DEAD		0x4000	/* freed once the callback returns */
 #define TF_OOO_FIN	0x8000
 #define TF_BACKOFF	0x10000	/* RTO backed off, no RTT sample since */
+#define TF_TERM		0x20000	/* closed() running or done: API calls no-ops */
+#define TF_GONE		(TF_DEAD | TF_TERM)
 
 struct tcp_key {
 	uint32_t rip;	/* remote address, network order */

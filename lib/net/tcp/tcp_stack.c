@@ -250,6 +250,7 @@ void
 tcp_conn_terminate(struct tcp_conn *c, int reason)
 {
 	if (c->ops != NULL && c->ops->closed != NULL && tcp_cb_enter(c)) {
+		c->flags |= TF_TERM;	/* the app may not act on it now */
 		c->ops->closed(c->arg, c, reason);
 		c->flags &= ~TF_IN_CB;
 	}
@@ -266,6 +267,7 @@ tcp_enter_time_wait(struct tcp_conn *c)
 	unsigned int i;
 
 	if (c->ops != NULL && c->ops->closed != NULL && tcp_cb_enter(c)) {
+		c->flags |= TF_TERM;
 		c->ops->closed(c->arg, c, TCP_CLOSE_NORMAL);
 		c->flags &= ~TF_IN_CB;
 	}

@@ -355,6 +355,12 @@ th_closed(void *arg, struct tcp_conn *c, int reason)
 	a->closed++;
 	a->close_reason = reason;
 	a->conn = NULL;
+	if (a->act_in_closed) {
+		a->send_in_closed_rc = tcp_send(c, "x", 1);
+		tcp_flush(c);
+		tcp_close(c);
+		tcp_abort(c);
+	}
 }
 
 const struct tcp_ops th_ops = {

@@ -67,6 +67,8 @@ struct th_app {
 	int refuse;		/* accepted() returns -1 */
 	int reply_len;		/* answer each data callback (piggyback) */
 	int nr_data_cb;
+	int act_in_closed;	/* misbehave: send/close inside closed() */
+	int send_in_closed_rc;
 };
 
 struct th {

@@ -743,6 +743,25 @@ test_receive_memory_limit_manual(void **st)
 	th_stop(&H);
 }
 
+/* Calls on a connection from inside its closed() callback are no-ops. */
+static void
+test_api_calls_inside_closed_are_ignored(void **st)
+{
+	struct tcp_stats sts;
+
+	th_config(&H);
+	setup();
+	H.app.act_in_closed = 1;
+	th_inject(&H, F_RST, PEER + 1, 0, 0, NULL, NULL, 0);
+	assert_int_equal(H.app.closed, 1);
+	assert_int_equal(H.app.send_in_closed_rc, -EPIPE);
+	assert_int_equal(th_pending(&H), 0);
+	tcp_stack_stats(H.s, &sts);
+	assert_int_equal(sts.resets_out, 0);
+	assert_int_equal(sts.conns[TCP_ESTABLISHED], 0);
+	th_stop(&H);
+}
+
 /* Active open picks source ports whose symmetric Toeplitz hash of the
  * reply direction lands on our queue (default RETA: i % queues). */
 static void
@@ -849,6 +868,7 @@ main(void)
 		cmocka_unit_test(test_receive_memory_limit_manual),
 		cmocka_unit_test(test_connect_port_lands_on_rss_queue),
 		cmocka_unit_test(test_tx_checksum_offload_contract),
+		cmocka_unit_test(test_api_calls_inside_closed_are_ignored),
 	};
 
 	int rc;
