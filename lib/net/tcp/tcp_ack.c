@@ -80,7 +80,10 @@ tcp_rexmit_first(struct tcp_conn *c)
 	uint8_t fl;
 	uint32_t len = tcp_rexmit_len(c, &fl);
 
-	tcp_send_segment(c, c->snd_una, len, fl);
+	int n = tcp_send_segment(c, c->snd_una, len, fl);
+
+	if (n >= 0 && (uint32_t)n < len)
+		len = n, fl &= ~TCP_F_FIN;
 	c->stack->stats.retransmits++;
 	c->flags &= ~TF_RTT_TIMING;
 	c->high_rxt = c->snd_una + len + (fl & TCP_F_FIN ? 1 : 0);

@@ -55,6 +55,12 @@ tcp_cfg_defaults(struct tcp_stack_config *c)
 		c->challenge_ack_limit = 1000;
 	if (c->rss_reta_size == 0)
 		c->rss_reta_size = 128;
+	if (c->tx_max_segs == 0)
+		c->tx_max_segs = 32;
+	if (!c->tx_cksum_offload)
+		c->tso_max = 0;
+	if (c->tso_max > 65000)		/* IPv4 total length is 16 bits */
+		c->tso_max = 65000;
 }
 
 struct tcp_stack *

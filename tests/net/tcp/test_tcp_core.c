@@ -743,6 +743,91 @@ test_receive_memory_limit_manual(void **st)
 	th_stop(&H);
 }
 
+/* TSO: one large segment per window-allowed run, marked for the port. */
+static void
+test_tso_large_segments(void **st)
+{
+	struct rte_ipv4_hdr ip = { 0 };
+	struct rte_tcp_hdr *t;
+	struct rte_mbuf *m;
+	uint8_t got[10000];
+	uint32_t iss, hl;
+
+	th_config(&H);
+	H.cfg.tx_cksum_offload = true;
+	H.cfg.tso_max = 65000;
+	th_start(&H);
+	tcp_listen(H.s, TH_PORT, 0, &th_ops, &H.app);
+	th_inject(&H, F_SYN, PEER, 0, 65535, &MSS1460, NULL, 0);
+	m = H.cap[H.cap_head++ % TH_CAP];
+	iss = rte_be_to_cpu_32(rte_pktmbuf_mtod(m, struct rte_tcp_hdr *)
+			       ->sent_seq);
+	rte_pktmbuf_free(m);
+	th_inject(&H, F_ACK, PEER + 1, iss + 1, 65535, NULL, NULL, 0);
+	fill(buf, 30000, 8);
+	tcp_send(H.app.conn, buf, 10000);
+	tcp_flush(H.app.conn);
+	assert_int_equal(th_pending(&H), 1);
+	m = H.cap[H.cap_head++ % TH_CAP];
+	t = rte_pktmbuf_mtod(m, struct rte_tcp_hdr *);
+	hl = (t->data_off >> 4) * 4;
+	assert_int_equal(m->pkt_len - hl, 10000);
+	assert_true(m->ol_flags & RTE_MBUF_F_TX_TCP_SEG);
+	assert_true(m->ol_flags & RTE_MBUF_F_TX_TCP_CKSUM);
+	assert_int_equal(m->tso_segsz, 1460);
+	assert_true(m->nb_segs <= 32);
+	ip.version_ihl = 0x45;
+	ip.next_proto_id = IPPROTO_TCP;
+	ip.src_addr = TH_LOCAL_IP;
+	ip.dst_addr = TH_REMOTE_IP;
+	assert_int_equal(t->cksum,
+			 rte_ipv4_phdr_cksum(&ip, RTE_MBUF_F_TX_TCP_SEG));
+	assert_memory_equal(rte_pktmbuf_read(m, hl, 10000, got), buf, 10000);
+	rte_pktmbuf_free(m);
+	/* the congestion window still rules: IW10 leaves 4600 bytes */
+	tcp_send(H.app.conn, buf + 10000, 20000);
+	tcp_flush(H.app.conn);
+	assert_int_equal(th_pending(&H), 1);
+	m = H.cap[H.cap_head++ % TH_CAP];
+	assert_int_equal(m->pkt_len - hl, 4600);
+	rte_pktmbuf_free(m);
+	th_stop(&H);
+}
+
+/* The port's mbufs-per-packet limit shortens a segment, never breaks it. */
+static void
+test_tx_max_segs_limits_chain(void **st)
+{
+	static uint8_t zc[1000];
+	struct iovec iov[10];
+	int released = 0;
+	uint32_t iss;
+
+	th_config(&H);
+	H.cfg.tx_max_segs = 3;
+	iss = setup();
+	fill(zc, sizeof(zc), 3);
+	for (int i = 0; i < 10; i++) {
+		iov[i].iov_base = zc + 100 * i;
+		iov[i].iov_len = 100;
+	}
+	assert_int_equal(tcp_send_iov(H.app.conn, iov, 10, on_release,
+				      &released), 0);
+	tcp_flush(H.app.conn);
+	for (int i = 0; i < 5; i++) {
+		struct th_seg *s = th_next(&H);
+
+		assert_int_equal(s->seq, iss + 1 + 200 * i);
+		assert_int_equal(s->len, 200);	/* header + 2 references */
+		assert_memory_equal(s->data, zc + 200 * i, 200);
+		assert_int_equal(s->flags, i < 4 ? F_ACK : F_ACK | F_PSH);
+	}
+	assert_int_equal(th_pending(&H), 0);
+	th_inject(&H, F_ACK, PEER + 1, iss + 1001, 65535, NULL, NULL, 0);
+	assert_int_equal(released, 1);
+	th_stop(&H);
+}
+
 /* Calls on a connection from inside its closed() callback are no-ops. */
 static void
 test_api_calls_inside_closed_are_ignored(void **st)
@@ -869,6 +954,8 @@ main(void)
 		cmocka_unit_test(test_connect_port_lands_on_rss_queue),
 		cmocka_unit_test(test_tx_checksum_offload_contract),
 		cmocka_unit_test(test_api_calls_inside_closed_are_ignored),
+		cmocka_unit_test(test_tso_large_segments),
+		cmocka_unit_test(test_tx_max_segs_limits_chain),
 	};
 
 	int rc;
