@@ -505,6 +505,9 @@ tcp_input_sync(struct tcp_conn *c, struct tcp_seg *g)
 		switch (c->state) {
 		case TCP_FIN_WAIT_1:
 			tcp_conn_set_state(c, TCP_FIN_WAIT_2);
+			if ((c->flags & TF_APP_CLOSED) &&
+			    c->idle_at > s->now + s->cfg.time_wait_us)
+				c->idle_at = s->now + s->cfg.time_wait_us;
 			break;
 		case TCP_CLOSING:
 			rte_pktmbuf_free(g->m);

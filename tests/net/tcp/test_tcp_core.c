@@ -521,6 +521,30 @@ test_idle_timeout(void **st)
 }
 
 static void
+test_fin_wait_2_orphan_times_out(void **st)
+{
+	struct tcp_stats sts;
+	uint32_t iss;
+
+	th_config(&H);
+	H.cfg.time_wait_us = 5000000;
+	iss = setup();
+	tcp_close(H.app.conn);
+	EXPECT_SEG(&H, F_ACK | F_FIN, iss + 1, PEER + 1);
+	th_inject(&H, F_ACK, PEER + 1, iss + 2, 65535, NULL, NULL, 0);
+	tcp_stack_stats(H.s, &sts);
+	assert_int_equal(sts.conns[TCP_FIN_WAIT_2], 1);
+	th_advance(&H, 4000000);
+	tcp_stack_stats(H.s, &sts);
+	assert_int_equal(sts.conns[TCP_FIN_WAIT_2], 1);
+	th_advance(&H, 2000000);	/* 2*MSL, not the 300 s idle time */
+	tcp_stack_stats(H.s, &sts);
+	assert_int_equal(sts.conns[TCP_FIN_WAIT_2], 0);
+	th_drain(&H);
+	th_stop(&H);
+}
+
+static void
 test_connection_limit(void **st)
 {
 	struct tcp_stats sts;
@@ -944,6 +968,7 @@ main(void)
 		cmocka_unit_test(test_syn_cookies_when_backlog_full),
 		cmocka_unit_test(test_syn_ack_retransmit_and_give_up),
 		cmocka_unit_test(test_idle_timeout),
+		cmocka_unit_test(test_fin_wait_2_orphan_times_out),
 		cmocka_unit_test(test_connection_limit),
 		cmocka_unit_test(test_refused_by_app),
 		cmocka_unit_test(test_active_open),
