@@ -731,7 +731,11 @@ tcp_output(struct tcp_conn *c)
 		goto ack;
 	}
 	for (;;) {
-		uint32_t wnd = RTE_MIN(c->snd_wnd, c->cwnd);
+		/* RFC 3042 limited transmit: the first two duplicate ACKs
+		 * each let one new segment out beyond cwnd. */
+		uint32_t lt = (c->flags & TF_RECOVERY) ? 0 :
+			      RTE_MIN(c->dupacks, (uint8_t)2) * c->mss;
+		uint32_t wnd = RTE_MIN(c->snd_wnd, c->cwnd + lt);
 		uint32_t flight = c->snd_nxt - c->snd_una;
 		uint32_t usable = wnd > flight ? wnd - flight : 0;
 
