@@ -366,17 +366,44 @@ tcp_send_rst_for(struct tcp_stack *s, const struct tcp_key *k, uint32_t seq,
 	return tcp_xmit(s, m, k->rip);
 }
 
-/* SYN-ACK carrying a cookie: no state, so only the MSS option, which the
- * cookie encodes (RFC 4987 §3.6). */
+/* SYN-ACK carrying a cookie (RFC 4987 §3.6): no state is kept. The cookie
+ * encodes the MSS; when the peer offered timestamps, the low 6 bits of our
+ * TSval carry its window scale and SACK permission, echoed back in the
+ * ACK's TSecr, so the connection keeps those options. */
 int
 tcp_send_synack_cookie(struct tcp_stack *s, const struct tcp_key *k,
-		       uint32_t iss, uint32_t ack, uint16_t mss)
+		       uint32_t iss, uint32_t ack, const struct tcp_opts *o)
 {
-	uint8_t opts[4] = { TCP_OPT_MSS, 4, mss >> 8, mss & 0xff };
-	uint32_t wnd = RTE_MIN(s->cfg.rcv_buf, 65535u);
-	struct rte_mbuf *m = tcp_hdr_mbuf(s, k, iss, ack,
-					  TCP_F_SYN | TCP_F_ACK, wnd, opts, 4);
+	const struct tcp_stack_config *cfg = &s->cfg;
+	uint32_t wnd = RTE_MIN(cfg->rcv_buf, 65535u), v;
+	uint8_t opts[40];
+	uint16_t n = 0;
+	struct rte_mbuf *m;
 
+	opts[n++] = TCP_OPT_MSS;
+	opts[n++] = 4;
+	opts[n++] = s->mss >> 8;
+	opts[n++] = s->mss & 0xff;
+	if (o->has_ts && !cfg->no_timestamps) {
+		bool sack = o->sack_ok && !cfg->no_sack;
+		uint32_t ws = (o->has_ws && !cfg->no_wscale) ? o->ws : 0xf;
+
+		v = tcp_cookie_tsval(s, ws | (sack ? 0x10 : 0));
+		opts[n++] = sack ? TCP_OPT_SACK_PERM : TCP_OPT_NOP;
+		opts[n++] = sack ? 2 : TCP_OPT_NOP;
+		opts[n++] = TCP_OPT_TS;
+		opts[n++] = 10;
+		tcp_put32(opts + n, v);
+		tcp_put32(opts + n + 4, o->tsval);
+		n += 8;
+		if (ws != 0xf) {
+			opts[n++] = TCP_OPT_NOP;
+			opts[n++] = TCP_OPT_WS;
+			opts[n++] = 3;
+			opts[n++] = tcp_wscale_for(cfg->rcv_buf);
+		}
+	}
+	m = tcp_hdr_mbuf(s, k, iss, ack, TCP_F_SYN | TCP_F_ACK, wnd, opts, n);
 	if (m == NULL)
 		return -ENOMEM;
 	s->stats.syncookies_sent++;

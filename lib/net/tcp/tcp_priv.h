@@ -244,7 +244,7 @@ int tcp_send_segment(struct tcp_conn *c, uint32_t seq, uint32_t len,
 int tcp_send_rst_for(struct tcp_stack *s, const struct tcp_key *k,
 		     uint32_t seq, uint32_t ack, uint8_t flags);
 int tcp_send_synack_cookie(struct tcp_stack *s, const struct tcp_key *k,
-			   uint32_t iss, uint32_t ack, uint16_t mss);
+			   uint32_t iss, uint32_t ack, const struct tcp_opts *o);
 void tcp_sq_drop_acked(struct tcp_conn *c, uint32_t acked);
 void tcp_sq_free(struct tcp_conn *c);
 uint32_t tcp_rcv_window(const struct tcp_conn *c);
@@ -327,6 +327,24 @@ tcp_challenge_ack(struct tcp_conn *c)
 {
 	if (tcp_challenge_ack_allowed(c->stack))
 		tcp_send_ctl(c, TCP_F_ACK);
+}
+
+static inline uint8_t
+tcp_wscale_for(uint32_t buf)
+{
+	uint8_t sh = 0;
+
+	while ((buf >> sh) > 65535 && sh < TCP_MAX_WSCALE)
+		sh++;
+	return sh;
+}
+
+/* TSval of a cookie SYN-ACK: a stack-wide ms clock with 6 low bits of
+ * option state. Connections made from it continue above it. */
+static inline uint32_t
+tcp_cookie_tsval(const struct tcp_stack *s, uint32_t bits)
+{
+	return (((uint32_t)(s->now / 1000) + s->secret[3]) & ~0x3fu) | bits;
 }
 
 /* Handshake done; a FIN the app queued meanwhile moves us on. */

@@ -473,6 +473,48 @@ test_syn_cookies_when_backlog_full(void **st)
 	th_stop(&H);
 }
 
+/* With timestamps the cookie keeps window scale and SACK permission. */
+static void
+test_syn_cookie_keeps_options(void **st)
+{
+	struct th_opts o = { .mss = 1460, .has_ws = 1, .ws = 5, .sack_ok = 1,
+			     .has_ts = 1, .tsval = 7777 };
+	struct tcp_conn_info ci;
+	struct th_seg *s;
+	uint32_t cookie, tsv;
+
+	th_config(&H);
+	th_start(&H);
+	tcp_listen(H.s, TH_PORT, 1, &th_ops, &H.app);
+	th_inject(&H, F_SYN, PEER, 0, 65535, &o, NULL, 0);	/* fills it */
+	th_drain(&H);
+	H.rport++;
+	th_inject(&H, F_SYN, 5000, 0, 65535, &o, NULL, 0);
+	s = th_next(&H);
+	assert_int_equal(s->flags, F_SYN | F_ACK);
+	assert_true(s->sack_ok);
+	assert_true(s->has_ts);
+	assert_int_equal(s->tsecr, 7777);
+	assert_int_equal(s->ws, 3);
+	cookie = s->seq;
+	tsv = s->tsval;
+	o = (struct th_opts){ .has_ts = 1, .tsval = 7778, .tsecr = tsv };
+	th_inject(&H, F_ACK, 5001, cookie + 1, 100, &o, NULL, 0);
+	assert_int_equal(H.app.accepted, 1);
+	tcp_conn_info(H.app.conn, &ci);
+	assert_true(ci.sack);
+	assert_true(ci.timestamps);
+	assert_int_equal(ci.snd_wscale, 5);
+	assert_int_equal(ci.snd_wnd, 100u << 5);
+	/* our later TSvals continue above the cookie's (peer PAWS) */
+	tcp_send(H.app.conn, "x", 1);
+	tcp_flush(H.app.conn);
+	s = th_next(&H);
+	assert_true((int32_t)(s->tsval - tsv) > 0);
+	assert_int_equal(s->tsecr, 7778);
+	th_stop(&H);
+}
+
 static void
 test_syn_ack_retransmit_and_give_up(void **st)
 {
@@ -966,6 +1008,7 @@ main(void)
 		cmocka_unit_test(test_rst_for_no_listener_and_no_conn),
 		cmocka_unit_test(test_bad_checksum_dropped),
 		cmocka_unit_test(test_syn_cookies_when_backlog_full),
+		cmocka_unit_test(test_syn_cookie_keeps_options),
 		cmocka_unit_test(test_syn_ack_retransmit_and_give_up),
 		cmocka_unit_test(test_idle_timeout),
 		cmocka_unit_test(test_fin_wait_2_orphan_times_out),
