@@ -396,7 +396,10 @@ tcp_data_in(struct tcp_conn *c, struct tcp_seg *g)
 		/* ACK every second segment, else delay (RFC 5681 §4.2); a
 		 * hole filled is ACKed at once. Decided before delivery so a
 		 * response sent from the callback carries the ACK. */
-		if (++c->segs_unacked >= 2 || had_ooo)
+		/* A large (LRO/GRO) segment counts as the full-sized
+		 * segments it holds. */
+		c->segs_unacked += RTE_MAX(1u, len / c->mss);
+		if (c->segs_unacked >= 2 || had_ooo)
 			c->flags |= TF_ACKNOW;
 		else
 			c->flags |= TF_DELACK;
