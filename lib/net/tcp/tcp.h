@@ -23,9 +23,15 @@
  * same lcore. All calls on one stack must come from its lcore.
  *
  * Implemented: see each function. RFCs: 9293 (TCP), 6298 (RTO), 5681/6582
- * (NewReno), 6675 (SACK recovery), 2018 (SACK), 7323 (window scale,
- * timestamps, PAWS), 5961 (RST/SYN/ACK validation), 9438 (CUBIC),
- * 6528 (ISN), 4987 (SYN cookies).
+ * (NewReno), 3042 (limited transmit), 6675 (SACK recovery), 2018 (SACK),
+ * 7323 (window scale, timestamps, PAWS), 5961 (RST/SYN/ACK validation),
+ * 9438 (CUBIC), 6528 (ISN), 4987 (SYN cookies; options kept through the
+ * timestamp). Not implemented: D-SACK (RFC 2883), RFC 6675 rescue
+ * retransmission, keep-alives, urgent data, IPv6.
+ *
+ * Typical server use: tcp_listen(); in accepted() keep the handle; in
+ * data() parse, then tcp_send() small headers + tcp_send_iov() the payload
+ * by reference, tcp_flush(); in eof() tcp_close().
  */
 
 #include <stdbool.h>
@@ -242,8 +248,10 @@ int tcp_connect(struct tcp_stack *s, uint32_t dst_ip_be, uint16_t port,
 		const struct tcp_ops *ops, void *arg, struct tcp_conn **out);
 
 /** Queue a copy of data (small headers). Returns bytes queued (possibly
- * fewer than len at the send memory limit), or -errno (-EPIPE after
- * shutdown). Nothing is sent until tcp_flush() or an incoming ACK. */
+ * fewer than len, 0 at the send memory limit), or -errno (-EPIPE after
+ * shutdown). Nothing is sent until tcp_flush(), or until the stack next
+ * processes a segment of this connection (data queued from inside the
+ * data callback leaves with the ACK when the callback returns). */
 int tcp_send(struct tcp_conn *c, const void *data, uint32_t len);
 
 /**
