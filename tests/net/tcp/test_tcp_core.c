@@ -894,6 +894,56 @@ test_tx_max_segs_limits_chain(void **st)
 	th_stop(&H);
 }
 
+/* RFC 5961 §7: challenge ACKs are rate limited per second. */
+static void
+test_challenge_ack_rate_limit(void **st)
+{
+	struct tcp_stats sts;
+
+	th_config(&H);
+	H.cfg.challenge_ack_limit = 3;
+	setup();
+	th_advance(&H, 1000000);
+	for (int i = 0; i < 10; i++)
+		th_inject(&H, F_RST, PEER + 100 + i, 0, 0, NULL, NULL, 0);
+	assert_int_equal(th_pending(&H), 3);
+	th_drain(&H);
+	th_advance(&H, 1000000);	/* next second: allowed again */
+	th_inject(&H, F_RST, PEER + 100, 0, 0, NULL, NULL, 0);
+	assert_int_equal(th_pending(&H), 1);
+	tcp_stack_stats(H.s, &sts);
+	assert_int_equal(sts.challenge_acks, 4);
+	assert_int_equal(sts.drops[TCP_DROP_RST_INVALID], 11);
+	assert_int_equal(H.app.closed, 0);
+	th_stop(&H);
+}
+
+/* Unlisten: new SYNs are refused, established connections stay; stack
+ * destruction tells the app about what is left. */
+static void
+test_unlisten_and_destroy(void **st)
+{
+	uint32_t iss;
+
+	th_config(&H);
+	iss = setup();
+	assert_int_equal(tcp_unlisten(H.s, TH_PORT), 0);
+	assert_int_equal(tcp_unlisten(H.s, TH_PORT), -ENOENT);
+	H.rport++;
+	th_inject(&H, F_SYN, PEER, 0, 65535, NULL, NULL, 0);
+	assert_true(th_next(&H)->flags & F_RST);
+	H.rport--;
+	th_inject(&H, F_ACK | F_PSH, PEER + 1, iss + 1, 65535, NULL, "hi", 2);
+	assert_int_equal(H.app.rx_len, 2);
+	th_drain(&H);
+	tcp_stack_destroy(H.s);
+	H.s = NULL;
+	assert_int_equal(H.app.closed, 1);
+	assert_int_equal(H.app.close_reason, TCP_CLOSE_STACK);
+	H.s = tcp_stack_create(&H.cfg);	/* for th_stop */
+	th_stop(&H);
+}
+
 /* Calls on a connection from inside its closed() callback are no-ops. */
 static void
 test_api_calls_inside_closed_are_ignored(void **st)
@@ -1022,6 +1072,8 @@ main(void)
 		cmocka_unit_test(test_connect_port_lands_on_rss_queue),
 		cmocka_unit_test(test_tx_checksum_offload_contract),
 		cmocka_unit_test(test_api_calls_inside_closed_are_ignored),
+		cmocka_unit_test(test_challenge_ack_rate_limit),
+		cmocka_unit_test(test_unlisten_and_destroy),
 		cmocka_unit_test(test_tso_large_segments),
 		cmocka_unit_test(test_tx_max_segs_limits_chain),
 	};
