@@ -667,6 +667,42 @@ test_active_open(void **st)
 	th_stop(&H);
 }
 
+/* A peer that answers without options: we fall back to none of them. */
+static void
+test_active_open_peer_without_options(void **st)
+{
+	struct tcp_conn_info ci;
+	struct tcp_conn *c;
+	struct th_seg *s;
+	uint32_t iss;
+
+	th_config(&H);
+	th_start(&H);
+	assert_int_equal(tcp_connect(H.s, TH_REMOTE_IP, TH_RPORT, &th_ops,
+				     &H.app, &c), 0);
+	s = th_next(&H);
+	iss = s->seq;
+	H.lport = s->sport;
+	th_inject(&H, F_SYN | F_ACK, PEER, iss + 1, 5000, NULL, NULL, 0);
+	assert_int_equal(H.app.connected, 1);
+	s = th_next(&H);
+	assert_int_equal(s->flags, F_ACK);
+	assert_false(s->has_ts);
+	assert_int_equal(s->nr_sack, 0);
+	/* no window scaling: the field is the window, capped at 64 KiB */
+	assert_int_equal(s->win, 65535);
+	tcp_conn_info(c, &ci);
+	assert_false(ci.sack);
+	assert_false(ci.timestamps);
+	assert_int_equal(ci.snd_wscale, 0);
+	assert_int_equal(ci.rcv_wscale, 0);
+	assert_int_equal(ci.snd_wnd, 5000);
+	assert_int_equal(tcp_conn_mss(c), 536);
+	tcp_abort(c);
+	th_drain(&H);
+	th_stop(&H);
+}
+
 static void
 test_active_open_refused_and_syn_retries(void **st)
 {
@@ -1065,6 +1101,7 @@ main(void)
 		cmocka_unit_test(test_connection_limit),
 		cmocka_unit_test(test_refused_by_app),
 		cmocka_unit_test(test_active_open),
+		cmocka_unit_test(test_active_open_peer_without_options),
 		cmocka_unit_test(test_active_open_refused_and_syn_retries),
 		cmocka_unit_test(test_zero_copy_release_when_all_acked),
 		cmocka_unit_test(test_send_memory_limit),
