@@ -26,8 +26,8 @@
  * (NewReno), 3042 (limited transmit), 6675 (SACK recovery), 2018 (SACK),
  * 7323 (window scale, timestamps, PAWS), 5961 (RST/SYN/ACK validation),
  * 9438 (CUBIC), 6528 (ISN), 4987 (SYN cookies; options kept through the
- * timestamp). Not implemented: D-SACK (RFC 2883), RFC 6675 rescue
- * retransmission, keep-alives, urgent data, IPv6.
+ * timestamp), 2883 (D-SACK, reported only). Not implemented: RFC 6675
+ * rescue retransmission, keep-alives, urgent data, IPv6.
  *
  * Typical server use: tcp_listen(); in accepted() keep the handle; in
  * data() parse, then tcp_send() small headers + tcp_send_iov() the payload

@@ -101,10 +101,13 @@ tcp_syn_opts(const struct tcp_conn *c, uint8_t *p, uint16_t mss, bool synack,
 	return n;
 }
 
+/* SACK blocks: a D-SACK block first when a duplicate just arrived (RFC
+ * 2883 §4), then the newest blocks first (RFC 2018 §4). */
 int
 tcp_sack_opt(const struct tcp_conn *c, uint8_t *p, int max_blocks)
 {
-	int i, n = 0, nb = RTE_MIN((int)c->nr_rsack, max_blocks);
+	int d = !!(c->flags & TF_DSACK);
+	int i, n = 0, nb = RTE_MIN((int)c->nr_rsack + d, max_blocks);
 
 	if (nb == 0)
 		return 0;
@@ -113,8 +116,11 @@ tcp_sack_opt(const struct tcp_conn *c, uint8_t *p, int max_blocks)
 	p[n++] = TCP_OPT_SACK;
 	p[n++] = 2 + 8 * nb;
 	for (i = 0; i < nb; i++) {
-		tcp_put32(p + n, c->rsack[i].start);
-		tcp_put32(p + n + 4, c->rsack[i].end);
+		const struct tcp_sack_block *b = (d && i == 0) ? &c->dsack :
+						 &c->rsack[i - d];
+
+		tcp_put32(p + n, b->start);
+		tcp_put32(p + n + 4, b->end);
 		n += 8;
 	}
 	return n;
@@ -128,7 +134,8 @@ tcp_opts_now(const struct tcp_conn *c, uint8_t *p)
 
 	if (c->flags & TF_TS)
 		n += tcp_ts_opt(c, p, true);
-	if ((c->flags & TF_SACK) && c->nr_rsack > 0 &&
+	if ((c->flags & TF_SACK) && (c->nr_rsack > 0 ||
+				     (c->flags & TF_DSACK)) &&
 	    c->state >= TCP_ESTABLISHED)
 		n += tcp_sack_opt(c, p + n, (c->flags & TF_TS) ? 3 : 4);
 	return n;
@@ -272,7 +279,7 @@ tcp_add_payload(struct tcp_conn *c, struct rte_mbuf *h, uint32_t seq,
 static void
 tcp_acked_now(struct tcp_conn *c, uint32_t wnd)
 {
-	c->flags &= ~(TF_ACKNOW | TF_DELACK);
+	c->flags &= ~(TF_ACKNOW | TF_DELACK | TF_DSACK);
 	c->delack_at = 0;
 	c->segs_unacked = 0;
 	c->last_ack_sent = c->rcv_nxt;

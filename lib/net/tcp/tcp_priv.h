@@ -69,6 +69,7 @@
 #define TF_BACKOFF	0x10000	/* RTO backed off, no RTT sample since */
 #define TF_TERM		0x20000	/* closed() running or done: API calls no-ops */
 #define TF_GONE		(TF_DEAD | TF_TERM)
+#define TF_DSACK	0x40000	/* report dsack in the next ACK (RFC 2883) */
 
 struct tcp_key {
 	uint32_t rip;	/* remote address, network order */
@@ -155,6 +156,7 @@ struct tcp_conn {
 	/* SACK blocks we report; [0] is the most recent (RFC 2018 §4). */
 	struct tcp_sack_block rsack[TCP_MAX_SACK];
 	uint8_t nr_rsack;
+	struct tcp_sack_block dsack;	/* duplicate just received */
 	/* Scoreboard of blocks the peer SACKed, sorted, merged. */
 	uint8_t nr_sacked;
 	struct tcp_sack_block sacked[TCP_MAX_SACK * 2];

@@ -165,6 +165,21 @@ test_sack_blocks_reported(void **st)
 	assert_int_equal(s->nr_sack, 0);
 	assert_int_equal(H.app.rx_len, 4 * MSS);
 	assert_memory_equal(H.app.rx, buf, 4 * MSS);
+	/* a duplicate is reported once as a D-SACK block (RFC 2883) */
+	th_inject(&H, F_ACK, PEER + 1 + MSS, iss + 1, 65535, NULL, buf + MSS,
+		  MSS);
+	s = th_next(&H);
+	assert_int_equal(s->ack, PEER + 1 + 4 * MSS);
+	assert_int_equal(s->nr_sack, 1);
+	assert_int_equal(s->sack[0][0], PEER + 1 + MSS);
+	assert_int_equal(s->sack[0][1], PEER + 1 + 2 * MSS);
+	assert_int_equal(H.app.rx_len, 4 * MSS);	/* not delivered again */
+	th_inject(&H, F_ACK, PEER + 1 + 4 * MSS, iss + 1, 65535, NULL,
+		  buf + 4 * MSS, MSS);
+	th_inject(&H, F_ACK, PEER + 1 + 5 * MSS, iss + 1, 65535, NULL,
+		  buf + 5 * MSS, MSS);
+	s = th_next(&H);
+	assert_int_equal(s->nr_sack, 0);
 	th_stop(&H);
 }
 
