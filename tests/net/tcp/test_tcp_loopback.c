@@ -435,7 +435,9 @@ test_lossy_newreno_no_options(void **st)
 static void
 test_heavy_loss(void **st)
 {
-	for (uint32_t seed = 1; seed <= 12; seed++) {
+	uint32_t last = getenv("TCP_HEAVY") ? atoi(getenv("TCP_HEAVY")) : 12;
+
+	for (uint32_t seed = 1; seed <= last; seed++) {
 		struct run r = { .a_bytes = 200000 + seed, .b_bytes = 100000,
 				 .loss = 100, .dup = 30, .corrupt = 10,
 				 .jitter_us = 2000, .seed = seed,
@@ -464,9 +466,11 @@ test_tso_clean_and_lossy(void **st)
 static void
 test_small_many_seeds(void **st)
 {
+	/* TCP_SEED / TCP_SEEDS: replay one seed, or stress with more */
 	uint32_t first = getenv("TCP_SEED") ? atoi(getenv("TCP_SEED")) : 1;
+	uint32_t last = getenv("TCP_SEEDS") ? atoi(getenv("TCP_SEEDS")) : 200;
 
-	for (uint32_t seed = first; seed <= 200; seed++) {
+	for (uint32_t seed = first; seed <= last; seed++) {
 		struct run r = { .a_bytes = seed * 97, .b_bytes = seed % 7,
 				 .loss = 100, .dup = 20, .jitter_us = 300,
 				 .seed = seed, .no_opts = seed & 1 };
