@@ -265,6 +265,12 @@ int tcp_send(struct tcp_conn *c, const void *data, uint32_t len);
 int tcp_send_iov(struct tcp_conn *c, const struct iovec *iov, int cnt,
 		 tcp_release_fn release, void *arg);
 
+/** Queue an mbuf chain by reference (e.g. received data echoed back):
+ * on success the stack owns m and frees it once acknowledged. All or
+ * nothing: 0, or -ENOBUFS / -EPIPE with m still the caller's. Its
+ * segments should be DPDK memory the port can DMA from. */
+int tcp_send_mbuf(struct tcp_conn *c, struct rte_mbuf *m);
+
 /** Emit pending segments now (call when a response is complete); also
  * sends a pending delayed ACK. */
 void tcp_flush(struct tcp_conn *c);

@@ -439,6 +439,8 @@ tcp_sq_drop_acked(struct tcp_conn *c, uint32_t n)
 			c->sq_tail = NULL;
 		if (c->sq_cur == m)
 			c->sq_cur = NULL;
+		if (c->sq_copy == m)
+			c->sq_copy = NULL;
 		m->next = NULL;
 		m->nb_segs = 1;
 		m->pkt_len = m->data_len;
@@ -460,6 +462,7 @@ tcp_sq_free(struct tcp_conn *c)
 	}
 	c->sq_tail = NULL;
 	c->sq_cur = NULL;
+	c->sq_copy = NULL;
 	c->sq_bytes = 0;
 }
 

@@ -141,6 +141,7 @@ struct tcp_conn {
 	uint32_t sq_bytes;
 	struct rte_mbuf *sq_cur;
 	uint32_t sq_cur_seq;	/* sequence of sq_cur's first data byte */
+	struct rte_mbuf *sq_copy;	/* our last copy buffer (tcp_send) */
 
 	/* Receive sequence space. */
 	uint32_t irs;
