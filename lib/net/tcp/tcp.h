@@ -125,7 +125,6 @@ enum tcp_close_reason {
 	TCP_CLOSE_REFUSED,        /**< RST in answer to our SYN */
 	TCP_CLOSE_TIMEOUT,        /**< retransmissions exhausted */
 	TCP_CLOSE_IDLE,           /**< idle timeout (we sent RST) */
-	TCP_CLOSE_LIMIT,          /**< a memory limit was exceeded (we sent RST) */
 	TCP_CLOSE_STACK,          /**< stack destroyed */
 };
 
