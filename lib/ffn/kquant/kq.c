@@ -297,6 +297,8 @@ mat_check(const struct ffn_kq_mat *w, uint32_t row0, uint32_t row1)
 	return 0;
 }
 
+#define KQ_XS_MAX 4096	/* floats: x sums on the stack, up to 131072 cols */
+
 /* x rows hold nb * 256 readable values, zero past cols. */
 static void
 matvec_f32_padded(const struct ffn_kq_mat *w, uint32_t row0, uint32_t row1,
@@ -307,12 +309,28 @@ matvec_f32_padded(const struct ffn_kq_mat *w, uint32_t row0, uint32_t row1,
 	size_t rb = nb * ffn_kq_block_bytes(w->fmt);
 	const uint8_t *base = (const uint8_t *)w->data + (size_t)row0 * rb;
 
+	/* One input row: per-32 sums of x let SIMD kernels apply the Q4_K
+	 * mins once per sub-block instead of once per value. */
+	float xs[KQ_XS_MAX];
+	const float *xsp = NULL;
+
+	if (w->fmt == FFN_KQ_Q4_K && R == 1 && nb * 8 <= KQ_XS_MAX &&
+	    k->isa != FFN_KQ_ISA_SCALAR) {
+		for (size_t j = 0; j < nb * 8; j++) {
+			float t = 0.0f;
+
+			for (int l = 0; l < 32; l++)
+				t += x[32 * j + l];
+			xs[j] = t;
+		}
+		xsp = xs;
+	}
 	for (size_t r = 0; r < R; r += FFN_KQ_RMAX) {
 		size_t n = R - r < FFN_KQ_RMAX ? R - r : FFN_KQ_RMAX;
 
 		if (w->fmt == FFN_KQ_Q4_K)
-			k->q4k_f32(base, rb, row1 - row0, nb, x + r * ldx, ldx,
-				   n, y + r * ldy, ldy);
+			k->q4k_f32(base, rb, row1 - row0, nb, x + r * ldx, xsp,
+				   ldx, n, y + r * ldy, ldy);
 		else
 			k->q6k_f32(base, rb, row1 - row0, nb, w->q6,
 				   x + r * ldx, ldx, n, y + r * ldy, ldy);

@@ -61,7 +61,8 @@ dot_rows(const float *wb, const float *x, size_t ldx, size_t R, size_t b,
 
 static void
 q4k_f32(const uint8_t *w, size_t row_bytes, size_t nrows, size_t nb,
-	const float *x, size_t ldx, size_t R, float *y, size_t ldy)
+	const float *x, const float *xs, size_t ldx, size_t R, float *y,
+	size_t ldy)
 {
 	const __m256i m4 = _mm256_set1_epi8(15);
 	float wb[256] __attribute__((aligned(32)));

@@ -45,13 +45,86 @@ store_rows(__m512 *acc, size_t R, float *y, size_t ldy, size_t i)
 		y[r * ldy + i] = _mm512_reduce_add_ps(acc[r]);
 }
 
+/*
+ * One input row: sum_j (d sc_j) sum_l q x - (dmin m_j) xs_j, so each value
+ * costs a conversion and an FMA; the mins meet the x sums once per block.
+ */
+static void
+q4k_f32_1(const uint8_t *w, size_t row_bytes, size_t nrows, size_t nb,
+	  const float *x, const float *xs, float *y)
+{
+	const __m256i m4 = _mm256_set1_epi8(15);
+
+	for (size_t i = 0; i < nrows; i++) {
+		const uint8_t *row = w + i * row_bytes;
+		__m512 acc = _mm512_setzero_ps();
+		__m256 accm = _mm256_setzero_ps();
+
+		for (size_t b = 0; b < nb; b++) {
+			const uint8_t *blk = row + b * FFN_KQ_Q4K_BYTES;
+			const float *xb = x + 256 * b;
+			float d = f16(blk + KQ4_D), dmin = f16(blk + KQ4_DMIN);
+			uint8_t sc[8], m[8];
+			__m256 scf, mf;
+
+			kq_q4k_scales(blk + KQ4_S, sc, m);
+			scf = _mm256_mul_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(
+				_mm256_cvtepu8_epi32(_mm_loadl_epi64(
+					(const __m128i *)sc))));
+			mf = _mm256_mul_ps(_mm256_set1_ps(dmin),
+				_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(
+				_mm_loadl_epi64((const __m128i *)m))));
+			accm = _mm256_fmadd_ps(mf, _mm256_loadu_ps(xs + 8 * b),
+					       accm);
+			for (int g = 0; g < 4; g++) {
+				__m256i q = _mm256_loadu_si256(
+					(const __m256i *)(blk + KQ4_QS + 32 * g));
+				__m256i lo = _mm256_and_si256(q, m4);
+				__m256i hi = _mm256_and_si256(
+					_mm256_srli_epi16(q, 4), m4);
+				const float *xg = xb + 64 * g;
+				__m512 s1, s2;
+
+#define CVT(v, half) _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32( \
+		_mm256_extracti128_si256((v), (half))))
+				s1 = _mm512_mul_ps(CVT(lo, 0),
+						   _mm512_loadu_ps(xg));
+				s1 = _mm512_fmadd_ps(CVT(lo, 1),
+						     _mm512_loadu_ps(xg + 16), s1);
+				s2 = _mm512_mul_ps(CVT(hi, 0),
+						   _mm512_loadu_ps(xg + 32));
+				s2 = _mm512_fmadd_ps(CVT(hi, 1),
+						     _mm512_loadu_ps(xg + 48), s2);
+#undef CVT
+				acc = _mm512_fmadd_ps(s1, _mm512_set1_ps(
+					scf[2 * g]), acc);
+				acc = _mm512_fmadd_ps(s2, _mm512_set1_ps(
+					scf[2 * g + 1]), acc);
+			}
+		}
+		{
+			__m128 t = _mm_add_ps(_mm256_castps256_ps128(accm),
+					      _mm256_extractf128_ps(accm, 1));
+
+			t = _mm_hadd_ps(t, t);
+			t = _mm_hadd_ps(t, t);
+			y[i] = _mm512_reduce_add_ps(acc) - _mm_cvtss_f32(t);
+		}
+	}
+}
+
 static void
 q4k_f32(const uint8_t *w, size_t row_bytes, size_t nrows, size_t nb,
-	const float *x, size_t ldx, size_t R, float *y, size_t ldy)
+	const float *x, const float *xs, size_t ldx, size_t R, float *y,
+	size_t ldy)
 {
 	const __m256i m4 = _mm256_set1_epi8(15);
 	float wb[256] __attribute__((aligned(64)));
 
+	if (xs != NULL) {
+		q4k_f32_1(w, row_bytes, nrows, nb, x, xs, y);
+		return;
+	}
 	for (size_t i = 0; i < nrows; i++) {
 		const uint8_t *row = w + i * row_bytes;
 		__m512 acc[FFN_KQ_RMAX];

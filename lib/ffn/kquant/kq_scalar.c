@@ -123,7 +123,8 @@ ffn_kq_dequant_row(enum ffn_kq_fmt fmt, enum ffn_kq_q6_layout q6,
 
 static void
 q4k_f32(const uint8_t *w, size_t row_bytes, size_t nrows, size_t nb,
-	const float *x, size_t ldx, size_t R, float *y, size_t ldy)
+	const float *x, const float *xs, size_t ldx, size_t R, float *y,
+	size_t ldy)
 {
 	float blk[256];
 

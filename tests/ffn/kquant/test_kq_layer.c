@@ -240,7 +240,21 @@ test_layer_many_rows(void **state)
 			assert_int_equal(ffn_kq_layer_forward(&q.l, path,
 				FFN_KQ_ACT_GELU_TANH, x + r * H, H, 1, y1, H,
 				s, sl), 0);
-			assert_memory_equal(y1, y + r * H, sizeof(y1));
+			if (path == FFN_KQ_PATH_Q8K) {
+				/* no path depends on R: identical */
+				assert_memory_equal(y1, y + r * H, sizeof(y1));
+				continue;
+			}
+			/* f32: one row takes the factored Q4_K kernel, a
+			 * batch the shared-block one: same within rounding */
+			float mx = 0;
+
+			for (int h = 0; h < H; h++)
+				mx = fmaxf(mx, fabsf(y1[h]));
+			assert_true(mx > 0.01f);
+			for (int h = 0; h < H; h++)
+				assert_true(fabsf(y1[h] - y[r * H + h]) <=
+					    1e-5f * mx);
 		}
 		assert_int_equal(ffn_kq_layer_forward(&q.l, path,
 			FFN_KQ_ACT_GELU_TANH, x, H, R, y, H, s, sl - 1),
