@@ -12,12 +12,18 @@
  *   a quiet NaN (payload's top bits kept, as F16C does), f32 subnormals
  *   flush to ±0 by rounding, sign of zero kept.
  * - An i8 row of n values is 8 + n bytes: [scale f32][zero_point f32 = 0]
- *   [n x int8], scale = max|x| / 127.0f (NaN ignored; 1.0f when max is 0),
+ *   [n x int8], scale = max|x| / 127.0f (every NaN ignored, signalling
+ *   ones too; 1.0f when max is 0),
  *   q = roundf(clamp(x / scale, -127, 127)), NaN -> 0.
  *
  * Every function exists as a scalar reference and as SIMD kernels
- * (AVX2+F16C, AVX-512) that produce the same bytes; the best kernel the CPU
- * supports is chosen on first use. Nothing here allocates.
+ * (AVX2+F16C+FMA, AVX-512 F+BW+VL) that produce the same bytes for every
+ * input; the best kernels the CPU (CPUID) and the OS (XCR0) support are
+ * chosen on first use, the scalar reference when there are none. Nothing
+ * here allocates; the conversions are thread-safe and may run on any lcore.
+ * The i8 results assume the default MXCSR (round to nearest, FTZ and DAZ
+ * off), as the reference server's do: a library that changes it on an
+ * lcore changes the bytes (vcvtps2ph rounds by its immediate, not MXCSR).
  *
  * In-place narrowing (the compute output becomes the response payload):
  * - f16: quant_f32_to_f16(dst, src, n) with (void *)dst == (void *)src.
@@ -107,9 +113,29 @@ const struct quant_kernels *quant_kernels_active(void);
 
 /**
  * Force the kernels the quant_* functions use (benchmarks, tests, an
- * operator's override). Returns 0, or -ENOTSUP when the CPU lacks the ISA.
+ * operator's override). Returns 0, -ENOTSUP when the CPU lacks the ISA (or
+ * quant_limit() rules it out), -EINVAL when isa is not an ISA.
+ * Set it before the data path starts: lcores read the choice without locks.
  */
 int quant_select(enum quant_isa isa);
+
+/**
+ * Offer no kernels above max, as if the CPU lacked them: quant_kernels_get()
+ * returns NULL for them and the active kernels become the best of those
+ * left. For tests of the fallback path and operators who want to rule out
+ * an ISA (e.g. AVX-512 clock effects). quant_limit(QUANT_ISA_COUNT - 1)
+ * lifts the limit. Returns 0, or -EINVAL when max is not an ISA.
+ */
+int quant_limit(enum quant_isa max);
+
+/** Name of an ISA ("scalar", "avx2", "avx512"), or NULL when not an ISA. */
+const char *quant_isa_name(enum quant_isa isa);
+
+/** The ISA named name (as quant_isa_name), or -EINVAL. For config keys. */
+int quant_isa_from_name(const char *name);
+
+/** Name of the active kernels' ISA, for logs and /v1/stats. */
+const char *quant_active_name(void);
 
 /** Scalar reference kernels (also reachable via quant_kernels_get). */
 extern const struct quant_kernels quant_kernels_scalar;

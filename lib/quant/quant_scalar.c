@@ -117,14 +117,23 @@ scalar_f16_to_f32(float *dst, const uint16_t *src, size_t n)
 		dst[i] = quant_f16_to_f32_1(src[i]);
 }
 
-/* spec/wire.md §5.3: max|x| with NaN ignored, as fmaxf from 0. */
+/*
+ * spec/wire.md §5.3: max|x| from 0 with every NaN ignored, as fmaxf does
+ * for quiet NaNs and Rust's f32::max (the reference server) for all NaNs.
+ * Not fmaxf itself: glibc's returns a quiet NaN for a signalling NaN
+ * argument (IEEE 754-2008 maxNum), which would make the whole row NaN.
+ */
 static float
 row_scale(const float *src, size_t n)
 {
 	float max_abs = 0.0f;
 
-	for (size_t i = 0; i < n; i++)
-		max_abs = fmaxf(max_abs, fabsf(src[i]));
+	for (size_t i = 0; i < n; i++) {
+		float a = fabsf(src[i]);
+
+		if (a > max_abs) /* false for NaN */
+			max_abs = a;
+	}
 	return max_abs == 0.0f ? 1.0f : max_abs / 127.0f;
 }
 

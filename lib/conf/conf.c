@@ -1,0 +1,543 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 ffn-shard authors
+ */
+
+/*
+ * The appliance config schema (conf.h): values read with rte_cfgfile,
+ * parsed by key tables, then the static cross-checks.
+ */
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_cfgfile.h>
+
+#include "conf_priv.h"
+
+enum ktype {
+	K_STR,		/* non-empty string, CONF_STR_MAX */
+	K_BOOL,		/* on|off|yes|no|true|false|1|0 */
+	K_UINT,		/* decimal, [min, max], stored in sz bytes */
+	K_SIZE,		/* decimal with K/M/G (binary) suffix */
+	K_LAYERS,	/* "first-last" or "n" */
+	K_LCORES,	/* DPDK lcore list "0-3,5" */
+	K_ADDR,		/* a.b.c.d/prefix */
+	K_IPV4,		/* a.b.c.d */
+	K_LOGLEVEL,
+	K_Q6K,
+};
+
+struct key {
+	const char *name;
+	enum ktype t;
+	size_t off;
+	size_t sz;
+	uint64_t min, max;
+	bool req;
+};
+
+#define U(f) offsetof(struct conf_unit, f), sizeof(((struct conf_unit *)0)->f)
+#define P(f) offsetof(struct conf_port, f), sizeof(((struct conf_port *)0)->f)
+#define C(f) offsetof(struct conf, f), sizeof(((struct conf *)0)->f)
+
+static const struct key eal_keys[] = {
+	{ "args", K_STR, C(eal_args), 0, 0, true },
+	{ NULL },
+};
+static const struct key log_keys[] = {
+	{ "level", K_LOGLEVEL, C(log_level), 0, 0, false },
+	{ NULL },
+};
+static const struct key tel_keys[] = {
+	{ "metrics", K_BOOL, C(metrics), 0, 0, false },
+	{ NULL },
+};
+static const struct key port_keys[] = {
+	{ "device", K_STR, P(device), 0, 0, true },
+	{ "address", K_ADDR, P(addr), 0, 0, true },
+	{ "gateway", K_IPV4, P(gateway), 0, 0, false },
+	{ "rx_queues", K_UINT, P(rx_queues), 1, 1024, false },
+	{ "tx_queues", K_UINT, P(tx_queues), 1, 1024, false },
+	{ "mtu", K_UINT, P(mtu), 68, 9000, false },
+	{ "vlan", K_UINT, P(vlan), 0, 4094, false },
+	{ NULL },
+};
+static const struct key unit_keys[] = {
+	{ "model", K_STR, U(model), 0, 0, true },
+	{ "layers", K_LAYERS, U(layer_first), 0, 65535, true },
+	{ "listen", K_UINT, U(listen), 1, 65535, true },
+	{ "port", K_UINT, U(port), 0, CONF_MAX_PORTS - 1, false },
+	{ "numa_node", K_UINT, U(numa_node), 0, RTE_MAX_NUMA_NODES - 1,
+	  false },
+	{ "net_lcores", K_LCORES, U(net_lcores), 0, 0, true },
+	{ "worker_lcores", K_LCORES, U(worker_lcores), 0, 0, false },
+	{ "f16", K_BOOL, U(f16), 0, 0, false },
+	{ "i8", K_BOOL, U(i8), 0, 0, false },
+	{ "max_body", K_SIZE, U(max_body), 1, 1ull << 32, false },
+	{ "max_header", K_SIZE, U(max_header), 256, 1 << 20, false },
+	{ "max_connections", K_UINT, U(max_connections), 1, 1000000, false },
+	{ "pipeline_depth", K_UINT, U(pipeline_depth), 1, 1024, false },
+	{ "idle_timeout_ms", K_UINT, U(idle_timeout_ms), 1, 86400000,
+	  false },
+	{ "header_timeout_ms", K_UINT, U(header_timeout_ms), 1, 3600000,
+	  false },
+	{ "api_key", K_STR, U(api_key), 0, 0, false },
+	{ "batch_max_rows", K_UINT, U(batch_max_rows), 1, 65536, false },
+	{ "batch_wait_us", K_UINT, U(batch_wait_us), 0, 1000000, false },
+	{ "q6k_layout", K_Q6K, U(q6k_layout), 0, 0, false },
+	{ NULL },
+};
+
+/* --- value parsers: return NULL or the reason ------------------------ */
+
+static const char *
+parse_u64(const char *v, uint64_t *out, const char **end)
+{
+	uint64_t x = 0;
+	const char *s = v;
+
+	if (*s < '0' || *s > '9')
+		return "not a number";
+	for (; *s >= '0' && *s <= '9'; s++) {
+		if (x > (UINT64_MAX - 9) / 10)
+			return "number too large";
+		x = x * 10 + (*s - '0');
+	}
+	*out = x;
+	*end = s;
+	return NULL;
+}
+
+static const char *
+parse_uint(const char *v, uint64_t min, uint64_t max, uint64_t *out,
+		char *why, size_t whylen)
+{
+	const char *end, *e;
+
+	e = parse_u64(v, out, &end);
+	if (e != NULL)
+		return e;
+	if (*end != '\0')
+		return "not a number";
+	if (*out < min || *out > max) {
+		snprintf(why, whylen, "out of range %llu..%llu",
+			(unsigned long long)min, (unsigned long long)max);
+		return why;
+	}
+	return NULL;
+}
+
+static const char *
+parse_size(const char *v, uint64_t min, uint64_t max, uint64_t *out,
+		char *why, size_t whylen)
+{
+	const char *end, *e;
+	unsigned int shift = 0;
+
+	e = parse_u64(v, out, &end);
+	if (e != NULL)
+		return e;
+	switch (*end) {
+	case 'k': case 'K': shift = 10; break;
+	case 'm': case 'M': shift = 20; break;
+	case 'g': case 'G': shift = 30; break;
+	case '\0': break;
+	default: return "not a size (bytes, or with K, M, G)";
+	}
+	if (shift) {
+		end++;
+		if (strcmp(end, "iB") == 0)
+			end += 2;
+		if (*end != '\0')
+			return "not a size (bytes, or with K, M, G)";
+		if (*out > (UINT64_MAX >> shift))
+			return "number too large";
+		*out <<= shift;
+	}
+	if (*out < min || *out > max) {
+		snprintf(why, whylen, "out of range %llu..%llu bytes",
+			(unsigned long long)min, (unsigned long long)max);
+		return why;
+	}
+	return NULL;
+}
+
+static const char *
+parse_bool(const char *v, bool *out)
+{
+	static const char *const on[] = { "on", "yes", "true", "1" };
+	static const char *const off[] = { "off", "no", "false", "0" };
+	unsigned int i;
+
+	for (i = 0; i < 4; i++) {
+		if (strcasecmp(v, on[i]) == 0) {
+			*out = true;
+			return NULL;
+		}
+		if (strcasecmp(v, off[i]) == 0) {
+			*out = false;
+			return NULL;
+		}
+	}
+	return "not on or off";
+}
+
+static const char *
+parse_ipv4(const char *v, uint32_t *out, const char **rest)
+{
+	uint32_t a = 0;
+	uint64_t x;
+	const char *end;
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		if (parse_u64(v, &x, &end) != NULL || x > 255 ||
+		    (end - v > 1 && *v == '0'))
+			return "not an IPv4 address";
+		a = a << 8 | x;
+		v = end;
+		if (i < 3) {
+			if (*v != '.')
+				return "not an IPv4 address";
+			v++;
+		}
+	}
+	*out = a;
+	*rest = v;
+	return NULL;
+}
+
+static const char *
+parse_layers(const char *v, uint32_t *first, uint32_t *last, uint64_t max,
+		char *why, size_t whylen)
+{
+	uint64_t a, b;
+	const char *end, *e;
+
+	e = parse_u64(v, &a, &end);
+	if (e != NULL)
+		return "not a layer range \"first-last\"";
+	b = a;
+	if (*end == '-') {
+		e = parse_u64(end + 1, &b, &end);
+		if (e != NULL)
+			return "not a layer range \"first-last\"";
+	}
+	if (*end != '\0')
+		return "not a layer range \"first-last\"";
+	if (a > b)
+		return "first > last";
+	if (b > max) {
+		snprintf(why, whylen, "layer %llu beyond %llu",
+			(unsigned long long)b, (unsigned long long)max);
+		return why;
+	}
+	*first = a;
+	*last = b;
+	return NULL;
+}
+
+/* DPDK lcore list syntax (as EAL -l): n or n-m, comma separated. */
+static const char *
+parse_lcores(const char *v, struct conf_lcores *s, char *why, size_t whylen)
+{
+	uint64_t a, b, l;
+	const char *end;
+
+	memset(s, 0, sizeof(*s));
+	for (;;) {
+		if (parse_u64(v, &a, &end) != NULL)
+			return "not an lcore list (e.g. 0-3,5)";
+		b = a;
+		if (*end == '-' && parse_u64(end + 1, &b, &end) != NULL)
+			return "not an lcore list (e.g. 0-3,5)";
+		if (a > b)
+			return "lcore range first > last";
+		if (b >= CONF_MAX_LCORE) {
+			snprintf(why, whylen, "lcore %llu beyond %d",
+				(unsigned long long)b, CONF_MAX_LCORE - 1);
+			return why;
+		}
+		for (l = a; l <= b; l++) {
+			if (conf_lcores_has(s, l)) {
+				snprintf(why, whylen, "lcore %llu listed twice",
+					(unsigned long long)l);
+				return why;
+			}
+			s->bits[l / 64] |= 1ull << (l % 64);
+			s->count++;
+		}
+		if (*end == '\0')
+			return NULL;
+		if (*end != ',')
+			return "not an lcore list (e.g. 0-3,5)";
+		v = end + 1;
+	}
+}
+
+unsigned int
+conf_lcores_next(const struct conf_lcores *s, unsigned int from)
+{
+	for (; from < CONF_MAX_LCORE; from++)
+		if (conf_lcores_has(s, from))
+			return from;
+	return CONF_MAX_LCORE;
+}
+
+static void
+store_uint(void *dst, size_t sz, uint64_t x)
+{
+	switch (sz) {
+	case 1: *(uint8_t *)dst = x; break;
+	case 2: *(uint16_t *)dst = x; break;
+	case 4: *(uint32_t *)dst = x; break;
+	default: *(uint64_t *)dst = x; break;
+	}
+}
+
+static int
+parse_key(const struct conf *c, const struct key *k, const char *sec,
+		const char *v, void *base, char *err, size_t errlen)
+{
+	char why[96];
+	const char *e = NULL, *rest;
+	uint8_t *dst = (uint8_t *)base + k->off;
+	uint64_t x;
+	uint32_t a;
+
+	if (*v == '\0')
+		return conf_errf(c, err, errlen, sec, k->name, NULL,
+			"empty value");
+	switch (k->t) {
+	case K_STR:
+		snprintf((char *)dst, k->sz, "%s", v);
+		break;
+	case K_BOOL:
+		e = parse_bool(v, (bool *)dst);
+		break;
+	case K_UINT:
+		e = parse_uint(v, k->min, k->max, &x, why, sizeof(why));
+		if (e == NULL)
+			store_uint(dst, k->sz, x);
+		break;
+	case K_SIZE:
+		e = parse_size(v, k->min, k->max, &x, why, sizeof(why));
+		if (e == NULL)
+			store_uint(dst, k->sz, x);
+		break;
+	case K_LAYERS:
+		e = parse_layers(v, (uint32_t *)dst, (uint32_t *)dst + 1,
+			k->max, why, sizeof(why));
+		break;
+	case K_LCORES:
+		e = parse_lcores(v, (struct conf_lcores *)dst, why,
+			sizeof(why));
+		break;
+	case K_ADDR: {
+		struct conf_port *p = base;
+
+		e = parse_ipv4(v, &a, &rest);
+		if (e == NULL && *rest != '/')
+			e = "not address/prefix (e.g. 198.18.10.2/24)";
+		if (e == NULL && (parse_uint(rest + 1, 1, 32, &x, why,
+				sizeof(why)) != NULL))
+			e = "prefix length not 1..32";
+		if (e == NULL && (a == 0 || a >> 28 >= 0xe || a >> 24 == 127))
+			e = "not a unicast host address";
+		if (e == NULL && x < 31 && ((a & ~(~0u << (32 - x))) == 0 ||
+				(a | (~0u << (32 - x))) == ~0u))
+			e = "network or broadcast address of its subnet";
+		if (e == NULL) {
+			p->addr = a;
+			p->prefix = x;
+		}
+		break;
+	}
+	case K_IPV4:
+		e = parse_ipv4(v, &a, &rest);
+		if (e == NULL && *rest != '\0')
+			e = "not an IPv4 address";
+		if (e == NULL)
+			*(uint32_t *)dst = a;
+		break;
+	case K_LOGLEVEL:
+		if (strcmp(v, "error") && strcmp(v, "warning") &&
+		    strcmp(v, "notice") && strcmp(v, "info") &&
+		    strcmp(v, "debug"))
+			e = "not error, warning, notice, info or debug";
+		else
+			snprintf((char *)dst, k->sz, "%s", v);
+		break;
+	case K_Q6K:
+		if (strcmp(v, "private") == 0)
+			*(enum conf_q6k_layout *)dst = CONF_Q6K_PRIVATE;
+		else if (strcmp(v, "ggml") == 0)
+			*(enum conf_q6k_layout *)dst = CONF_Q6K_GGML;
+		else
+			e = "not private or ggml";
+		break;
+	}
+	if (e != NULL)
+		return conf_errf(c, err, errlen, sec, k->name, v, "%s", e);
+	return 0;
+}
+
+/* --- sections ------------------------------------------------------- */
+
+static void
+unit_defaults(struct conf_unit *u)
+{
+	memset(u, 0, sizeof(*u));
+	u->f16 = true;
+	u->i8 = false;
+	u->max_body = 64ull << 20;	/* as the reference server */
+	u->max_header = 8 << 10;
+	u->max_connections = 4096;
+	u->pipeline_depth = 16;
+	u->idle_timeout_ms = 60000;
+	u->header_timeout_ms = 10000;
+	u->batch_max_rows = 64;
+	u->batch_wait_us = 200;
+	u->q6k_layout = CONF_Q6K_PRIVATE;
+}
+
+static bool
+valid_name(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || n >= CONF_NAME_MAX)
+		return false;
+	return strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+		"0123456789_-") == n;
+}
+
+/* Parse every key of section 'sec' against table 'keys' into base. */
+static int
+parse_section(struct conf *c, struct rte_cfgfile *cfg, const char *sec,
+		const struct key *keys, void *base, char *err, size_t errlen)
+{
+	const struct key *k;
+	const char *v;
+	unsigned int i;
+	int rc;
+
+	for (i = 0; i < c->n_lines; i++) {
+		const struct conf_line *l = &c->lines[i];
+
+		if (strcmp(l->section, sec) != 0 || l->key[0] == '\0')
+			continue;
+		for (k = keys; k->name != NULL; k++)
+			if (strcmp(k->name, l->key) == 0)
+				break;
+		if (k->name == NULL)
+			return conf_errf(c, err, errlen, sec, l->key, NULL,
+				"unknown key");
+		v = rte_cfgfile_get_entry(cfg, sec, l->key);
+		if (v == NULL)	/* the scanner and rte_cfgfile disagree */
+			return conf_errf(c, err, errlen, sec, l->key, NULL,
+				"not read by rte_cfgfile");
+		rc = parse_key(c, k, sec, v, base, err, errlen);
+		if (rc < 0)
+			return rc;
+	}
+	for (k = keys; k->name != NULL; k++)
+		if (k->req && conf_line_of(c, sec, k->name) == 0)
+			return conf_errf(c, err, errlen, sec, NULL, NULL,
+				"missing required key \"%s\"", k->name);
+	return 0;
+}
+
+int
+conf_parse_sections(struct conf *c, struct rte_cfgfile *cfg, char *err,
+		size_t errlen)
+{
+	bool eal = false;
+	unsigned int i, j;
+	int rc;
+
+	for (i = 0; i < c->n_lines; i++) {
+		const char *sec = c->lines[i].section;
+		const struct key *keys;
+		void *base;
+
+		if (c->lines[i].key[0] != '\0')
+			continue;
+		if (strcmp(sec, "eal") == 0) {
+			keys = eal_keys;
+			base = c;
+			eal = true;
+		} else if (strcmp(sec, "log") == 0) {
+			keys = log_keys;
+			base = c;
+		} else if (strcmp(sec, "telemetry") == 0) {
+			keys = tel_keys;
+			base = c;
+		} else if (strncmp(sec, "port ", 5) == 0) {
+			struct conf_port *p;
+			uint64_t n;
+			char why[64];
+
+			if (parse_uint(sec + 5 + strspn(sec + 5, " \t"), 0, CONF_MAX_PORTS - 1, &n, why,
+					sizeof(why)) != NULL)
+				return conf_errf(c, err, errlen, sec, NULL,
+					NULL, "port index not 0..%d",
+					CONF_MAX_PORTS - 1);
+			for (j = 0; j < c->n_ports; j++)
+				if (c->ports[j].index == n)
+					return conf_errf(c, err, errlen, sec,
+						NULL, NULL,
+						"port %u defined twice",
+						(unsigned int)n);
+			p = &c->ports[c->n_ports++];
+			memset(p, 0, sizeof(*p));
+			p->index = n;
+			snprintf(p->section, sizeof(p->section), "%s", sec);
+			p->mtu = 1500;
+			keys = port_keys;
+			base = p;
+		} else if (strncmp(sec, "shard ", 6) == 0) {
+			const char *name = sec + 6 + strspn(sec + 6, " \t");
+			struct conf_unit *u;
+
+			if (!valid_name(name))
+				return conf_errf(c, err, errlen, sec, NULL,
+					NULL, "shard name not [A-Za-z0-9_-]"
+					"{1,%d}", CONF_NAME_MAX - 1);
+			if (c->n_units == CONF_MAX_UNITS)
+				return conf_errf(c, err, errlen, sec, NULL,
+					NULL, "more than %d shards",
+					CONF_MAX_UNITS);
+			for (j = 0; j < c->n_units; j++)
+				if (strcmp(c->units[j].name, name) == 0)
+					return conf_errf(c, err, errlen, sec,
+						NULL, NULL,
+						"shard %s defined twice", name);
+			u = &c->units[c->n_units++];
+			unit_defaults(u);
+			snprintf(u->name, sizeof(u->name), "%s", name);
+			snprintf(u->section, sizeof(u->section), "%s", sec);
+			keys = unit_keys;
+			base = u;
+		} else {
+			return conf_errf(c, err, errlen, sec, NULL, NULL,
+				"unknown section (eal, log, telemetry, "
+				"port N, shard NAME)");
+		}
+		rc = parse_section(c, cfg, sec, keys, base, err, errlen);
+		if (rc < 0)
+			return rc;
+	}
+	if (!eal)
+		return conf_errf(c, err, errlen, NULL, NULL, NULL,
+			"missing section [eal]");
+	if (c->n_ports == 0)
+		return conf_errf(c, err, errlen, NULL, NULL, NULL,
+			"no [port N] section");
+	if (c->n_units == 0)
+		return conf_errf(c, err, errlen, NULL, NULL, NULL,
+			"no [shard NAME] section");
+	return 0;
+}

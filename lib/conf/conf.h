@@ -1,0 +1,194 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 ffn-shard authors
+ */
+#ifndef FFN_CONF_H
+#define FFN_CONF_H
+
+/*
+ * lib/conf: the appliance config file (issue 4, "Config file").
+ *
+ * An INI file, read with DPDK's rte_cfgfile ('#' starts a comment, "\#" is
+ * a literal '#'), describes the whole appliance so that the command line
+ * is `ffn-shard -c FILE`. Parsing needs no EAL. Sections:
+ *
+ *   [eal]          args        EAL arguments, whitespace separated (req.)
+ *   [log]          level       error|warning|notice|info|debug (info)
+ *   [telemetry]    metrics     on|off: serve GET /metrics (on)
+ *   [port N]       N: 0..CONF_MAX_PORTS-1, one per NIC port
+ *                  device      PCI address or vdev name (req.)
+ *                  address     IPv4/prefix of the appliance (req.)
+ *                  gateway     IPv4 inside that subnet (none)
+ *                  rx_queues   = tx_queues = the number of network lcores
+ *                  tx_queues     of the units on this port (default that)
+ *                  mtu         68..9000 (1500)
+ *                  vlan        0 (none) or 1..4094 (0)
+ *   [shard NAME]   NAME: [A-Za-z0-9_-]{1,31}, one per served unit
+ *                  model       vindex directory; relative paths are
+ *                              resolved from the working directory (req.)
+ *                  layers      owned range "first-last" or "n", incl. (req.)
+ *                  listen      TCP port 1..65535 (req.)
+ *                  port        index of a [port N] (0)
+ *                  numa_node   node that holds the weights (0)
+ *                  net_lcores  lcores polling the port, DPDK list syntax
+ *                              "0-3,5" (req.)
+ *                  worker_lcores  compute lcores on numa_node; absent or
+ *                              equal to net_lcores: single-lcore mode
+ *                              (each network lcore computes itself)
+ *                  f16, i8     wire switches (spec/wire.md §5.1): f16 on,
+ *                              i8 off by default
+ *                  max_body    bytes, K/M/G suffixes (64M, as the ref.)
+ *                  max_header  bytes, request line + headers (8K)
+ *                  max_connections (4096), pipeline_depth (16)
+ *                  idle_timeout_ms (60000), header_timeout_ms (10000)
+ *                  api_key     Bearer key; absent: no auth; never empty
+ *                  batch_max_rows (64), batch_wait_us (200)
+ *                  q6k_layout  private|ggml (private; spec/vindex.md §2)
+ *
+ * Static rules (conf_load): every value's type and range; unknown
+ * sections and keys, duplicate sections and keys, lines that are not
+ * "[section]" or "key = value" are errors (typos never pass silently);
+ * at least one port and one shard; a shard's port exists; listen ports
+ * unique per port (same IP); two shards with the same model directory
+ * (compared as written, trailing '/' ignored) own disjoint layer ranges
+ * (one host serving a layer twice is a layout mistake; different models
+ * may overlap); an lcore belongs to one shard, as network or worker but
+ * not both (except single-lcore mode); devices and addresses unique.
+ *
+ * Runtime rules need EAL or the model: conf_check_runtime() takes the
+ * facts as callbacks so the app calls it after rte_eal_init() and the
+ * errors read the same.
+ *
+ * Every error is one line: FILE:LINE: [section] key: "value": reason.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <rte_config.h>
+
+#define CONF_MAX_PORTS 8
+#define CONF_MAX_UNITS 16
+#define CONF_MAX_LCORE RTE_MAX_LCORE
+#define CONF_NAME_MAX 32
+#define CONF_STR_MAX 256	/* rte_cfgfile's CFG_VALUE_LEN */
+#define CONF_ERR_MAX 512
+
+/* A set of lcore ids. */
+struct conf_lcores {
+	uint64_t bits[(CONF_MAX_LCORE + 63) / 64];
+	unsigned int count;
+};
+
+static inline bool
+conf_lcores_has(const struct conf_lcores *s, unsigned int lcore)
+{
+	return lcore < CONF_MAX_LCORE &&
+		(s->bits[lcore / 64] >> (lcore % 64)) & 1;
+}
+
+/* Next lcore of the set at or after 'from'; CONF_MAX_LCORE at the end.
+ * for (l = conf_lcores_next(s, 0); l < CONF_MAX_LCORE;
+ *      l = conf_lcores_next(s, l + 1)) */
+unsigned int conf_lcores_next(const struct conf_lcores *s, unsigned int from);
+
+enum conf_q6k_layout {
+	CONF_Q6K_PRIVATE = 0,	/* LARQL-private arrangement */
+	CONF_Q6K_GGML,		/* llama.cpp arrangement */
+};
+
+struct conf_port {
+	char section[64];		/* "port N" as written, for messages */
+	unsigned int index;		/* N of [port N] */
+	char device[CONF_STR_MAX];
+	uint32_t addr;			/* host byte order */
+	uint8_t prefix;
+	uint32_t gateway;		/* 0: none */
+	uint16_t rx_queues;
+	uint16_t tx_queues;
+	uint16_t mtu;
+	uint16_t vlan;			/* 0: untagged */
+};
+
+struct conf_unit {
+	char section[64];		/* "shard NAME" as written */
+	char name[CONF_NAME_MAX];
+	char model[CONF_STR_MAX];
+	uint32_t layer_first;
+	uint32_t layer_last;		/* inclusive */
+	uint16_t listen;
+	unsigned int port;		/* [port N] index N */
+	int numa_node;
+	struct conf_lcores net_lcores;
+	struct conf_lcores worker_lcores; /* == net_lcores if single */
+	bool single_lcore;
+	bool f16;
+	bool i8;
+	uint64_t max_body;
+	uint32_t max_header;
+	uint32_t max_connections;
+	uint32_t pipeline_depth;
+	uint32_t idle_timeout_ms;
+	uint32_t header_timeout_ms;
+	bool has_api_key;
+	char api_key[CONF_STR_MAX];
+	uint32_t batch_max_rows;
+	uint32_t batch_wait_us;
+	enum conf_q6k_layout q6k_layout;
+};
+
+struct conf_line;	/* private: where each section and key was read */
+
+struct conf {
+	char path[CONF_STR_MAX];
+	char eal_args[CONF_STR_MAX];
+	char log_level[16];
+	bool metrics;
+	unsigned int n_ports;
+	struct conf_port ports[CONF_MAX_PORTS];	/* in file order */
+	unsigned int n_units;
+	struct conf_unit units[CONF_MAX_UNITS];	/* in file order */
+	/* private */
+	struct conf_line *lines;
+	unsigned int n_lines;
+};
+
+/* Read, parse and statically validate FILE. On error, returns -EINVAL
+ * (or -ENOENT, -ENOMEM) and writes one line into err. conf_free() after
+ * success (it is a no-op after a failure). */
+int conf_load(const char *path, struct conf *c, char *err, size_t errlen);
+void conf_free(struct conf *c);
+
+/* The [port N] with index N, or NULL. */
+const struct conf_port *conf_port_by_index(const struct conf *c,
+		unsigned int n);
+
+/* Split [eal] args into argv (whitespace separated; "double quotes"
+ * group). argv[0] is argv0. Writes into buf (CONF_STR_MAX bytes).
+ * Returns argc, or -E2BIG if more than max entries. */
+int conf_eal_argv(const struct conf *c, const char *argv0, char *buf,
+		char **argv, int max);
+
+/* Facts only EAL and the model know. A NULL callback skips its check. */
+struct conf_facts {
+	/* NUMA node of an lcore, or -1 if EAL does not run it. */
+	int (*lcore_socket)(unsigned int lcore, void *arg);
+	/* 0 if EAL has a port with this device name, else -ENODEV. */
+	int (*port_exists)(const char *device, void *arg);
+	/* Total layer count of the model in dir (>0), or -errno with a
+	 * reason written into why. */
+	int (*model_layers)(const char *dir, void *arg, char *why,
+			size_t whylen);
+	void *arg;
+};
+
+/* Runtime checks: ports exist, lcores exist and workers sit on the unit's
+ * numa_node, layer ranges within the model. 0 or -EINVAL with err. */
+int conf_check_runtime(const struct conf *c, const struct conf_facts *f,
+		char *err, size_t errlen);
+
+/* The human-readable plan of `ffn-shard --check`. */
+void conf_print_plan(const struct conf *c, FILE *out);
+
+#endif /* FFN_CONF_H */

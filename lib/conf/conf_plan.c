@@ -1,0 +1,216 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 ffn-shard authors
+ */
+
+/* Runtime checks with facts from EAL and the model, the --check plan, and
+ * the EAL argv. */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+
+#include "conf_priv.h"
+
+int
+conf_eal_argv(const struct conf *c, const char *argv0, char *buf, char **argv,
+		int max)
+{
+	const char *s = c->eal_args;
+	char *o = buf;
+	int argc = 0;
+
+	if (max < 1)
+		return -E2BIG;
+	argv[argc++] = (char *)argv0;
+	for (;;) {
+		bool quoted = false;
+
+		while (*s == ' ' || *s == '\t')
+			s++;
+		if (*s == '\0')
+			break;
+		if (argc == max)
+			return -E2BIG;
+		argv[argc++] = o;
+		for (; *s != '\0'; s++) {
+			if (*s == '"') {
+				quoted = !quoted;
+				continue;
+			}
+			if (!quoted && (*s == ' ' || *s == '\t'))
+				break;
+			*o++ = *s;
+		}
+		*o++ = '\0';
+	}
+	return argc;
+}
+
+static void
+fmt_lcores(const struct conf_lcores *s, char *buf, size_t n)
+{
+	unsigned int a, b;
+	size_t o = 0;
+
+	buf[0] = '\0';
+	for (a = conf_lcores_next(s, 0); a < CONF_MAX_LCORE;
+	     a = conf_lcores_next(s, b + 1)) {
+		for (b = a; b + 1 < CONF_MAX_LCORE &&
+		     conf_lcores_has(s, b + 1); b++)
+			;
+		if (o < n)
+			o += snprintf(buf + o, n - o, "%s%u", o ? "," : "", a);
+		if (b > a && o < n)
+			o += snprintf(buf + o, n - o, "-%u", b);
+	}
+}
+
+static int
+check_lcores(const struct conf *c, const struct conf_facts *f,
+		const struct conf_unit *u, const char *sec, const char *key,
+		const struct conf_lcores *s, bool on_node, char *err,
+		size_t errlen)
+{
+	unsigned int l;
+	int node;
+
+	for (l = conf_lcores_next(s, 0); l < CONF_MAX_LCORE;
+	     l = conf_lcores_next(s, l + 1)) {
+		node = f->lcore_socket(l, f->arg);
+		if (node < 0)
+			return conf_errf(c, err, errlen, sec, key,
+				conf_value_of(c, sec, key),
+				"lcore %u is not enabled in EAL "
+				"(see [eal] args -l)", l);
+		if (on_node && node != u->numa_node)
+			return conf_errf(c, err, errlen, sec, key,
+				conf_value_of(c, sec, key),
+				"lcore %u is on NUMA node %d, not numa_node "
+				"%d", l, node, u->numa_node);
+	}
+	return 0;
+}
+
+int
+conf_check_runtime(const struct conf *c, const struct conf_facts *f,
+		char *err, size_t errlen)
+{
+	char sec[CFG_NAME_LEN], why[256];
+	unsigned int i;
+	int rc, n;
+
+	for (i = 0; f->port_exists && i < c->n_ports; i++) {
+		snprintf(sec, sizeof(sec), "%s", c->ports[i].section);
+		if (f->port_exists(c->ports[i].device, f->arg) < 0)
+			return conf_errf(c, err, errlen, sec, "device",
+				c->ports[i].device, "no such port in EAL "
+				"(bound to a DPDK driver? vdev in [eal] args?)");
+	}
+	for (i = 0; i < c->n_units; i++) {
+		const struct conf_unit *u = &c->units[i];
+
+		snprintf(sec, sizeof(sec), "%s", u->section);
+		if (f->lcore_socket) {
+			/* compute runs where the weights are: workers (or the
+			 * single lcore) on numa_node */
+			rc = check_lcores(c, f, u, sec, "net_lcores",
+				&u->net_lcores, u->single_lcore, err, errlen);
+			if (rc == 0 && !u->single_lcore)
+				rc = check_lcores(c, f, u, sec,
+					"worker_lcores", &u->worker_lcores,
+					true, err, errlen);
+			if (rc < 0)
+				return rc;
+		}
+		if (f->model_layers) {
+			why[0] = '\0';
+			n = f->model_layers(u->model, f->arg, why,
+				sizeof(why));
+			if (n <= 0)
+				return conf_errf(c, err, errlen, sec, "model",
+					u->model, "%s", why[0] ? why :
+					"cannot read the model");
+			if (u->layer_last >= (unsigned int)n)
+				return conf_errf(c, err, errlen, sec, "layers",
+					conf_value_of(c, sec, "layers"),
+					"the model has %d layers (0-%d)", n,
+					n - 1);
+		}
+	}
+	return 0;
+}
+
+static void
+fmt_ip(uint32_t a, char *buf, size_t n)
+{
+	snprintf(buf, n, "%u.%u.%u.%u", a >> 24, (a >> 16) & 255,
+		(a >> 8) & 255, a & 255);
+}
+
+static void
+fmt_size(uint64_t x, char *buf, size_t n)
+{
+	if (x >= (1u << 30) && x % (1u << 30) == 0)
+		snprintf(buf, n, "%" PRIu64 " GiB", x >> 30);
+	else if (x >= (1u << 20) && x % (1u << 20) == 0)
+		snprintf(buf, n, "%" PRIu64 " MiB", x >> 20);
+	else if (x >= (1u << 10) && x % (1u << 10) == 0)
+		snprintf(buf, n, "%" PRIu64 " KiB", x >> 10);
+	else
+		snprintf(buf, n, "%" PRIu64 " B", x);
+}
+
+void
+conf_print_plan(const struct conf *c, FILE *out)
+{
+	char a[32], g[32], l1[256], l2[256], s1[32], s2[32];
+	unsigned int i;
+
+	fprintf(out, "plan of %s\n", c->path);
+	fprintf(out, "  eal: %s\n", c->eal_args);
+	fprintf(out, "  log level %s; /metrics %s\n", c->log_level,
+		c->metrics ? "on" : "off");
+	for (i = 0; i < c->n_ports; i++) {
+		const struct conf_port *p = &c->ports[i];
+
+		fmt_ip(p->addr, a, sizeof(a));
+		fmt_ip(p->gateway, g, sizeof(g));
+		fprintf(out, "  port %u: %s  %s/%u  gateway %s  "
+			"rxq %u txq %u  mtu %u  vlan %s%.0u\n", p->index,
+			p->device, a, p->prefix, p->gateway ? g : "none",
+			p->rx_queues, p->tx_queues, p->mtu,
+			p->vlan ? "" : "none", p->vlan);
+	}
+	for (i = 0; i < c->n_units; i++) {
+		const struct conf_unit *u = &c->units[i];
+		const struct conf_port *p = conf_port_by_index(c, u->port);
+
+		fmt_ip(p ? p->addr : 0, a, sizeof(a));
+		fmt_lcores(&u->net_lcores, l1, sizeof(l1));
+		fmt_lcores(&u->worker_lcores, l2, sizeof(l2));
+		fmt_size(u->max_body, s1, sizeof(s1));
+		fmt_size(u->max_header, s2, sizeof(s2));
+		fprintf(out, "  shard %s: %s:%u (port %u)\n", u->name, a,
+			u->listen, u->port);
+		fprintf(out, "    model %s, layers %u-%u (%u), q6k layout %s\n",
+			u->model, u->layer_first, u->layer_last,
+			u->layer_last - u->layer_first + 1,
+			u->q6k_layout == CONF_Q6K_GGML ? "ggml" : "private");
+		if (u->single_lcore)
+			fprintf(out, "    NUMA node %d; lcores %s: network and "
+				"compute (single-lcore mode)\n",
+				u->numa_node, l1);
+		else
+			fprintf(out, "    NUMA node %d; network lcores %s; "
+				"worker lcores %s\n", u->numa_node, l1, l2);
+		fprintf(out, "    wire: f32, f16 %s, i8 %s; batches of up to "
+			"%u rows, wait %u us\n", u->f16 ? "on" : "off",
+			u->i8 ? "on" : "off", u->batch_max_rows,
+			u->batch_wait_us);
+		fprintf(out, "    limits: body %s, header %s, %u connections, "
+			"pipeline %u, idle %u ms, header %u ms; auth %s\n",
+			s1, s2, u->max_connections, u->pipeline_depth,
+			u->idle_timeout_ms, u->header_timeout_ms,
+			u->has_api_key ? "Bearer key" : "none");
+	}
+}

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 ffn-shard authors
+ */
+#ifndef FFN_CONF_PRIV_H
+#define FFN_CONF_PRIV_H
+
+#include <rte_cfgfile.h>
+
+#include "conf.h"
+
+/* Where a section header (key "") or a key was read. rte_cfgfile keeps no
+ * line numbers, so conf_scan() reads the text itself. */
+struct conf_line {
+	char section[CFG_NAME_LEN];
+	char key[CFG_NAME_LEN];
+	char value[CFG_VALUE_LEN];	/* as written, for messages */
+	unsigned int line;
+};
+
+/* Scan the file text: line syntax, lengths rte_cfgfile would truncate or
+ * refuse, duplicates; fills c->lines. */
+int conf_scan(struct conf *c, const char *path, char *err, size_t errlen);
+
+/* conf.c: every section and key, by the key tables. */
+int conf_parse_sections(struct conf *c, struct rte_cfgfile *cfg, char *err,
+		size_t errlen);
+
+/* Line of a key (key NULL: of the section header); 0 if unknown. */
+unsigned int conf_line_of(const struct conf *c, const char *section,
+		const char *key);
+
+/* The value of a key as written ("" if absent). */
+const char *conf_value_of(const struct conf *c, const char *section,
+		const char *key);
+
+/* FILE:LINE: [section] key: "value": reason (parts NULL: left out; the
+ * line is that of the key, else of the section). Returns -EINVAL. */
+int conf_errf(const struct conf *c, char *err, size_t errlen,
+		const char *section, const char *key, const char *value,
+		const char *fmt, ...) __attribute__((format(printf, 7, 8)));
+
+#endif

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 ffn-shard authors
+ *
+ * AVX2 + FMA + F16C dense FFN kernels; f16 weights widened with
+ * vcvtph2ps inside the dot products. Compiled with -mavx2 -mfma -mf16c;
+ * only called when the CPU has them (ffn_compute.c).
+ */
+#include <immintrin.h>
+#include <stdint.h>
+#include <string.h>
+
+static inline __m256
+avx2_loadf_t(const float *p, unsigned n)
+{
+	float b[8] = { 0 };
+
+	memcpy(b, p, n * sizeof(float));
+	return _mm256_loadu_ps(b);
+}
+
+static inline __m256
+avx2_loadh_t(const void *p, unsigned n)
+{
+	uint16_t b[8] = { 0 };
+
+	memcpy(b, p, n * sizeof(uint16_t));
+	return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)b));
+}
+
+static inline void
+avx2_store_t(float *p, __m256 v, unsigned n)
+{
+	float b[8];
+
+	_mm256_storeu_ps(b, v);
+	memcpy(p, b, n * sizeof(float));
+}
+
+static inline float
+avx2_reduce(__m256 v)
+{
+	__m128 s = _mm_add_ps(_mm256_castps256_ps128(v),
+			      _mm256_extractf128_ps(v, 1));
+
+	s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+	s = _mm_add_ss(s, _mm_movehdup_ps(s));
+	return _mm_cvtss_f32(s);
+}
+
+#define V __m256
+#define VL 8
+#define VZERO() _mm256_setzero_ps()
+#define VLOADF(p) _mm256_loadu_ps(p)
+#define VLOADH(p) _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(p)))
+#define VFMA(a, b, c) _mm256_fmadd_ps(a, b, c)
+#define VBCAST(f) _mm256_set1_ps(f)
+#define VSTORE(p, v) _mm256_storeu_ps(p, v)
+#define VREDUCE(v) avx2_reduce(v)
+#define VLOADF_T(p, n) avx2_loadf_t(p, n)
+#define VLOADH_T(p, n) avx2_loadh_t(p, n)
+#define VSTORE_T(p, v, n) avx2_store_t(p, v, n)
+
+/* 16 ymm: up to 8 accumulators; the other operand folds into the FMA. */
+#define MV_NF(R) ((R) == 1 ? 8u : (R) == 2 ? 4u : (R) <= 4 ? 2u : 1u)
+#define MV_NR 8u
+#define DN_NW(R) ((R) == 1 ? 8u : (R) == 2 ? 4u : (R) <= 4 ? 2u : 1u)
+#define DN_NR 8u
+
+#define KNAME ffn_kernels_avx2
+#define KISA FFN_ISA_AVX2
+#define KSTR "avx2"
+
+#include "ffn_kern_tmpl.h"

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 ffn-shard authors
+ *
+ * AVX-512 (F/BW/VL/DQ) dense FFN kernels; f16 weights widened with
+ * vcvtph2ps inside the dot products. Compiled with -mavx512*; only
+ * called when the CPU has them (ffn_compute.c).
+ */
+#include <immintrin.h>
+
+#define V __m512
+#define VL 16
+#define VZERO() _mm512_setzero_ps()
+#define VLOADF(p) _mm512_loadu_ps(p)
+#define VLOADH(p) _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(p)))
+#define VFMA(a, b, c) _mm512_fmadd_ps(a, b, c)
+#define VBCAST(f) _mm512_set1_ps(f)
+#define VSTORE(p, v) _mm512_storeu_ps(p, v)
+#define VREDUCE(v) _mm512_reduce_add_ps(v)
+#define TMASK(n) ((__mmask16)((1u << (n)) - 1))
+#define VLOADF_T(p, n) _mm512_maskz_loadu_ps(TMASK(n), p)
+#define VLOADH_T(p, n) \
+	_mm512_cvtph_ps(_mm256_maskz_loadu_epi16(TMASK(n), p))
+#define VSTORE_T(p, v, n) _mm512_mask_storeu_ps(p, TMASK(n), v)
+
+/* 32 zmm: up to 16 accumulators plus the operands of one step. */
+#define MV_NF(R) ((R) == 1 ? 8u : (R) <= 4 ? 4u : 2u)
+#define MV_NR 8u
+#define DN_NW(R) ((R) == 1 ? 8u : (R) <= 4 ? 4u : 2u)
+#define DN_NR 8u
+
+#define KNAME ffn_kernels_avx512
+#define KISA FFN_ISA_AVX512
+#define KSTR "avx512"
+
+#include "ffn_kern_tmpl.h"

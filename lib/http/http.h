@@ -1,0 +1,227 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 ffn-shard authors
+ */
+#ifndef FFN_HTTP_H
+#define FFN_HTTP_H
+
+/*
+ * lib/http: a strict, incremental HTTP/1.1 request parser and a response
+ * head writer (RFC 9110, RFC 9112). Plain C: no DPDK, no mbufs. The parser
+ * takes byte ranges, so a caller walks an mbuf chain and feeds each
+ * segment in turn; any split, down to one byte per call, gives the same
+ * result as feeding the request whole.
+ *
+ * Parser contract (one struct http_parser per connection):
+ *
+ *   http_parser_init(p, head_buf, head_cap, max_body);
+ *   for each received byte range (data, len):
+ *     while (len > 0 || event pending) {
+ *       rc = http_feed(p, data, len, &used); data += used; len -= used;
+ *       rc < 0            : error; reply p->status + p->err, then close
+ *                           (framing is lost: the parser stays in error).
+ *       HTTP_EV_MORE      : every byte was consumed; wait for more input.
+ *       HTTP_EV_HEAD      : the head is complete; p->req holds it. Route,
+ *                           check auth, send "100 Continue" if
+ *                           p->req.expect_continue and not rejecting, then
+ *                           give a body buffer (http_body_buf) or say
+ *                           http_body_discard() if p->req.has_body.
+ *       HTTP_EV_NEED_BUF  : the body buffer is full and the chunked body
+ *                           goes on: give a larger buffer that already
+ *                           holds the p->req.body_len bytes received
+ *                           (realloc), or reply 413 and close.
+ *       HTTP_EV_DONE      : the request is complete (body included).
+ *                           Handle it, then http_next(p) before feeding
+ *                           the rest: leftover bytes are the next
+ *                           pipelined request.
+ *     }
+ *
+ * Every event is returned once; http_feed() with len == 0 is valid and
+ * returns the pending event (e.g. HTTP_EV_DONE after HTTP_EV_HEAD of a
+ * request without body). The head strings in p->req point into the
+ * caller's head buffer and stay valid until http_next().
+ *
+ * Body bytes are copied once, from the input range straight into the
+ * caller's body buffer (no staging copy). A caller that wants to do that
+ * copy itself (rte_memcpy, DMA) asks http_body_want() where the next body
+ * bytes go and how many the parser takes now, copies them and calls
+ * http_body_commit(); chunk framing still goes through http_feed().
+ *
+ * Choices where RFC 9112 lets the recipient choose (each cited where
+ * implemented in http_parse.c):
+ *  - line endings must be CRLF: a bare LF or bare CR is 400 (§2.2 allows
+ *    either; strict closes the LF-vs-CRLF smuggling gap between hops);
+ *  - empty lines before the request line are ignored (§2.2 SHOULD);
+ *  - obs-fold is 400 (§5.2); whitespace between field name and colon is
+ *    400 (§5.1 MUST); CTLs (NUL included) in field values are 400;
+ *  - only origin-form targets are accepted ("/path?query"); anything
+ *    else is 400 (the routes of spec/wire.md §2 are all origin-form);
+ *  - HTTP/1.0 and HTTP/1.x (x >= 1, served as 1.1); major >= 2 is 505;
+ *  - HTTP/1.1 without exactly one Host is 400 (§3.2 MUST);
+ *  - Content-Length: several fields or a list of identical values are
+ *    taken as one (RFC 9110 §8.6 MAY); differing values are 400;
+ *  - Content-Length with Transfer-Encoding is 400 (§6.3 item 3 permits
+ *    rejecting; it is the classic smuggling vector);
+ *  - Transfer-Encoding: chunked must be the final coding and appear
+ *    once, else 400 (§6.3 item 4, §7); an unknown coding before a final
+ *    chunked is 501 (§6.1); Transfer-Encoding in HTTP/1.0 is 400 (§6.1);
+ *  - chunk extensions are skipped (§7.1.1), trailers read and dropped
+ *    (§7.1.2), both within the head limit;
+ *  - Expect: 100-continue is reported; any other expectation is 417
+ *    (RFC 9110 §10.1.1);
+ *  - a repeated Accept keeps the first field only; a repeated
+ *    Content-Type or Authorization is 400 (ambiguous).
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+/* Default body limit, as the reference server (issue 4). */
+#define HTTP_MAX_BODY_DEFAULT (64ull << 20)
+/* Longest chunk-size line (size plus extensions) before 400. */
+#define HTTP_CHUNK_LINE_MAX 1024
+
+enum http_event {
+	HTTP_EV_ERROR = -1,
+	HTTP_EV_MORE = 0,
+	HTTP_EV_HEAD = 1,
+	HTTP_EV_NEED_BUF = 2,
+	HTTP_EV_DONE = 3,
+};
+
+enum http_method {
+	HTTP_M_OTHER = 0,	/* a valid token we do not know: route → 405 */
+	HTTP_M_GET,
+	HTTP_M_HEAD,
+	HTTP_M_POST,
+	HTTP_M_PUT,
+	HTTP_M_DELETE,
+	HTTP_M_OPTIONS,
+};
+
+/* A string inside the head buffer (not NUL-terminated). len 0: absent. */
+struct http_str {
+	const char *p;
+	uint32_t len;
+};
+
+struct http_request {
+	enum http_method method;
+	struct http_str method_str;
+	struct http_str target;		/* "/path?query", as received */
+	struct http_str path;		/* target up to '?' */
+	struct http_str query;		/* after '?', may be empty */
+	int minor;			/* 0 or 1 (HTTP/1.x, x >= 1 → 1) */
+	struct http_str host;
+	struct http_str content_type;	/* field values, OWS trimmed */
+	struct http_str accept;
+	struct http_str authorization;
+	bool keep_alive;		/* after this request (§9.3) */
+	bool expect_continue;		/* Expect: 100-continue */
+	bool chunked;			/* Transfer-Encoding: chunked */
+	bool has_body;			/* chunked, or Content-Length > 0 */
+	bool has_content_length;
+	uint64_t content_length;
+	uint64_t body_len;		/* body bytes received so far */
+	uint32_t head_len;		/* bytes of head (incl. final CRLF) */
+};
+
+struct http_parser {
+	/* configuration */
+	char *head;
+	uint32_t head_cap;
+	uint64_t max_body;
+	/* body destination, set by the caller after HTTP_EV_HEAD */
+	uint8_t *body;
+	uint64_t body_cap;
+	bool body_set;
+	bool body_discard;
+	/* state (private) */
+	uint8_t state;
+	uint8_t pending;		/* event to return on next feed */
+	uint8_t prev_cr;
+	uint8_t lead_cr;
+	uint32_t line_start;
+	uint64_t chunk_left;		/* data bytes left in chunk / CL body */
+	uint32_t chunk_line;		/* bytes on the current chunk line */
+	uint32_t trailer_len;
+	uint8_t chunk_digits;
+	uint8_t conn;			/* Connection: 1 close, 2 keep-alive */
+	/* results */
+	struct http_request req;
+	int status;			/* error status (400, 413, ...) */
+	const char *err;		/* short error message, static */
+};
+
+/* Set up a parser; head_buf is the per-connection bounded head copy
+ * (its size is the head limit: beyond it → 431). max_body 0 → default. */
+void http_parser_init(struct http_parser *p, char *head_buf,
+		uint32_t head_cap, uint64_t max_body);
+
+/* Feed up to len bytes; *used tells how many were consumed. Returns an
+ * enum http_event (HTTP_EV_ERROR with p->status and p->err set). */
+int http_feed(struct http_parser *p, const void *data, size_t len,
+		size_t *used);
+
+/* After HTTP_EV_HEAD or HTTP_EV_NEED_BUF: where body bytes go. buf must
+ * already hold the p->req.body_len bytes received so far. Returns 0, or
+ * -EINVAL if cap < body_len (or < Content-Length: the caller sizes the
+ * buffer from p->req.content_length, known at HTTP_EV_HEAD). */
+int http_body_buf(struct http_parser *p, void *buf, uint64_t cap);
+/* Read and drop the body (e.g. after a 401 on a kept-alive connection). */
+void http_body_discard(struct http_parser *p);
+
+/* In the body-data state: the destination of the next body bytes and how
+ * many the parser takes now (0: not in body data; call http_feed). */
+uint64_t http_body_want(struct http_parser *p, uint8_t **dst);
+/* The caller copied n (<= want) bytes to *dst itself. */
+void http_body_commit(struct http_parser *p, uint64_t n);
+
+/* After HTTP_EV_DONE: start the next request on the same connection. */
+void http_next(struct http_parser *p);
+
+/* Case-insensitive compare of a head string with a C string. */
+bool http_str_eq(struct http_str s, const char *lit);
+
+/* --- response side ---------------------------------------------------- */
+
+/* Reason phrase of a status code ("Unknown" if not one we use). */
+const char *http_reason(int status);
+
+/* RFC 9110 §5.6.7 IMF-fixdate, e.g. "Sun, 06 Nov 1994 08:49:37 GMT":
+ * writes 29 chars plus NUL into out[30]. */
+void http_date_fmt(char out[30], time_t t);
+
+/* The Date value cached per second; the caller supplies its clock. */
+struct http_date_cache {
+	time_t sec;
+	char str[30];
+};
+const char *http_date_get(struct http_date_cache *c, time_t now);
+
+struct http_response {
+	int status;
+	const char *content_type;	/* NULL: no Content-Type */
+	uint64_t content_length;	/* length of the body sent by ref. */
+	bool keep_alive;
+	const char *date;		/* IMF-fixdate; NULL: no Date */
+	const char *extra;		/* extra header lines, each ending
+					 * "\r\n"; NULL: none */
+};
+
+/* Write the response head (status line, headers, empty line) into buf.
+ * Returns its length, or -ENOSPC (nothing useful written). */
+ssize_t http_write_head(char *buf, size_t cap, const struct http_response *r);
+
+/* "HTTP/1.1 100 Continue\r\n\r\n" (RFC 9110 §15.2.1); length or -ENOSPC. */
+ssize_t http_write_continue(char *buf, size_t cap);
+
+/* {"error":"MSG"} with MSG escaped for JSON (RFC 8259 §7): '"', '\\'
+ * and control characters escaped, UTF-8 bytes passed through (the
+ * messages of spec/wire.md §4 contain U+2265 and U+2013). Returns the
+ * length (without NUL, which is written if room) or -ENOSPC. */
+ssize_t http_json_error(char *buf, size_t cap, const char *msg);
+
+#endif /* FFN_HTTP_H */

@@ -1,0 +1,743 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 ffn-shard authors
+ */
+
+/*
+ * Incremental HTTP/1.1 request parser (RFC 9112). The head is copied into
+ * the caller's bounded buffer while scanning for its end (an empty line);
+ * it is then parsed in one pass from that buffer, so the grammar code never
+ * sees a partial line. Body framing (Content-Length, chunked) is a byte
+ * state machine over the input; body data is copied straight to the
+ * caller's buffer.
+ */
+
+#include <errno.h>
+#include <string.h>
+
+#include "http.h"
+
+enum {
+	ST_HEAD = 0,
+	ST_BODY_CL,		/* chunk_left bytes of Content-Length body */
+	ST_CH_SIZE,		/* chunk-size hex digits */
+	ST_CH_EXT,		/* after the size: BWS / extensions to CR */
+	ST_CH_SIZE_LF,		/* LF ending the chunk-size line */
+	ST_CH_DATA,		/* chunk_left data bytes */
+	ST_CH_DATA_CR,		/* CRLF after chunk data */
+	ST_CH_DATA_LF,
+	ST_CH_TR_START,		/* start of a trailer line or final CRLF */
+	ST_CH_TR_LINE,		/* in a trailer field line */
+	ST_CH_TR_LF,		/* LF ending a trailer line */
+	ST_CH_END_LF,		/* LF of the final empty line */
+	ST_COMPLETE,
+	ST_ERROR,
+};
+
+/* tchar of RFC 9110 §5.6.2 */
+static const uint8_t tchar[256] = {
+	['!'] = 1, ['#'] = 1, ['$'] = 1, ['%'] = 1, ['&'] = 1, ['\''] = 1,
+	['*'] = 1, ['+'] = 1, ['-'] = 1, ['.'] = 1, ['^'] = 1, ['_'] = 1,
+	['`'] = 1, ['|'] = 1, ['~'] = 1,
+	['0'] = 1, ['1'] = 1, ['2'] = 1, ['3'] = 1, ['4'] = 1, ['5'] = 1,
+	['6'] = 1, ['7'] = 1, ['8'] = 1, ['9'] = 1,
+	['A'] = 1, ['B'] = 1, ['C'] = 1, ['D'] = 1, ['E'] = 1, ['F'] = 1,
+	['G'] = 1, ['H'] = 1, ['I'] = 1, ['J'] = 1, ['K'] = 1, ['L'] = 1,
+	['M'] = 1, ['N'] = 1, ['O'] = 1, ['P'] = 1, ['Q'] = 1, ['R'] = 1,
+	['S'] = 1, ['T'] = 1, ['U'] = 1, ['V'] = 1, ['W'] = 1, ['X'] = 1,
+	['Y'] = 1, ['Z'] = 1,
+	['a'] = 1, ['b'] = 1, ['c'] = 1, ['d'] = 1, ['e'] = 1, ['f'] = 1,
+	['g'] = 1, ['h'] = 1, ['i'] = 1, ['j'] = 1, ['k'] = 1, ['l'] = 1,
+	['m'] = 1, ['n'] = 1, ['o'] = 1, ['p'] = 1, ['q'] = 1, ['r'] = 1,
+	['s'] = 1, ['t'] = 1, ['u'] = 1, ['v'] = 1, ['w'] = 1, ['x'] = 1,
+	['y'] = 1, ['z'] = 1,
+};
+
+static int
+fail(struct http_parser *p, int status, const char *msg)
+{
+	p->state = ST_ERROR;
+	p->status = status;
+	p->err = msg;
+	return HTTP_EV_ERROR;
+}
+
+static int
+lower(int c)
+{
+	return (c >= 'A' && c <= 'Z') ? c + 32 : c;
+}
+
+static bool
+mem_ieq(const char *a, size_t n, const char *lit)
+{
+	size_t i;
+
+	if (strlen(lit) != n)
+		return false;
+	for (i = 0; i < n; i++)
+		if (lower((uint8_t)a[i]) != lower((uint8_t)lit[i]))
+			return false;
+	return true;
+}
+
+bool
+http_str_eq(struct http_str s, const char *lit)
+{
+	return s.p != NULL && mem_ieq(s.p, s.len, lit);
+}
+
+static int
+hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	c = lower(c);
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
+void
+http_parser_init(struct http_parser *p, char *head_buf, uint32_t head_cap,
+		uint64_t max_body)
+{
+	memset(p, 0, sizeof(*p));
+	p->head = head_buf;
+	p->head_cap = head_cap;
+	p->max_body = max_body ? max_body : HTTP_MAX_BODY_DEFAULT;
+	p->state = ST_HEAD;
+}
+
+void
+http_next(struct http_parser *p)
+{
+	char *head = p->head;
+	uint32_t cap = p->head_cap;
+	uint64_t max_body = p->max_body;
+
+	http_parser_init(p, head, cap, max_body);
+}
+
+/* --- head ------------------------------------------------------------- */
+
+/* request-target, origin-form: absolute-path [ "?" query ] (RFC 9112
+ * §3.2.1, RFC 3986 pchar / "/" / "?"). */
+static bool
+target_ok(const char *s, size_t n)
+{
+	size_t i;
+
+	if (n == 0 || s[0] != '/')
+		return false;
+	for (i = 0; i < n; i++) {
+		uint8_t c = s[i];
+
+		if (c == '%') {
+			if (i + 2 >= n)
+				return false;
+			if (hexval((uint8_t)s[i + 1]) < 0 ||
+			    hexval((uint8_t)s[i + 2]) < 0)
+				return false;
+			i += 2;
+			continue;
+		}
+		if (c <= 0x20 || c >= 0x7f)
+			return false;
+		if (strchr("\"#<>\\^`{|}", c) != NULL)
+			return false;
+	}
+	return true;
+}
+
+static enum http_method
+method_of(const char *s, size_t n)
+{
+	static const struct {
+		const char *name;
+		enum http_method m;
+	} tab[] = {
+		{ "GET", HTTP_M_GET }, { "HEAD", HTTP_M_HEAD },
+		{ "POST", HTTP_M_POST }, { "PUT", HTTP_M_PUT },
+		{ "DELETE", HTTP_M_DELETE }, { "OPTIONS", HTTP_M_OPTIONS },
+	};
+	size_t i;
+
+	/* methods are case-sensitive (RFC 9110 §9.1) */
+	for (i = 0; i < sizeof(tab) / sizeof(tab[0]); i++)
+		if (strlen(tab[i].name) == n && memcmp(tab[i].name, s, n) == 0)
+			return tab[i].m;
+	return HTTP_M_OTHER;
+}
+
+/* request-line = method SP request-target SP HTTP-version (RFC 9112 §3) */
+static int
+parse_request_line(struct http_parser *p, const char *s, size_t n)
+{
+	struct http_request *r = &p->req;
+	size_t i = 0, t0, t1;
+
+	while (i < n && tchar[(uint8_t)s[i]])
+		i++;
+	if (i == 0 || i >= n || s[i] != ' ')
+		return fail(p, 400, "malformed request line: method");
+	r->method_str.p = s;
+	r->method_str.len = i;
+	r->method = method_of(s, i);
+	t0 = ++i;
+	while (i < n && s[i] != ' ')
+		i++;
+	t1 = i;
+	if (i >= n)
+		return fail(p, 400, "malformed request line: no version");
+	if (!target_ok(s + t0, t1 - t0))
+		return fail(p, 400, "malformed request target");
+	r->target.p = s + t0;
+	r->target.len = t1 - t0;
+	r->path = r->target;
+	for (i = t0; i < t1; i++) {
+		if (s[i] == '?') {
+			r->path.len = i - t0;
+			r->query.p = s + i + 1;
+			r->query.len = t1 - i - 1;
+			break;
+		}
+	}
+	/* HTTP-version = "HTTP" "/" DIGIT "." DIGIT (RFC 9112 §2.3) */
+	s += t1 + 1;
+	n -= t1 + 1;
+	if (n != 8 || memcmp(s, "HTTP/", 5) != 0 || s[6] != '.' ||
+	    s[5] < '0' || s[5] > '9' || s[7] < '0' || s[7] > '9')
+		return fail(p, 400, "malformed HTTP version");
+	if (s[5] != '1')
+		return fail(p, 505, "HTTP version not supported");
+	r->minor = s[7] == '0' ? 0 : 1;
+	return 0;
+}
+
+/* Content-Length = 1*DIGIT, possibly as a list of identical values. */
+static int
+parse_content_length(struct http_parser *p, const char *v, size_t n)
+{
+	struct http_request *r = &p->req;
+	size_t i = 0;
+
+	for (;;) {
+		uint64_t x = 0;
+		size_t d = 0;
+
+		while (i < n && (v[i] == ' ' || v[i] == '\t'))
+			i++;
+		while (i < n && v[i] >= '0' && v[i] <= '9') {
+			if (x > (UINT64_MAX - 9) / 10)
+				return fail(p, 400, "invalid Content-Length");
+			x = x * 10 + (v[i] - '0');
+			i++;
+			d++;
+		}
+		if (d == 0)
+			return fail(p, 400, "invalid Content-Length");
+		while (i < n && (v[i] == ' ' || v[i] == '\t'))
+			i++;
+		if (i < n && v[i] != ',')
+			return fail(p, 400, "invalid Content-Length");
+		/* RFC 9110 §8.6: identical values may be taken as one */
+		if (r->has_content_length && r->content_length != x)
+			return fail(p, 400, "conflicting Content-Length");
+		r->has_content_length = true;
+		r->content_length = x;
+		if (i >= n)
+			return 0;
+		i++;	/* ',' */
+	}
+}
+
+/* Iterate over the elements of a #list value (RFC 9110 §5.6.1): each
+ * element trimmed, empty ones skipped. Returns false at the end. */
+static bool
+list_next(const char *v, size_t n, size_t *pos, const char **e, size_t *el)
+{
+	size_t i = *pos, a, b;
+
+	for (;;) {
+		if (i >= n)
+			return false;
+		a = i;
+		while (i < n && v[i] != ',')
+			i++;
+		b = i;
+		if (i < n)
+			i++;
+		while (a < b && (v[a] == ' ' || v[a] == '\t'))
+			a++;
+		while (b > a && (v[b - 1] == ' ' || v[b - 1] == '\t'))
+			b--;
+		if (b > a) {
+			*pos = i;
+			*e = v + a;
+			*el = b - a;
+			return true;
+		}
+	}
+}
+
+static int
+parse_transfer_encoding(struct http_parser *p, const char *v, size_t n,
+		bool *te_seen, bool *te_unknown)
+{
+	struct http_request *r = &p->req;
+	size_t pos = 0, el, k;
+	const char *e;
+
+	*te_seen = true;
+	while (list_next(v, n, &pos, &e, &el)) {
+		/* transfer-coding = token *( OWS ";" OWS transfer-parameter ) */
+		for (k = 0; k < el && tchar[(uint8_t)e[k]]; k++)
+			;
+		if (k == 0)
+			return fail(p, 400, "malformed Transfer-Encoding");
+		if (r->chunked)	/* something after chunked (RFC 9112 §6.3) */
+			return fail(p, 400, "chunked is not the final coding");
+		if (mem_ieq(e, k, "chunked")) {
+			if (k != el)	/* chunked takes no parameters */
+				return fail(p, 400,
+					"malformed Transfer-Encoding");
+			r->chunked = true;
+		} else {
+			*te_unknown = true;
+		}
+	}
+	return 0;
+}
+
+static int
+parse_field(struct http_parser *p, const char *s, size_t n,
+		bool *te_seen, bool *te_unknown, int *hosts)
+{
+	struct http_request *r = &p->req;
+	size_t i = 0, a, b;
+	const char *v;
+	size_t vn;
+
+	/* obs-fold: a line starting with SP/HTAB (RFC 9112 §5.2) */
+	if (s[0] == ' ' || s[0] == '\t')
+		return fail(p, 400, "obsolete line folding");
+	while (i < n && tchar[(uint8_t)s[i]])
+		i++;
+	if (i >= n || s[i] != ':') {
+		size_t j = i;
+
+		while (j < n && (s[j] == ' ' || s[j] == '\t'))
+			j++;
+		if (j > i && j < n && s[j] == ':')	/* §5.1 MUST 400 */
+			return fail(p, 400,
+				"whitespace between field name and colon");
+		return fail(p, 400, "malformed header field");
+	}
+	if (i == 0)
+		return fail(p, 400, "empty header field name");
+	/* field-value = *field-content; no CTL but HTAB (RFC 9110 §5.5) */
+	for (a = i + 1; a < n; a++) {
+		uint8_t c = s[a];
+
+		if ((c < 0x20 && c != '\t') || c == 0x7f)
+			return fail(p, 400, "invalid character in header");
+	}
+	a = i + 1;
+	b = n;
+	while (a < b && (s[a] == ' ' || s[a] == '\t'))
+		a++;
+	while (b > a && (s[b - 1] == ' ' || s[b - 1] == '\t'))
+		b--;
+	v = s + a;
+	vn = b - a;
+
+#define IS(name) mem_ieq(s, i, name)
+	if (IS("content-length")) {
+		return parse_content_length(p, v, vn);
+	} else if (IS("transfer-encoding")) {
+		return parse_transfer_encoding(p, v, vn, te_seen, te_unknown);
+	} else if (IS("host")) {
+		(*hosts)++;
+		r->host.p = v;
+		r->host.len = vn;
+	} else if (IS("content-type")) {
+		if (r->content_type.p != NULL)
+			return fail(p, 400, "duplicate Content-Type");
+		r->content_type.p = v;
+		r->content_type.len = vn;
+	} else if (IS("accept")) {
+		if (r->accept.p == NULL) {
+			r->accept.p = v;
+			r->accept.len = vn;
+		}
+	} else if (IS("authorization")) {
+		if (r->authorization.p != NULL)
+			return fail(p, 400, "duplicate Authorization");
+		r->authorization.p = v;
+		r->authorization.len = vn;
+	} else if (IS("connection")) {
+		size_t pos = 0, el;
+		const char *e;
+
+		while (list_next(v, vn, &pos, &e, &el)) {
+			if (mem_ieq(e, el, "close"))
+				p->conn |= 1;	/* close */
+			else if (mem_ieq(e, el, "keep-alive"))
+				p->conn |= 2;	/* keep-alive */
+		}
+	} else if (IS("expect")) {
+		if (!mem_ieq(v, vn, "100-continue"))
+			return fail(p, 417, "unsupported expectation");
+		/* RFC 9110 §10.1.1: ignored in an HTTP/1.0 request */
+		r->expect_continue = r->minor == 1;
+	}
+#undef IS
+	return 0;
+}
+
+/* The whole head is in p->head[0..head_len), every line ending in CRLF
+ * (checked while scanning), the last line empty. */
+static int
+parse_head(struct http_parser *p)
+{
+	struct http_request *r = &p->req;
+	const char *s = p->head, *end = p->head + r->head_len - 2;
+	const char *eol;
+	bool te_seen = false, te_unknown = false;
+	int hosts = 0, rc;
+
+	eol = memchr(s, '\r', end - s + 2);
+	rc = parse_request_line(p, s, eol - s);
+	if (rc < 0)
+		return rc;
+	for (s = eol + 2; s < end; s = eol + 2) {
+		eol = memchr(s, '\r', end - s);
+		rc = parse_field(p, s, eol - s, &te_seen, &te_unknown, &hosts);
+		if (rc < 0)
+			return rc;
+	}
+	if (r->minor == 1 && hosts != 1)	/* RFC 9112 §3.2 */
+		return fail(p, 400, hosts ? "duplicate Host" : "missing Host");
+	if (te_seen) {
+		if (r->minor == 0)		/* RFC 9112 §6.1 */
+			return fail(p, 400,
+				"Transfer-Encoding in an HTTP/1.0 request");
+		if (r->has_content_length)	/* RFC 9112 §6.3 item 3 */
+			return fail(p, 400,
+				"both Content-Length and Transfer-Encoding");
+		if (!r->chunked)		/* RFC 9112 §6.3 item 4 */
+			return fail(p, 400, "chunked is not the final coding");
+		if (te_unknown)			/* RFC 9112 §6.1 */
+			return fail(p, 501, "unsupported transfer coding");
+	}
+	if (r->has_content_length && r->content_length > p->max_body)
+		return fail(p, 413, "request body too large");
+	/* persistence, RFC 9112 §9.3 */
+	if (p->conn & 1)
+		r->keep_alive = false;
+	else if (r->minor == 1)
+		r->keep_alive = true;
+	else
+		r->keep_alive = (p->conn & 2) != 0;
+	r->has_body = r->chunked || r->content_length > 0;
+	if (r->chunked) {
+		p->state = ST_CH_SIZE;
+	} else if (r->content_length > 0) {
+		p->state = ST_BODY_CL;
+		p->chunk_left = r->content_length;
+	} else {
+		p->state = ST_COMPLETE;
+	}
+	return 0;
+}
+
+/* Copy head bytes into the bounded buffer until the empty line; CRLF
+ * only (bare CR or LF is 400, RFC 9112 §2.2). */
+static int
+scan_head(struct http_parser *p, const uint8_t *d, size_t len, size_t *used)
+{
+	struct http_request *r = &p->req;
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		uint8_t c = d[i];
+
+		if (r->head_len == 0) {
+			/* §2.2: ignore empty lines before the request line */
+			if (p->lead_cr) {
+				if (c != '\n')
+					goto bare_cr;
+				p->lead_cr = 0;
+				continue;
+			}
+			if (c == '\r') {
+				p->lead_cr = 1;
+				continue;
+			}
+			if (c == '\n')
+				goto bare_lf;
+		}
+		if (r->head_len >= p->head_cap) {
+			*used = i;
+			return fail(p, 431, "request header fields too large");
+		}
+		p->head[r->head_len++] = c;
+		if (c == '\r') {
+			if (p->prev_cr)
+				goto bare_cr;
+			p->prev_cr = 1;
+		} else if (c == '\n') {
+			if (!p->prev_cr)
+				goto bare_lf;
+			p->prev_cr = 0;
+			if (r->head_len - p->line_start == 2) {
+				*used = i + 1;
+				return 1;
+			}
+			p->line_start = r->head_len;
+		} else if (p->prev_cr) {
+			goto bare_cr;
+		}
+	}
+	*used = len;
+	return 0;
+bare_cr:
+	*used = i;
+	return fail(p, 400, "bare CR in request head");
+bare_lf:
+	*used = i;
+	return fail(p, 400, "bare LF in request head");
+}
+
+/* --- body ------------------------------------------------------------- */
+
+int
+http_body_buf(struct http_parser *p, void *buf, uint64_t cap)
+{
+	struct http_request *r = &p->req;
+
+	if (cap < r->body_len || (!r->chunked && cap < r->content_length))
+		return -EINVAL;
+	p->body = buf;
+	p->body_cap = cap;
+	p->body_set = true;
+	p->body_discard = false;
+	if (p->pending == HTTP_EV_NEED_BUF)
+		p->pending = 0;
+	return 0;
+}
+
+void
+http_body_discard(struct http_parser *p)
+{
+	p->body = NULL;
+	p->body_cap = 0;
+	p->body_set = true;
+	p->body_discard = true;
+	if (p->pending == HTTP_EV_NEED_BUF)
+		p->pending = 0;
+}
+
+uint64_t
+http_body_want(struct http_parser *p, uint8_t **dst)
+{
+	uint64_t room;
+
+	if ((p->state != ST_BODY_CL && p->state != ST_CH_DATA) ||
+	    p->pending || !p->body_set)
+		return 0;
+	if (p->body_discard) {
+		*dst = NULL;
+		return p->chunk_left;
+	}
+	room = p->body_cap - p->req.body_len;
+	*dst = p->body + p->req.body_len;
+	return room < p->chunk_left ? room : p->chunk_left;
+}
+
+static void
+body_advance(struct http_parser *p, uint64_t n)
+{
+	p->req.body_len += n;
+	p->chunk_left -= n;
+	if (p->chunk_left == 0)
+		p->state = p->state == ST_BODY_CL ? ST_COMPLETE
+						  : ST_CH_DATA_CR;
+}
+
+void
+http_body_commit(struct http_parser *p, uint64_t n)
+{
+	body_advance(p, n);
+	if (p->state == ST_COMPLETE)	/* next http_feed() says DONE */
+		p->pending = HTTP_EV_DONE;
+}
+
+/* One byte of chunk framing (RFC 9112 §7.1). Returns 0 or an event. */
+static int
+chunk_byte(struct http_parser *p, uint8_t c)
+{
+	struct http_request *r = &p->req;
+	int h;
+
+	switch (p->state) {
+	case ST_CH_SIZE:
+		h = hexval(c);
+		if (h >= 0) {
+			if (p->chunk_left >> 60)
+				return fail(p, 400, "chunk size overflow");
+			p->chunk_left = (p->chunk_left << 4) | h;
+			p->chunk_digits = 1;
+			break;
+		}
+		if (!p->chunk_digits)
+			return fail(p, 400, "malformed chunk size");
+		p->state = ST_CH_EXT;
+		/* fall through */
+	case ST_CH_EXT:
+		/* chunk-ext = *( BWS ";" BWS name [ BWS "=" BWS value ] ):
+		 * skipped (§7.1.1). Before the first ';' only BWS may follow
+		 * the size ("1a 2" is refused, not read as 0x1a); after it
+		 * only CTLs are refused. chunk_digits 2: ';' seen. */
+		if (c == '\r') {
+			p->state = ST_CH_SIZE_LF;
+			break;
+		}
+		if (p->chunk_digits == 1) {
+			if (c == ';')
+				p->chunk_digits = 2;
+			else if (c != ' ' && c != '\t')
+				return fail(p, 400, "malformed chunk size");
+			break;
+		}
+		if ((c < 0x20 && c != '\t') || c == 0x7f)
+			return fail(p, 400, "malformed chunk extension");
+		break;
+	case ST_CH_SIZE_LF:
+		if (c != '\n')
+			return fail(p, 400, "bare CR in chunk size line");
+		if (p->chunk_left > p->max_body - r->body_len)
+			return fail(p, 413, "request body too large");
+		p->chunk_line = 0;
+		p->chunk_digits = 0;
+		p->state = p->chunk_left ? ST_CH_DATA : ST_CH_TR_START;
+		break;
+	case ST_CH_DATA_CR:
+		if (c != '\r')
+			return fail(p, 400, "chunk data not followed by CRLF");
+		p->state = ST_CH_DATA_LF;
+		break;
+	case ST_CH_DATA_LF:
+		if (c != '\n')
+			return fail(p, 400, "chunk data not followed by CRLF");
+		p->state = ST_CH_SIZE;
+		p->chunk_line = 0;
+		break;
+	case ST_CH_TR_START:
+		if (c == '\r') {
+			p->state = ST_CH_END_LF;
+			break;
+		}
+		p->state = ST_CH_TR_LINE;
+		/* fall through */
+	case ST_CH_TR_LINE:
+		/* trailer fields are read and discarded (§7.1.2) */
+		if (c == '\r') {
+			p->state = ST_CH_TR_LF;
+			break;
+		}
+		if ((c < 0x20 && c != '\t') || c == 0x7f)
+			return fail(p, 400, "invalid character in trailer");
+		break;
+	case ST_CH_TR_LF:
+		if (c != '\n')
+			return fail(p, 400, "bare CR in trailer");
+		p->state = ST_CH_TR_START;
+		break;
+	case ST_CH_END_LF:
+		if (c != '\n')
+			return fail(p, 400, "bare CR in trailer");
+		p->state = ST_COMPLETE;
+		return HTTP_EV_DONE;
+	}
+	if (p->state == ST_CH_SIZE || p->state == ST_CH_EXT ||
+	    p->state == ST_CH_SIZE_LF) {
+		if (++p->chunk_line > HTTP_CHUNK_LINE_MAX)
+			return fail(p, 400, "chunk size line too long");
+	} else if (p->state >= ST_CH_TR_START && p->state <= ST_CH_END_LF) {
+		if (++p->trailer_len > p->head_cap)
+			return fail(p, 431, "trailer fields too large");
+	}
+	return 0;
+}
+
+int
+http_feed(struct http_parser *p, const void *data, size_t len, size_t *used)
+{
+	const uint8_t *d = data;
+	size_t i = 0, n;
+	uint64_t want;
+	uint8_t *dst;
+	int rc;
+
+	*used = 0;
+	if (p->state == ST_ERROR)
+		return HTTP_EV_ERROR;
+	if (p->pending) {
+		rc = p->pending;
+		if (rc == HTTP_EV_NEED_BUF)	/* until a buffer is given */
+			return rc;
+		p->pending = 0;
+		return rc;
+	}
+	if (p->state == ST_HEAD) {
+		rc = scan_head(p, d, len, used);
+		if (rc <= 0)
+			return rc;
+		rc = parse_head(p);
+		if (rc < 0)
+			return rc;
+		if (p->state == ST_COMPLETE)
+			p->pending = HTTP_EV_DONE;
+		return HTTP_EV_HEAD;
+	}
+	if (p->state == ST_COMPLETE)	/* a caller bug: fail, not spin */
+		return fail(p, 500, "request parser fed after DONE");
+	if (!p->body_set) {
+		/* the caller skipped http_body_buf()/discard(): say so */
+		p->pending = HTTP_EV_NEED_BUF;
+		return HTTP_EV_NEED_BUF;
+	}
+	while (i < len) {
+		if (p->state == ST_BODY_CL || p->state == ST_CH_DATA) {
+			want = http_body_want(p, &dst);
+			if (want == 0) {
+				p->pending = HTTP_EV_NEED_BUF;
+				*used = i;
+				return HTTP_EV_NEED_BUF;
+			}
+			n = len - i < want ? len - i : want;
+			if (dst != NULL)
+				memcpy(dst, d + i, n);
+			body_advance(p, n);
+			i += n;
+			if (p->state == ST_COMPLETE) {
+				*used = i;
+				return HTTP_EV_DONE;
+			}
+			continue;
+		}
+		rc = chunk_byte(p, d[i]);
+		if (rc < 0) {
+			*used = i;
+			return rc;
+		}
+		i++;
+		if (rc == HTTP_EV_DONE) {
+			*used = i;
+			return rc;
+		}
+	}
+	*used = i;
+	return HTTP_EV_MORE;
+}

@@ -1,0 +1,290 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 ffn-shard authors
+ */
+#ifndef FFN_TCP_H
+#define FFN_TCP_H
+
+/**
+ * @file
+ * TCP (RFC 9293) for one lcore, independent of the IP layer.
+ *
+ * One struct tcp_stack per polling lcore: no locks, no shared state. The IP
+ * layer hands received segments to tcp_input() and receives segments to send
+ * through the output callback of struct tcp_stack_config. The application
+ * (HTTP server, load generator) talks to connections through struct tcp_ops
+ * callbacks and the tcp_send* / tcp_flush / tcp_shutdown / tcp_close calls.
+ *
+ * Time is passed in (microseconds, any monotonic origin) to tcp_input() and
+ * tcp_poll(), so tests drive a virtual clock. Timers are per-connection
+ * deadlines kept in a small timer wheel checked from tcp_poll(): rte_timer
+ * reads the TSC itself, which a virtual clock cannot drive.
+ *
+ * Callbacks run from inside tcp_input(), tcp_poll() or an API call on the
+ * same lcore. All calls on one stack must come from its lcore.
+ *
+ * Implemented: see each function. RFCs: 9293 (TCP), 6298 (RTO), 5681/6582
+ * (NewReno), 6675 (SACK recovery), 2018 (SACK), 7323 (window scale,
+ * timestamps, PAWS), 5961 (RST/SYN/ACK validation), 9438 (CUBIC),
+ * 6528 (ISN), 4987 (SYN cookies).
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include <rte_mbuf.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct tcp_stack;
+struct tcp_conn;
+
+/** Space the output callback may prepend: Ethernet + VLAN + IPv4 header. */
+#define TCP_OUT_HEADROOM (14 + 4 + 20)
+
+/**
+ * Segment out. m's data starts at the TCP header (options included,
+ * m->l4_len set) followed by the payload, possibly chained mbufs (some
+ * attached to application buffers: the port needs multi-segment TX). At least
+ * TCP_OUT_HEADROOM bytes of headroom are free in the first mbuf.
+ * The TCP checksum is complete, or, when tx_cksum_offload is set, holds the
+ * pseudo-header sum and RTE_MBUF_F_TX_TCP_CKSUM is set in m->ol_flags (the
+ * IP layer then sets l2_len, l3_len and RTE_MBUF_F_TX_IPV4).
+ * The callback owns m from then on (frees it on failure). Return 0 or -errno.
+ */
+typedef int (*tcp_output_fn)(void *arg, struct rte_mbuf *m, uint32_t dst_ip_be);
+
+/** Congestion control (RFC 9438 CUBIC by default; RFC 5681/6582 NewReno). */
+enum tcp_cc_algo {
+	TCP_CC_CUBIC = 0,
+	TCP_CC_NEWRENO,
+};
+
+/** Stack configuration; zero fields take the defaults in brackets. */
+struct tcp_stack_config {
+	uint32_t local_ip;        /**< our IPv4 address, network byte order */
+	uint16_t mtu;             /**< IP MTU; MSS = mtu - 40 [1500] */
+	int socket_id;            /**< NUMA node for all stack memory */
+	struct rte_mempool *pool; /**< pktmbuf pool for headers/copies (required) */
+	tcp_output_fn output;     /**< segment sink (required) */
+	void *output_arg;
+	bool tx_cksum_offload;    /**< port computes the TCP checksum */
+
+	uint32_t max_conns;       /**< global connection limit, not TIME_WAIT [4096] */
+	uint32_t max_time_wait;   /**< bounded TIME_WAIT table; oldest recycled [max_conns] */
+	uint32_t syn_backlog;     /**< per listener default (SYN_RCVD); SYN cookies beyond [128] */
+	uint32_t rcv_buf;         /**< per-connection receive memory (window + OOO) [256 KiB] */
+	uint32_t snd_buf;         /**< per-connection unacked+queued bytes [4 MiB] */
+	uint32_t idle_timeout_us; /**< abort after this long without input [300 s] */
+	uint32_t time_wait_us;    /**< 2*MSL [60 s] */
+	uint32_t delack_us;       /**< delayed ACK timeout [40 ms] */
+	uint32_t rto_init_us;     /**< RFC 6298 2.1 [1 s] */
+	uint32_t rto_min_us;      /**< RFC 6298 2.4 allows less than 1 s [200 ms] */
+	uint32_t rto_max_us;      /**< [60 s] */
+	uint8_t max_retries;      /**< RTO expiries before ETIMEDOUT [12; SYN: 6] */
+	enum tcp_cc_algo cc;
+	bool no_sack;             /**< do not offer SACK (RFC 2018) */
+	bool no_timestamps;       /**< do not offer timestamps (RFC 7323) */
+	bool no_wscale;           /**< do not offer window scaling */
+	uint32_t challenge_ack_limit; /**< per second, RFC 5961 §7 [1000] */
+
+	/* Active open picks source ports whose symmetric Toeplitz hash lands on
+	 * rss_queue, assuming the default redirection table (entry i -> queue
+	 * i % rss_nb_queues). rss_key NULL or rss_nb_queues <= 1: any port. */
+	const uint8_t *rss_key;   /**< 40 bytes, as programmed into the port */
+	uint16_t rss_nb_queues;
+	uint16_t rss_queue;
+	uint16_t rss_reta_size;   /**< [128] */
+
+	/** Optional clock (µs) read by API calls (tcp_connect, tcp_send*);
+	 * without it they use the time of the last tcp_input()/tcp_poll(). */
+	uint64_t (*clock_us)(void *arg);
+	void *clock_arg;
+};
+
+/** Why a connection ended (closed callback). */
+enum tcp_close_reason {
+	TCP_CLOSE_NORMAL = 0,     /**< both FINs exchanged and acknowledged */
+	TCP_CLOSE_RESET,          /**< RST received */
+	TCP_CLOSE_REFUSED,        /**< RST in answer to our SYN */
+	TCP_CLOSE_TIMEOUT,        /**< retransmissions exhausted */
+	TCP_CLOSE_IDLE,           /**< idle timeout (we sent RST) */
+	TCP_CLOSE_LIMIT,          /**< a memory limit was exceeded (we sent RST) */
+	TCP_CLOSE_STACK,          /**< stack destroyed */
+};
+
+/**
+ * Application callbacks. Any may be NULL. "arg" is the per-connection
+ * argument (for accepted: the listener's). After closed() returns, or after
+ * the app called tcp_close()/tcp_abort(), no callback mentions the
+ * connection again and its handle is invalid.
+ */
+struct tcp_ops {
+	/** Passive open completed (ESTABLISHED). Set *conn_arg for the other
+	 * callbacks; return <0 to refuse (the stack sends RST). */
+	int (*accepted)(void *listen_arg, struct tcp_conn *c, void **conn_arg);
+	/** Active open completed (ESTABLISHED). */
+	void (*connected)(void *arg, struct tcp_conn *c);
+	/** In-order data: m is an mbuf chain positioned at the payload,
+	 * pkt_len bytes. The app owns m (keep it or free it). */
+	void (*data)(void *arg, struct tcp_conn *c, struct rte_mbuf *m);
+	/** Peer sent FIN: no more data will arrive (we may still send). */
+	void (*eof)(void *arg, struct tcp_conn *c);
+	/** Bytes newly acknowledged; send space is available again. */
+	void (*sent)(void *arg, struct tcp_conn *c, uint32_t acked);
+	/** Connection is gone (reason: enum tcp_close_reason). */
+	void (*closed)(void *arg, struct tcp_conn *c, int reason);
+};
+
+/** Release callback of tcp_send_iov(): every byte was acknowledged (and
+ * every mbuf referencing the buffers freed). */
+typedef void (*tcp_release_fn)(void *arg);
+
+/** Counters of one stack (tcp_stack_stats). */
+enum tcp_drop_reason {
+	TCP_DROP_SHORT = 0,       /**< shorter than its header */
+	TCP_DROP_CKSUM,
+	TCP_DROP_NO_CONN,         /**< no connection or listener (RST sent) */
+	TCP_DROP_OUT_OF_WINDOW,   /**< unacceptable sequence number */
+	TCP_DROP_BAD_ACK,         /**< ACK outside RFC 5961 §5 bounds */
+	TCP_DROP_PAWS,            /**< RFC 7323 §5 */
+	TCP_DROP_RST_INVALID,     /**< RST not exactly at rcv_nxt */
+	TCP_DROP_CONN_LIMIT,      /**< global connection limit */
+	TCP_DROP_BACKLOG,         /**< SYN backlog full and cookies failed */
+	TCP_DROP_COOKIE,          /**< ACK with a bad SYN cookie */
+	TCP_DROP_OOO_MEM,         /**< out-of-order queue full */
+	TCP_DROP_RCV_MEM,         /**< beyond the receive window/memory */
+	TCP_DROP_NOMEM,           /**< mbuf/state allocation failed */
+	TCP_DROP_MAX,
+};
+
+enum tcp_state {
+	TCP_CLOSED = 0,
+	TCP_LISTEN,
+	TCP_SYN_SENT,
+	TCP_SYN_RECEIVED,
+	TCP_ESTABLISHED,
+	TCP_FIN_WAIT_1,
+	TCP_FIN_WAIT_2,
+	TCP_CLOSE_WAIT,
+	TCP_CLOSING,
+	TCP_LAST_ACK,
+	TCP_TIME_WAIT,
+	TCP_STATE_MAX,
+};
+
+struct tcp_stats {
+	uint64_t seg_in;
+	uint64_t seg_out;
+	uint64_t bytes_in;        /**< payload delivered in order */
+	uint64_t bytes_out;       /**< payload sent, retransmissions included */
+	uint64_t retransmits;     /**< segments retransmitted (all causes) */
+	uint64_t rto_expired;
+	uint64_t fast_retransmits;/**< recovery episodes entered */
+	uint64_t active_opens;
+	uint64_t passive_opens;
+	uint64_t resets_in;
+	uint64_t resets_out;
+	uint64_t challenge_acks;
+	uint64_t syncookies_sent;
+	uint64_t syncookies_ok;
+	uint64_t drops[TCP_DROP_MAX];
+	uint64_t conns[TCP_STATE_MAX]; /**< current connections by state */
+};
+
+/** Create a stack (NULL and rte_errno set on failure). */
+struct tcp_stack *tcp_stack_create(const struct tcp_stack_config *cfg);
+/** Destroy: connections are dropped silently (closed reason STACK). */
+void tcp_stack_destroy(struct tcp_stack *s);
+
+/**
+ * A received segment. m starts at the TCP header and pkt_len is the TCP
+ * segment length (the IP layer trimmed padding). Addresses are network order.
+ * The checksum is verified unless m->ol_flags says RTE_MBUF_F_RX_L4_CKSUM_GOOD.
+ * Consumes m. Returns 0, or -errno when it was dropped (counted).
+ */
+int tcp_input(struct tcp_stack *s, struct rte_mbuf *m,
+	      uint32_t src_ip_be, uint32_t dst_ip_be, uint64_t now_us);
+
+/** Run expired timers (retransmission, delayed ACK, persist, TIME_WAIT,
+ * idle). Cheap when nothing is due; call once per poll loop iteration. */
+void tcp_poll(struct tcp_stack *s, uint64_t now_us);
+
+/** Copy out the counters. */
+void tcp_stack_stats(const struct tcp_stack *s, struct tcp_stats *out);
+/** Name of a drop reason / state, for telemetry. */
+const char *tcp_drop_reason_name(enum tcp_drop_reason r);
+const char *tcp_state_name(enum tcp_state st);
+
+/** Listen on port (host order) with the given SYN backlog (0: config).
+ * Returns 0, -EADDRINUSE, -ENOSPC. */
+int tcp_listen(struct tcp_stack *s, uint16_t port, uint32_t backlog,
+	       const struct tcp_ops *ops, void *arg);
+/** Stop listening (established connections stay). */
+int tcp_unlisten(struct tcp_stack *s, uint16_t port);
+
+/**
+ * Active open to dst_ip_be:port (host order) from a source port whose RSS
+ * hash lands on rss_queue. Returns 0 and *out (the handle, valid until
+ * closed) or -errno (-EMFILE at the limit, -EADDRNOTAVAIL no port free).
+ */
+int tcp_connect(struct tcp_stack *s, uint32_t dst_ip_be, uint16_t port,
+		const struct tcp_ops *ops, void *arg, struct tcp_conn **out);
+
+/** Queue a copy of data (small headers). Returns bytes queued (possibly
+ * fewer than len at the send memory limit), or -errno (-EPIPE after
+ * shutdown). Nothing is sent until tcp_flush() or an incoming ACK. */
+int tcp_send(struct tcp_conn *c, const void *data, uint32_t len);
+
+/**
+ * Queue payload by reference (zero-copy). The buffers stay untouched until
+ * release(arg) is called, once every byte is acknowledged and no mbuf
+ * references them (or the connection is gone). All or nothing: returns 0 or
+ * -ENOBUFS (send memory limit; nothing queued, release not called), -EPIPE,
+ * -ENOMEM. Buffers should be DPDK memory (rte_malloc/mempool) when a real
+ * NIC DMAs from them; their IOVA is looked up with rte_mem_virt2iova().
+ */
+int tcp_send_iov(struct tcp_conn *c, const struct iovec *iov, int cnt,
+		 tcp_release_fn release, void *arg);
+
+/** Emit pending segments now (call when a response is complete); also
+ * sends a pending delayed ACK. */
+void tcp_flush(struct tcp_conn *c);
+
+/** Bytes the app may still queue before the send memory limit. */
+uint32_t tcp_send_space(const struct tcp_conn *c);
+
+/** Send FIN after all queued data (half-close; receiving continues). */
+int tcp_shutdown(struct tcp_conn *c);
+/** Done with the connection: FIN after queued data, then the stack finishes
+ * the close alone; later data from the peer is answered with RST. */
+void tcp_close(struct tcp_conn *c);
+/** Send RST and free the connection now. */
+void tcp_abort(struct tcp_conn *c);
+
+/**
+ * Manual receive flow control: by default data is considered consumed when
+ * the data callback returns. With manual on, the receive window only
+ * reopens as the app calls tcp_recved(c, bytes) for data it has finished
+ * with (bounding what a slow app can be made to hold).
+ */
+void tcp_set_manual_recv(struct tcp_conn *c, bool on);
+void tcp_recved(struct tcp_conn *c, uint32_t len);
+
+/** Per-connection app argument (set by accepted/connect). */
+void tcp_set_arg(struct tcp_conn *c, void *arg);
+enum tcp_state tcp_conn_state(const struct tcp_conn *c);
+/** Addresses (network order) and ports (host order) of a connection. */
+void tcp_conn_addr(const struct tcp_conn *c, uint32_t *local_ip,
+		   uint16_t *local_port, uint32_t *remote_ip,
+		   uint16_t *remote_port);
+/** Effective send MSS (after the peer's MSS option and our MTU). */
+uint16_t tcp_conn_mss(const struct tcp_conn *c);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* FFN_TCP_H */

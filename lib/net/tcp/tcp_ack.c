@@ -1,0 +1,230 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 ffn-shard authors
+ */
+
+/* The sender's side of an arriving ACK: acceptability (RFC 5961 §5),
+ * the SACK scoreboard (RFC 2018, RFC 6675), RTT samples (RFC 6298),
+ * duplicate ACKs and recovery (RFC 5681, RFC 6582 NewReno, RFC 6675),
+ * the window update and the persist exit. */
+
+#include "tcp_priv.h"
+
+/* ---- sender side: SACK scoreboard and ACK processing ---- */
+
+static void
+tcp_sacked_add(struct tcp_conn *c, uint32_t st, uint32_t en)
+{
+	struct tcp_sack_block *b = c->sacked;
+	unsigned int i, n = c->nr_sacked, k;
+
+	if (SEQ_LEQ(en, c->snd_una) || SEQ_GT(en, c->snd_max) ||
+	    SEQ_GEQ(st, en))
+		return;		/* invalid or D-SACK (RFC 2883) */
+	if (SEQ_LT(st, c->snd_una))
+		st = c->snd_una;
+	for (i = 0; i < n && SEQ_LT(b[i].end, st); i++)
+		;
+	/* merge every block overlapping/adjacent to [st, en) */
+	k = i;
+	while (k < n && SEQ_LEQ(b[k].start, en)) {
+		st = SEQ_MIN(st, b[k].start);
+		en = SEQ_MAX(en, b[k].end);
+		k++;
+	}
+	if (k == i && n == RTE_DIM(c->sacked)) {
+		if (i == n)
+			return;	/* full: forget the highest instead */
+		n--;
+	}
+	memmove(&b[i + 1], &b[k], (n - k) * sizeof(*b));
+	b[i].start = st;
+	b[i].end = en;
+	c->nr_sacked = n - (k - i) + 1;
+}
+
+static void
+tcp_sacked_prune(struct tcp_conn *c)
+{
+	unsigned int i, k = 0;
+
+	for (i = 0; i < c->nr_sacked; i++) {
+		if (SEQ_LEQ(c->sacked[i].end, c->snd_una))
+			continue;
+		c->sacked[k] = c->sacked[i];
+		if (SEQ_LT(c->sacked[k].start, c->snd_una))
+			c->sacked[k].start = c->snd_una;
+		k++;
+	}
+	c->nr_sacked = k;
+}
+
+static uint32_t
+tcp_rexmit_len(const struct tcp_conn *c, uint8_t *fl)
+{
+	uint32_t len = c->mss - (c->flags & TF_TS ? 12 : 0);
+
+	*fl = TCP_F_ACK;
+	if (SEQ_GT(c->snd_una + len, c->snd_end)) {
+		len = SEQ_GT(c->snd_end, c->snd_una) ?
+		      c->snd_end - c->snd_una : 0;
+		if ((c->flags & TF_FIN_SENT))
+			*fl |= TCP_F_FIN;
+	}
+	return len;
+}
+
+/* Fast retransmit of the first unacknowledged segment. */
+static void
+tcp_rexmit_first(struct tcp_conn *c)
+{
+	uint8_t fl;
+	uint32_t len = tcp_rexmit_len(c, &fl);
+
+	tcp_send_segment(c, c->snd_una, len, fl);
+	c->stack->stats.retransmits++;
+	c->flags &= ~TF_RTT_TIMING;
+	c->high_rxt = c->snd_una + len + (fl & TCP_F_FIN ? 1 : 0);
+}
+
+static void
+tcp_enter_recovery(struct tcp_conn *c)
+{
+	c->stack->stats.fast_retransmits++;
+	tcp_cc_congestion(c);
+	c->recover = c->snd_max;
+	c->flags |= TF_RECOVERY;
+	tcp_rexmit_first(c);
+	if (c->flags & TF_SACK)
+		c->cwnd = c->ssthresh;			/* RFC 6675 §5 (4.2) */
+	else
+		c->cwnd = c->ssthresh + 3u * c->mss;	/* RFC 6582 §3.2 */
+}
+
+/* ACK processing for synchronized states. Returns -1 to drop. */
+int
+tcp_ack(struct tcp_conn *c, struct tcp_seg *g)
+{
+	struct tcp_stack *s = c->stack;
+	uint32_t ack = g->ack, wnd = g->win << c->snd_wscale;
+	uint32_t acked, data_acked = 0;
+	bool dup = false;
+	unsigned int i;
+
+	/* RFC 5961 §5.2: acceptable ACK range. */
+	if (SEQ_GT(ack, c->snd_max) ||
+	    SEQ_LT(ack, c->snd_una - c->max_snd_wnd)) {
+		s->stats.drops[TCP_DROP_BAD_ACK]++;
+		tcp_challenge_ack(c);
+		return -1;
+	}
+	if (c->flags & TF_SACK)
+		for (i = 0; i < g->o.nr_sack; i++)
+			tcp_sacked_add(c, g->o.sack[i].start,
+				       g->o.sack[i].end);
+
+	if (SEQ_GT(ack, c->snd_una)) {
+		acked = ack - c->snd_una;
+		if (SEQ_GT(ack, c->sq_seq) && SEQ_GT(c->snd_end, c->sq_seq))
+			data_acked = SEQ_MIN(ack, c->snd_end) - c->sq_seq;
+		tcp_sq_drop_acked(c, data_acked);
+		if ((c->flags & TF_RTT_TIMING) && SEQ_GEQ(ack, c->rtt_seq)) {
+			c->flags &= ~TF_RTT_TIMING;
+			tcp_rtt_sample(c, (uint32_t)(s->now - c->rtt_start));
+		}
+		c->retries = 0;
+		c->snd_una = ack;
+		if (SEQ_LT(c->snd_nxt, ack))
+			c->snd_nxt = ack;
+		tcp_sacked_prune(c);
+		if (c->flags & TF_RECOVERY) {
+			if (SEQ_GEQ(ack, c->recover)) {
+				/* Full ACK: RFC 6582 §3.2 step 3, RFC 6675. */
+				c->flags &= ~TF_RECOVERY;
+				c->dupacks = 0;
+				if (c->flags & TF_SACK)
+					c->cwnd = c->ssthresh;
+				else
+					c->cwnd = RTE_MIN(c->ssthresh,
+						RTE_MAX(tcp_flight(c),
+							(uint32_t)c->mss) +
+						c->mss);
+			} else if (!(c->flags & TF_SACK)) {
+				/* Partial ACK: retransmit, deflate. */
+				tcp_rexmit_first(c);
+				c->cwnd = (c->cwnd > acked ?
+					   c->cwnd - acked : 0) + c->mss;
+				tcp_rearm_rto(c);
+			}
+		} else {
+			c->dupacks = 0;
+			tcp_cc_ack(c, acked);
+		}
+		if (!c->persist) {
+			if (c->snd_una == c->snd_max) {
+				c->rto_at = 0;	/* RFC 6298 5.2 */
+			} else if (!(c->flags & TF_RECOVERY) ||
+				   (c->flags & TF_SACK)) {
+				tcp_rearm_rto(c);	/* 5.3 */
+			}
+		}
+	} else if (ack == c->snd_una && g->len == 0 &&
+		   !(g->flags & (TCP_F_SYN | TCP_F_FIN)) &&
+		   tcp_flight(c) > 0 && wnd == c->snd_wnd && wnd != 0 &&
+		   !c->persist) {
+		dup = true;	/* RFC 5681 §2 duplicate ACK */
+	}
+
+	/* Window update (RFC 9293 §3.10.7.4, SND.WL1/WL2). */
+	if (SEQ_LT(c->snd_wl1, g->seq) ||
+	    (c->snd_wl1 == g->seq && SEQ_LEQ(c->snd_wl2, ack))) {
+		c->snd_wnd = wnd;
+		c->snd_wl1 = g->seq;
+		c->snd_wl2 = ack;
+		if (wnd > c->max_snd_wnd)
+			c->max_snd_wnd = wnd;
+	}
+	if (c->persist && c->snd_wnd > 0) {
+		c->persist = 0;
+		c->rto_at = 0;
+		if (SEQ_LT(c->snd_nxt, c->snd_una))
+			c->snd_nxt = c->snd_una;
+		if (SEQ_GT(c->snd_max, c->snd_nxt) && c->snd_una ==
+		    c->snd_nxt) {
+			/* the probe byte was not taken: not in flight */
+			c->snd_max = c->snd_nxt;
+		}
+	}
+
+	if (dup) {
+		c->dupacks++;
+		if (c->flags & TF_RECOVERY) {
+			if (!(c->flags & TF_SACK))
+				c->cwnd += c->mss;	/* RFC 6582 step 4 */
+		} else if (SEQ_GT(ack, c->recover) || c->recover == c->iss) {
+			if (c->dupacks >= TCP_DUPTHRESH)
+				tcp_enter_recovery(c);
+		}
+	}
+	/* RFC 6675 §5: SACK information alone can show loss. */
+	if ((c->flags & (TF_SACK | TF_RECOVERY)) == TF_SACK &&
+	    c->nr_sacked > 0 && (SEQ_GT(ack, c->recover) ||
+				 c->recover == c->iss)) {
+		uint32_t bytes = 0;
+
+		for (i = 0; i < c->nr_sacked; i++)
+			bytes += c->sacked[i].end - c->sacked[i].start;
+		if (c->nr_sacked >= TCP_DUPTHRESH ||
+		    bytes > (uint32_t)(TCP_DUPTHRESH - 1) * c->mss)
+			tcp_enter_recovery(c);
+	}
+
+	if (data_acked > 0 && c->ops != NULL && c->ops->sent != NULL &&
+	    tcp_cb_enter(c)) {
+		c->ops->sent(c->arg, c, data_acked);
+		if (!tcp_cb_leave(c))
+			return -2;
+	}
+	return 0;
+}
+
+

@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 ffn-shard authors
+ */
+
+/* RTT estimation (RFC 6298) and congestion control: RFC 5681 slow start
+ * and NewReno congestion avoidance, or CUBIC (RFC 9438). Recovery itself
+ * (NewReno RFC 6582, SACK RFC 6675) lives in tcp_input.c/tcp_output.c;
+ * this file says how far cwnd moves. */
+
+#include <math.h>
+
+#include "tcp_priv.h"
+
+#define CUBIC_C 0.4		/* RFC 9438 §5 */
+#define CUBIC_BETA 0.7
+#define CUBIC_ALPHA (3.0 * (1.0 - CUBIC_BETA) / (1.0 + CUBIC_BETA))
+
+void
+tcp_rtt_sample(struct tcp_conn *c, uint32_t r)
+{
+	const struct tcp_stack_config *cfg = &c->stack->cfg;
+	uint32_t rto;
+
+	if (r == 0)
+		r = 1;
+	if (c->srtt == 0) {		/* RFC 6298 2.2 */
+		c->srtt = r;
+		c->rttvar = r / 2;
+	} else {			/* 2.3, alpha 1/8, beta 1/4 */
+		uint32_t d = c->srtt > r ? c->srtt - r : r - c->srtt;
+
+		c->rttvar = (3 * c->rttvar + d) / 4;
+		c->srtt = (7 * c->srtt + r) / 8;
+	}
+	rto = c->srtt + RTE_MAX((uint32_t)TCP_TICK_US, 4 * c->rttvar);
+	c->rto = RTE_MIN(RTE_MAX(rto, cfg->rto_min_us), cfg->rto_max_us);
+}
+
+void
+tcp_cc_init(struct tcp_conn *c)
+{
+	/* RFC 6928 initial window. */
+	uint32_t iw = RTE_MIN(10u * c->mss, RTE_MAX(2u * c->mss, 14600u));
+
+	c->cwnd = iw;
+	c->ssthresh = UINT32_MAX;
+	c->bytes_acked = 0;
+	c->cubic_wmax = 0;
+	c->cubic_epoch = 0;
+}
+
+static void
+tcp_cubic_ca(struct tcp_conn *c, uint32_t acked)
+{
+	double mss = c->mss, cwnd = c->cwnd / mss, t, target, wc;
+	uint64_t now = c->stack->now;
+
+	if (c->cubic_epoch == 0) {	/* RFC 9438 §4.2: a new epoch */
+		c->cubic_epoch = now ? now : 1;
+		if (c->cubic_wmax < cwnd) {
+			c->cubic_k = 0;
+			c->cubic_wmax = cwnd;
+		} else {
+			c->cubic_k = cbrt((c->cubic_wmax - cwnd) / CUBIC_C);
+		}
+		c->cubic_west = cwnd;
+	}
+	t = (double)(now - c->cubic_epoch) / 1e6;
+	/* §4.3 Reno-friendly estimate. */
+	c->cubic_west += CUBIC_ALPHA * ((double)acked / mss) / cwnd;
+	/* §4.2 target at t + RTT, clamped to [cwnd, 1.5 cwnd]. */
+	target = CUBIC_C * pow(t + c->srtt / 1e6 - c->cubic_k, 3) +
+		 c->cubic_wmax;
+	target = RTE_MAX(target, cwnd);
+	target = RTE_MIN(target, 1.5 * cwnd);
+	wc = CUBIC_C * pow(t - c->cubic_k, 3) + c->cubic_wmax;
+	if (wc < c->cubic_west) {
+		if (c->cubic_west > cwnd)
+			c->cubic_west = RTE_MIN(c->cubic_west, 1.5 * cwnd);
+		c->cwnd = (uint32_t)(RTE_MAX(c->cubic_west, cwnd) * mss);
+		return;
+	}
+	c->bytes_acked += (uint32_t)((target - cwnd) / cwnd * acked);
+	if (c->bytes_acked >= 1) {
+		c->cwnd += c->bytes_acked;
+		c->bytes_acked = 0;
+	}
+}
+
+/* New data acknowledged outside recovery. */
+void
+tcp_cc_ack(struct tcp_conn *c, uint32_t acked)
+{
+	if (c->cwnd < c->ssthresh) {	/* RFC 5681 §3.1 slow start, L=1 */
+		c->cwnd += RTE_MIN(acked, (uint32_t)c->mss);
+		return;
+	}
+	if (c->stack->cfg.cc == TCP_CC_CUBIC) {
+		tcp_cubic_ca(c, acked);
+		return;
+	}
+	/* Congestion avoidance: one MSS per cwnd of data acked. */
+	c->bytes_acked += acked;
+	if (c->bytes_acked >= c->cwnd) {
+		c->bytes_acked -= c->cwnd;
+		c->cwnd += c->mss;
+	}
+}
+
+static uint32_t
+tcp_cc_reduce(struct tcp_conn *c)
+{
+	uint32_t flight = tcp_flight(c), min = 2u * c->mss;
+
+	c->bytes_acked = 0;
+	if (c->stack->cfg.cc == TCP_CC_CUBIC) {
+		double w = (double)c->cwnd / c->mss;
+
+		/* RFC 9438 §4.7 fast convergence, §4.6 reduction. */
+		if (w < c->cubic_wmax)
+			c->cubic_wmax = w * (1.0 + CUBIC_BETA) / 2.0;
+		else
+			c->cubic_wmax = w;
+		c->cubic_epoch = 0;
+		return RTE_MAX((uint32_t)(flight * CUBIC_BETA), min);
+	}
+	return RTE_MAX(flight / 2, min);	/* RFC 5681 eq. 4 */
+}
+
+/* Loss detected by duplicate ACKs or SACK: entering recovery. */
+void
+tcp_cc_congestion(struct tcp_conn *c)
+{
+	c->ssthresh = tcp_cc_reduce(c);
+}
+
+/* Retransmission timeout: loss window (RFC 5681 §3.1), but do not
+ * reduce ssthresh again for a repeated timeout of the same data. */
+void
+tcp_cc_rto(struct tcp_conn *c)
+{
+	if (c->retries <= 1)
+		c->ssthresh = tcp_cc_reduce(c);
+	c->cwnd = c->mss;
+}

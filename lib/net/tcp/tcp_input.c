@@ -1,0 +1,930 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 ffn-shard authors
+ */
+
+/* Segment arrival (RFC 9293 §3.10.7): validation, listen/SYN-SENT/
+ * synchronized processing, ACK and window handling with loss recovery
+ * (RFC 5681, 6582, 6675), reassembly, FIN and RST (RFC 5961). */
+
+#include <errno.h>
+#include <string.h>
+
+#include <rte_byteorder.h>
+#include <rte_ip.h>
+
+#include "tcp_priv.h"
+
+#define PAWS_IDLE_US (24ull * 24 * 3600 * 1000000)	/* RFC 7323 §5.5 */
+
+static inline uint32_t
+tcp_get32(const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, 4);
+	return rte_be_to_cpu_32(v);
+}
+
+int
+tcp_parse_opts(const struct rte_tcp_hdr *th, struct tcp_opts *o)
+{
+	const uint8_t *p = (const uint8_t *)(th + 1);
+	int n = ((th->data_off >> 4) * 4) - (int)sizeof(*th);
+
+	memset(o, 0, sizeof(*o));
+	while (n > 0) {
+		uint8_t kind = p[0], len;
+
+		if (kind == TCP_OPT_EOL)
+			break;
+		if (kind == TCP_OPT_NOP) {
+			p++, n--;
+			continue;
+		}
+		if (n < 2 || p[1] < 2 || p[1] > n)
+			return -EINVAL;
+		len = p[1];
+		switch (kind) {
+		case TCP_OPT_MSS:
+			if (len == 4 && (th->tcp_flags & TCP_F_SYN)) {
+				o->has_mss = 1;
+				o->mss = (p[2] << 8) | p[3];
+			}
+			break;
+		case TCP_OPT_WS:
+			if (len == 3 && (th->tcp_flags & TCP_F_SYN)) {
+				o->has_ws = 1;
+				o->ws = RTE_MIN(p[2], TCP_MAX_WSCALE);
+			}
+			break;
+		case TCP_OPT_SACK_PERM:
+			if (len == 2 && (th->tcp_flags & TCP_F_SYN))
+				o->sack_ok = 1;
+			break;
+		case TCP_OPT_TS:
+			if (len == 10) {
+				o->has_ts = 1;
+				o->tsval = tcp_get32(p + 2);
+				o->tsecr = tcp_get32(p + 6);
+			}
+			break;
+		case TCP_OPT_SACK:
+			if (len >= 10 && (len - 2) % 8 == 0) {
+				int i, nb = (len - 2) / 8;
+
+				for (i = 0; i < nb && i < TCP_MAX_SACK; i++) {
+					o->sack[i].start =
+						tcp_get32(p + 2 + 8 * i);
+					o->sack[i].end =
+						tcp_get32(p + 6 + 8 * i);
+				}
+				o->nr_sack = i;
+			}
+			break;
+		}
+		p += len, n -= len;
+	}
+	return 0;
+}
+
+/* ---- mbuf helpers ---- */
+
+static struct rte_mbuf *
+tcp_mbuf_cut(struct rte_mbuf *m, uint32_t n)
+{
+	while (n >= m->data_len && m->next != NULL) {
+		struct rte_mbuf *nx = m->next;
+
+		nx->pkt_len = m->pkt_len - m->data_len;
+		nx->nb_segs = m->nb_segs - 1;
+		n -= m->data_len;
+		m->next = NULL;
+		m->nb_segs = 1;
+		rte_pktmbuf_free_seg(m);
+		m = nx;
+	}
+	m->data_off += n;
+	m->data_len -= n;
+	m->pkt_len -= n;
+	return m;
+}
+
+static void
+tcp_mbuf_keep(struct rte_mbuf *m, uint32_t keep)
+{
+	struct rte_mbuf *seg = m;
+	uint32_t acc = 0;
+	uint16_t nb = 1;
+
+	m->pkt_len = keep;
+	while (seg->next != NULL && acc + seg->data_len < keep) {
+		acc += seg->data_len;
+		seg = seg->next;
+		nb++;
+	}
+	seg->data_len = keep - acc;
+	if (seg->next != NULL) {
+		rte_pktmbuf_free(seg->next);
+		seg->next = NULL;
+	}
+	m->nb_segs = nb;
+}
+
+/* ---- helpers ---- */
+
+static void
+tcp_drop(struct tcp_stack *s, struct rte_mbuf *m, enum tcp_drop_reason r)
+{
+	s->stats.drops[r]++;
+	rte_pktmbuf_free(m);
+}
+
+static uint8_t
+tcp_wscale_for(uint32_t buf)
+{
+	uint8_t sh = 0;
+
+	while ((buf >> sh) > 65535 && sh < TCP_MAX_WSCALE)
+		sh++;
+	return sh;
+}
+
+/* Negotiate options of a SYN (RFC 7323 §1.3, RFC 2018 §2, RFC 9293
+ * §3.7.1): what we offer (c->flags) and the peer sent. */
+static void
+tcp_syn_options(struct tcp_conn *c, const struct tcp_opts *o)
+{
+	struct tcp_stack *s = c->stack;
+	uint16_t peer = o->has_mss ? o->mss : TCP_DEFAULT_MSS;
+
+	c->mss = RTE_MAX(RTE_MIN(peer, s->mss), (uint16_t)64);
+	if ((c->flags & TF_WS) && o->has_ws) {
+		c->snd_wscale = o->ws;
+	} else {
+		c->flags &= ~TF_WS;
+		c->snd_wscale = 0;
+		c->rcv_wscale = 0;
+	}
+	if (!o->sack_ok)
+		c->flags &= ~TF_SACK;
+	if ((c->flags & TF_TS) && o->has_ts) {
+		c->ts_recent = o->tsval;
+		c->ts_recent_age = s->now;
+	} else {
+		c->flags &= ~TF_TS;
+	}
+}
+
+void
+tcp_offer_options(struct tcp_conn *c)
+{
+	const struct tcp_stack_config *cfg = &c->stack->cfg;
+
+	if (!cfg->no_wscale) {
+		c->flags |= TF_WS;
+		c->rcv_wscale = tcp_wscale_for(cfg->rcv_buf);
+	}
+	if (!cfg->no_sack)
+		c->flags |= TF_SACK;
+	if (!cfg->no_timestamps)
+		c->flags |= TF_TS;
+}
+
+/* Deliver in-order payload m (len bytes). False if the conn died. */
+static bool
+tcp_deliver(struct tcp_conn *c, struct rte_mbuf *m, uint32_t len)
+{
+	c->rcv_nxt += len;
+	c->stack->stats.bytes_in += len;
+	if (c->ops == NULL || c->ops->data == NULL || !tcp_cb_enter(c)) {
+		rte_pktmbuf_free(m);
+		return !(c->flags & TF_DEAD);
+	}
+	if (c->flags & TF_MANUAL_RCV)
+		c->rcv_held += len;
+	c->ops->data(c->arg, c, m);
+	return tcp_cb_leave(c);
+}
+
+/* RFC 2018 §4: report the block holding the newest segment first. */
+static void
+tcp_rsack_note(struct tcp_conn *c, uint32_t seq)
+{
+	struct tcp_sack_block b = { 0, 0 };
+	unsigned int i, j, k;
+
+	for (i = 0; i < c->nr_ooo; i++) {
+		uint32_t s = c->ooo[i].seq, e = s + c->ooo[i].len;
+
+		if (b.end != 0 && s == b.end) {
+			b.end = e;
+			continue;
+		}
+		if (SEQ_LEQ(s, seq) && SEQ_LT(seq, e)) {
+			b.start = s;
+			b.end = e;
+			/* extend backwards */
+			for (j = i; j > 0 && c->ooo[j - 1].seq +
+				    c->ooo[j - 1].len == c->ooo[j].seq; j--)
+				b.start = c->ooo[j - 1].seq;
+			continue;
+		}
+		if (b.end != 0)
+			break;
+	}
+	if (b.end == 0 && b.start == 0)
+		return;
+	for (i = 0, k = 0; i < c->nr_rsack; i++) {
+		if (SEQ_LEQ(c->rsack[i].end, b.start) ||
+		    SEQ_GEQ(c->rsack[i].start, b.end))
+			c->rsack[k++] = c->rsack[i];
+	}
+	if (k == TCP_MAX_SACK)
+		k--;
+	memmove(&c->rsack[1], &c->rsack[0], k * sizeof(c->rsack[0]));
+	c->rsack[0] = b;
+	c->nr_rsack = k + 1;
+}
+
+static void
+tcp_rsack_prune(struct tcp_conn *c)
+{
+	unsigned int i, k = 0;
+
+	for (i = 0; i < c->nr_rsack; i++)
+		if (SEQ_GT(c->rsack[i].end, c->rcv_nxt))
+			c->rsack[k++] = c->rsack[i];
+	c->nr_rsack = k;
+}
+
+/* Out-of-order segment: keep it sorted and non-overlapping, bounded. */
+static void
+tcp_ooo_add(struct tcp_conn *c, uint32_t seq, uint32_t len,
+	    struct rte_mbuf *m)
+{
+	struct tcp_stack *s = c->stack;
+	unsigned int i, n = c->nr_ooo;
+
+	for (i = 0; i < n && SEQ_LEQ(c->ooo[i].seq, seq); i++)
+		;
+	if (i > 0) {		/* overlap with the predecessor */
+		uint32_t pe = c->ooo[i - 1].seq + c->ooo[i - 1].len;
+
+		if (SEQ_GEQ(pe, seq + len)) {
+			rte_pktmbuf_free(m);
+			tcp_rsack_note(c, seq);
+			return;
+		}
+		if (SEQ_GT(pe, seq)) {
+			m = tcp_mbuf_cut(m, pe - seq);
+			len -= pe - seq;
+			seq = pe;
+		}
+	}
+	/* successors wholly covered by the new segment */
+	while (i < c->nr_ooo &&
+	       SEQ_LEQ(c->ooo[i].seq + c->ooo[i].len, seq + len)) {
+		c->ooo_bytes -= c->ooo[i].len;
+		rte_pktmbuf_free(c->ooo[i].m);
+		memmove(&c->ooo[i], &c->ooo[i + 1],
+			(c->nr_ooo - i - 1) * sizeof(c->ooo[0]));
+		c->nr_ooo--;
+	}
+	if (i < c->nr_ooo && SEQ_GT(seq + len, c->ooo[i].seq)) {
+		len = c->ooo[i].seq - seq;
+		tcp_mbuf_keep(m, len);
+	}
+	if (c->nr_ooo == TCP_OOO_MAX ||
+	    c->ooo_bytes + len > s->cfg.rcv_buf) {
+		tcp_drop(s, m, TCP_DROP_OOO_MEM);
+		return;
+	}
+	memmove(&c->ooo[i + 1], &c->ooo[i],
+		(c->nr_ooo - i) * sizeof(c->ooo[0]));
+	c->ooo[i].seq = seq;
+	c->ooo[i].len = len;
+	c->ooo[i].m = m;
+	c->nr_ooo++;
+	c->ooo_bytes += len;
+	tcp_rsack_note(c, seq);
+}
+
+/* Move what became in-order out of the reassembly queue. */
+static bool
+tcp_ooo_drain(struct tcp_conn *c)
+{
+	while (c->nr_ooo > 0 && SEQ_LEQ(c->ooo[0].seq, c->rcv_nxt)) {
+		struct tcp_ooo e = c->ooo[0];
+		uint32_t end = e.seq + e.len;
+
+		memmove(&c->ooo[0], &c->ooo[1],
+			(c->nr_ooo - 1) * sizeof(c->ooo[0]));
+		c->nr_ooo--;
+		c->ooo_bytes -= e.len;
+		if (SEQ_LEQ(end, c->rcv_nxt)) {
+			rte_pktmbuf_free(e.m);
+			continue;
+		}
+		if (c->rcv_nxt != e.seq)
+			e.m = tcp_mbuf_cut(e.m, c->rcv_nxt - e.seq);
+		if (!tcp_deliver(c, e.m, end - c->rcv_nxt))
+			return false;
+	}
+	tcp_rsack_prune(c);
+	return true;
+}
+
+/* ---- LISTEN (RFC 9293 §3.10.7.2) and SYN cookies ---- */
+
+static void
+tcp_rst_reply(struct tcp_stack *s, const struct tcp_key *k,
+	      const struct tcp_seg *g)
+{
+	if (g->flags & TCP_F_RST)
+		return;
+	if (g->flags & TCP_F_ACK)
+		tcp_send_rst_for(s, k, g->ack, 0, TCP_F_RST);
+	else
+		tcp_send_rst_for(s, k, 0, g->seq + g->len +
+				 !!(g->flags & TCP_F_SYN) +
+				 !!(g->flags & TCP_F_FIN),
+				 TCP_F_RST | TCP_F_ACK);
+}
+
+/* Passive open done: hand the connection to the app. */
+static bool
+tcp_accept(struct tcp_conn *c, struct tcp_listener *l)
+{
+	void *carg;
+	int rc = 0;
+
+	if (l == NULL) {	/* listener went away */
+		tcp_send_ctl(c, TCP_F_RST | TCP_F_ACK);
+		tcp_conn_free(c);
+		return false;
+	}
+	carg = l->arg;
+	c->stack->stats.passive_opens++;
+	if (l->ops->accepted != NULL) {
+		c->flags |= TF_IN_CB;
+		rc = l->ops->accepted(l->arg, c, &carg);
+		if (!tcp_cb_leave(c))
+			return false;
+	}
+	if (rc < 0) {
+		tcp_send_ctl(c, TCP_F_RST | TCP_F_ACK);
+		tcp_conn_free(c);
+		return false;
+	}
+	c->ops = l->ops;
+	c->arg = carg;
+	return true;
+}
+
+static struct tcp_conn *
+tcp_passive_conn(struct tcp_stack *s, const struct tcp_key *k, uint32_t irs,
+		 uint32_t iss)
+{
+	struct tcp_conn *c = tcp_conn_alloc(s, k);
+
+	if (c == NULL) {
+		s->stats.drops[TCP_DROP_NOMEM]++;
+		return NULL;
+	}
+	c->irs = irs;
+	c->rcv_nxt = irs + 1;
+	c->rcv_adv = c->rcv_nxt;
+	c->iss = iss;
+	c->snd_una = iss;
+	c->snd_nxt = iss + 1;
+	c->snd_max = iss + 1;
+	c->snd_end = iss + 1;
+	c->sq_seq = iss + 1;
+	c->recover = iss;
+	c->snd_wl1 = irs;
+	c->snd_wl2 = iss;
+	return c;
+}
+
+static int tcp_input_sync(struct tcp_conn *c, struct tcp_seg *g);
+
+static int
+tcp_input_listen(struct tcp_stack *s, const struct tcp_key *k,
+		 struct tcp_seg *g)
+{
+	struct tcp_listener *l = tcp_listener_find(s,
+					rte_be_to_cpu_16(k->lport));
+	struct tcp_conn *c;
+	uint16_t mss;
+
+	if (g->flags & TCP_F_RST) {
+		tcp_drop(s, g->m, TCP_DROP_NO_CONN);
+		return -ENOTCONN;
+	}
+	if (l == NULL) {
+		tcp_rst_reply(s, k, g);
+		tcp_drop(s, g->m, TCP_DROP_NO_CONN);
+		return -ENOTCONN;
+	}
+	if ((g->flags & (TCP_F_SYN | TCP_F_ACK)) == TCP_F_ACK) {
+		/* Maybe the third segment of a cookie handshake. */
+		if (tcp_cookie_check(s, k, g->seq - 1, g->ack - 1, &mss) < 0) {
+			tcp_rst_reply(s, k, g);
+			tcp_drop(s, g->m, TCP_DROP_COOKIE);
+			return -ENOTCONN;
+		}
+		if (s->nr_conns >= s->cfg.max_conns) {
+			tcp_drop(s, g->m, TCP_DROP_CONN_LIMIT);
+			return -EMFILE;
+		}
+		c = tcp_passive_conn(s, k, g->seq - 1, g->ack - 1);
+		if (c == NULL) {
+			rte_pktmbuf_free(g->m);
+			return -ENOMEM;
+		}
+		s->stats.syncookies_ok++;
+		c->flags |= TF_COOKIE;
+		c->mss = RTE_MIN(mss, s->mss);
+		c->snd_wnd = g->win;
+		c->max_snd_wnd = g->win;
+		c->snd_wl1 = g->seq;
+		c->snd_wl2 = g->ack;
+		c->snd_una = g->ack;
+		c->rcv_adv = c->rcv_nxt + RTE_MIN(s->cfg.rcv_buf, 65535u);
+		tcp_cc_init(c);
+		tcp_conn_set_state(c, TCP_ESTABLISHED);
+		if (!tcp_accept(c, l)) {
+			rte_pktmbuf_free(g->m);
+			return 0;
+		}
+		return tcp_input_sync(c, g);
+	}
+	if ((g->flags & (TCP_F_SYN | TCP_F_ACK | TCP_F_FIN)) != TCP_F_SYN) {
+		tcp_drop(s, g->m, TCP_DROP_NO_CONN);
+		return -ENOTCONN;
+	}
+	if (s->nr_conns >= s->cfg.max_conns) {
+		tcp_drop(s, g->m, TCP_DROP_CONN_LIMIT);
+		return -EMFILE;
+	}
+	if (l->syn_rcvd >= l->backlog) {
+		/* Backlog full: answer statelessly (RFC 4987 §3.6). */
+		mss = g->o.has_mss ? RTE_MIN(g->o.mss, s->mss) : TCP_DEFAULT_MSS;
+		tcp_send_synack_cookie(s, k, tcp_cookie_make(s, k, g->seq, mss),
+				       g->seq + 1, s->mss);
+		s->stats.drops[TCP_DROP_BACKLOG]++;
+		rte_pktmbuf_free(g->m);
+		return 0;
+	}
+	c = tcp_passive_conn(s, k, g->seq, tcp_isn(s, k));
+	if (c == NULL) {
+		rte_pktmbuf_free(g->m);
+		return -ENOMEM;
+	}
+	tcp_offer_options(c);
+	tcp_syn_options(c, &g->o);
+	c->snd_wnd = g->win;	/* a SYN's window is never scaled */
+	c->max_snd_wnd = g->win;
+	c->listener = l;
+	l->syn_rcvd++;
+	tcp_conn_set_state(c, TCP_SYN_RECEIVED);
+	tcp_cc_init(c);
+	tcp_send_segment(c, c->iss, 0, TCP_F_SYN | TCP_F_ACK);
+	tcp_rearm_rto(c);
+	rte_pktmbuf_free(g->m);	/* data on a SYN is not kept */
+	return 0;
+}
+
+/* ---- SYN-SENT (RFC 9293 §3.10.7.3) ---- */
+
+static int
+tcp_input_syn_sent(struct tcp_conn *c, struct tcp_seg *g)
+{
+	struct tcp_stack *s = c->stack;
+	bool ack_ok = false;
+
+	if (g->flags & TCP_F_ACK) {
+		if (SEQ_LEQ(g->ack, c->iss) || SEQ_GT(g->ack, c->snd_max)) {
+			if (!(g->flags & TCP_F_RST))
+				tcp_send_rst_for(s, &c->key, g->ack, 0,
+						 TCP_F_RST);
+			tcp_drop(s, g->m, TCP_DROP_BAD_ACK);
+			return -EINVAL;
+		}
+		ack_ok = true;
+	}
+	if (g->flags & TCP_F_RST) {
+		rte_pktmbuf_free(g->m);
+		if (ack_ok) {
+			s->stats.resets_in++;
+			tcp_conn_terminate(c, TCP_CLOSE_REFUSED);
+			return 0;
+		}
+		s->stats.drops[TCP_DROP_RST_INVALID]++;
+		return -EINVAL;
+	}
+	if (!(g->flags & TCP_F_SYN)) {
+		tcp_drop(s, g->m, TCP_DROP_NO_CONN);
+		return -EINVAL;
+	}
+	rte_pktmbuf_free(g->m);
+	c->irs = g->seq;
+	c->rcv_nxt = g->seq + 1;
+	c->rcv_adv = c->rcv_nxt;
+	tcp_syn_options(c, &g->o);
+	c->snd_wnd = g->win;
+	c->max_snd_wnd = g->win;
+	c->snd_wl1 = g->seq;
+	c->snd_wl2 = g->ack;
+	tcp_cc_init(c);
+	if (!ack_ok) {	/* simultaneous open */
+		tcp_conn_set_state(c, TCP_SYN_RECEIVED);
+		tcp_send_segment(c, c->iss, 0, TCP_F_SYN | TCP_F_ACK);
+		tcp_rearm_rto(c);
+		return 0;
+	}
+	c->snd_una = g->ack;
+	if (c->retries == 0)
+		tcp_rtt_sample(c, (uint32_t)(s->now - (c->rto_at - c->rto)));
+	c->retries = 0;
+	c->rto_at = 0;
+	tcp_established(c);
+	c->flags |= TF_ACKNOW;
+	if (c->ops != NULL && c->ops->connected != NULL && tcp_cb_enter(c)) {
+		c->ops->connected(c->arg, c);
+		if (!tcp_cb_leave(c))
+			return 0;
+	}
+	tcp_output(c);
+	tcp_timer_sched(c);
+	return 0;
+}
+
+/* ---- TIME-WAIT ---- */
+
+static int
+tcp_input_tw(struct tcp_conn *c, const struct tcp_key *k, struct tcp_seg *g)
+{
+	struct tcp_stack *s = c->stack;
+
+	if (g->flags & TCP_F_RST) {	/* RFC 1337: ignore */
+		rte_pktmbuf_free(g->m);
+		return 0;
+	}
+	if ((g->flags & (TCP_F_SYN | TCP_F_ACK)) == TCP_F_SYN &&
+	    SEQ_GT(g->seq, c->rcv_nxt)) {
+		/* A new incarnation may reuse the pair (RFC 9293 §3.6.1). */
+		tcp_conn_free(c);
+		return tcp_input_listen(s, k, g);
+	}
+	if (g->flags & TCP_F_FIN) {
+		/* The peer did not get our last ACK: repeat, restart 2MSL. */
+		tcp_send_ctl(c, TCP_F_ACK);
+		c->idle_at = s->now + s->cfg.time_wait_us;
+		tcp_timer_sched(c);
+	}
+	rte_pktmbuf_free(g->m);
+	return 0;
+}
+
+/* ---- synchronized states ---- */
+
+static bool
+tcp_seq_acceptable(const struct tcp_conn *c, uint32_t seq, uint32_t len)
+{
+	uint32_t wnd = SEQ_GT(c->rcv_adv, c->rcv_nxt) ?
+		       c->rcv_adv - c->rcv_nxt : 0;
+
+	if (len == 0) {
+		if (wnd == 0)
+			return seq == c->rcv_nxt;
+		return SEQ_LEQ(c->rcv_nxt, seq) &&
+		       SEQ_LT(seq, c->rcv_nxt + wnd);
+	}
+	if (wnd == 0)
+		return false;
+	return (SEQ_LEQ(c->rcv_nxt, seq) && SEQ_LT(seq, c->rcv_nxt + wnd)) ||
+	       (SEQ_LEQ(c->rcv_nxt, seq + len - 1) &&
+		SEQ_LT(seq + len - 1, c->rcv_nxt + wnd));
+}
+
+/* The peer's FIN is in order now. False if the conn is gone. */
+static bool
+tcp_fin_in(struct tcp_conn *c)
+{
+	uint8_t next;
+
+	c->flags &= ~TF_OOO_FIN;
+	c->rcv_nxt++;
+	c->flags |= TF_ACKNOW;
+	switch (c->state) {
+	case TCP_SYN_RECEIVED:
+	case TCP_ESTABLISHED:
+		next = TCP_CLOSE_WAIT;
+		break;
+	case TCP_FIN_WAIT_1:
+		next = tcp_fin_acked(c) ? TCP_TIME_WAIT : TCP_CLOSING;
+		break;
+	case TCP_FIN_WAIT_2:
+		next = TCP_TIME_WAIT;
+		break;
+	default:
+		return true;
+	}
+	if (next != TCP_TIME_WAIT)
+		tcp_conn_set_state(c, next);
+	if (!(c->flags & TF_EOF_SEEN) && c->ops != NULL &&
+	    c->ops->eof != NULL && tcp_cb_enter(c)) {
+		c->flags |= TF_EOF_SEEN;
+		c->ops->eof(c->arg, c);
+		if (!tcp_cb_leave(c))
+			return false;
+	}
+	c->flags |= TF_EOF_SEEN;
+	if (next == TCP_TIME_WAIT) {
+		tcp_send_ctl(c, TCP_F_ACK);
+		tcp_enter_time_wait(c);
+		return false;
+	}
+	return true;
+}
+
+/* Payload and FIN. Consumes g->m. False if the conn is gone. */
+static bool
+tcp_data_in(struct tcp_conn *c, struct tcp_seg *g)
+{
+	struct tcp_stack *s = c->stack;
+	uint32_t seq = g->seq, len = g->len, cut = 0, wnd_end;
+	bool fin = g->flags & TCP_F_FIN, had_ooo = c->nr_ooo > 0;
+	struct rte_mbuf *m = g->m;
+
+	g->m = NULL;
+	if (SEQ_LT(seq, c->rcv_nxt)) {	/* duplicate head */
+		cut = c->rcv_nxt - seq;
+		c->flags |= TF_ACKNOW;	/* RFC 5681 §4.2 */
+		if (cut > len || (cut == len && !fin) ||
+		    (fin && cut > len)) {
+			rte_pktmbuf_free(m);
+			return true;
+		}
+		seq += cut;
+		len -= cut;
+	}
+	wnd_end = c->rcv_adv;
+	if (SEQ_GT(seq + len, wnd_end)) {	/* beyond the window */
+		len = SEQ_GT(wnd_end, seq) ? wnd_end - seq : 0;
+		fin = false;
+		s->stats.drops[TCP_DROP_RCV_MEM]++;
+		c->flags |= TF_ACKNOW;
+	}
+	if (len > 0 && (c->flags & TF_APP_CLOSED)) {
+		/* Data after close: the app will never read it (RFC 9293
+		 * §3.10.7.4 / RFC 1122 §4.2.2.13). */
+		rte_pktmbuf_free(m);
+		tcp_send_ctl(c, TCP_F_RST | TCP_F_ACK);
+		tcp_conn_free(c);
+		return false;
+	}
+	if (len == 0) {
+		rte_pktmbuf_free(m);
+		m = NULL;
+	} else {
+		m = tcp_mbuf_cut(m, g->hlen + cut);
+		if (m->pkt_len != len)
+			tcp_mbuf_keep(m, len);
+	}
+	if (seq != c->rcv_nxt) {
+		/* Out of order: queue, ACK at once with SACK (§4.2). */
+		if (m != NULL)
+			tcp_ooo_add(c, seq, len, m);
+		if (fin) {
+			c->flags |= TF_OOO_FIN;
+			c->rcv_fin_seq = seq + len;
+		}
+		c->flags |= TF_ACKNOW;
+		return true;
+	}
+	if (m != NULL) {
+		if (!tcp_deliver(c, m, len))
+			return false;
+		if (had_ooo) {
+			if (!tcp_ooo_drain(c))
+				return false;
+			c->flags |= TF_ACKNOW;
+		}
+		/* ACK every second segment, else delay (RFC 5681 §4.2). */
+		if (++c->segs_unacked >= 2)
+			c->flags |= TF_ACKNOW;
+		else
+			c->flags |= TF_DELACK;
+	}
+	if ((c->flags & TF_OOO_FIN) && c->rcv_fin_seq == c->rcv_nxt)
+		fin = true;
+	if (fin)
+		return tcp_fin_in(c);
+	return true;
+}
+
+static int
+tcp_input_sync(struct tcp_conn *c, struct tcp_seg *g)
+{
+	struct tcp_stack *s = c->stack;
+	int rc;
+
+	/* PAWS (RFC 7323 §5.3 R1). */
+	if ((c->flags & TF_TS) && g->o.has_ts && !(g->flags & TCP_F_RST) &&
+	    (int32_t)(g->o.tsval - c->ts_recent) < 0 &&
+	    s->now - c->ts_recent_age < PAWS_IDLE_US) {
+		tcp_send_ctl(c, TCP_F_ACK);
+		tcp_drop(s, g->m, TCP_DROP_PAWS);
+		return -EINVAL;
+	}
+	if (c->state == TCP_SYN_RECEIVED && (g->flags & TCP_F_SYN) &&
+	    !(g->flags & TCP_F_ACK) && g->seq == c->irs) {
+		/* Our SYN-ACK was lost: repeat it. */
+		tcp_send_segment(c, c->iss, 0, TCP_F_SYN | TCP_F_ACK);
+		rte_pktmbuf_free(g->m);
+		return 0;
+	}
+	if (!tcp_seq_acceptable(c, g->seq, g->len +
+				!!(g->flags & TCP_F_FIN))) {
+		if (!(g->flags & TCP_F_RST))
+			tcp_send_ctl(c, TCP_F_ACK);
+		tcp_drop(s, g->m, TCP_DROP_OUT_OF_WINDOW);
+		return -EINVAL;
+	}
+	/* RFC 7323 §4.3 (R3): remember the timestamp to echo. */
+	if ((c->flags & TF_TS) && g->o.has_ts &&
+	    SEQ_LEQ(g->seq, c->last_ack_sent)) {
+		c->ts_recent = g->o.tsval;
+		c->ts_recent_age = s->now;
+	}
+	c->last_rx = s->now;
+	if (g->flags & TCP_F_RST) {	/* RFC 5961 §3.2 */
+		rte_pktmbuf_free(g->m);
+		if (g->seq == c->rcv_nxt) {
+			s->stats.resets_in++;
+			tcp_conn_terminate(c, TCP_CLOSE_RESET);
+			return 0;
+		}
+		s->stats.drops[TCP_DROP_RST_INVALID]++;
+		tcp_challenge_ack(c);
+		return -EINVAL;
+	}
+	if (g->flags & TCP_F_SYN) {	/* RFC 5961 §4.2 */
+		tcp_challenge_ack(c);
+		rte_pktmbuf_free(g->m);
+		return 0;
+	}
+	if (!(g->flags & TCP_F_ACK)) {
+		rte_pktmbuf_free(g->m);
+		return 0;
+	}
+	if (c->state == TCP_SYN_RECEIVED) {
+		struct tcp_listener *l = c->listener;
+
+		if (SEQ_LEQ(g->ack, c->snd_una) ||
+		    SEQ_GT(g->ack, c->snd_max)) {
+			tcp_send_rst_for(s, &c->key, g->ack, 0, TCP_F_RST);
+			tcp_drop(s, g->m, TCP_DROP_BAD_ACK);
+			return -EINVAL;
+		}
+		c->snd_una = g->ack;
+		c->snd_wnd = g->win << c->snd_wscale;
+		c->max_snd_wnd = c->snd_wnd;
+		c->snd_wl1 = g->seq;
+		c->snd_wl2 = g->ack;
+		if (c->retries == 0)
+			tcp_rtt_sample(c, (uint32_t)(s->now -
+						     (c->rto_at - c->rto)));
+		c->retries = 0;
+		c->rto_at = 0;
+		tcp_established(c);
+		if (!tcp_accept(c, l)) {
+			rte_pktmbuf_free(g->m);
+			return 0;
+		}
+	}
+	rc = tcp_ack(c, g);
+	if (rc == -2) {
+		rte_pktmbuf_free(g->m);
+		return 0;
+	}
+	if (rc < 0) {
+		rte_pktmbuf_free(g->m);
+		return -EINVAL;
+	}
+	if (tcp_fin_acked(c)) {
+		switch (c->state) {
+		case TCP_FIN_WAIT_1:
+			tcp_conn_set_state(c, TCP_FIN_WAIT_2);
+			break;
+		case TCP_CLOSING:
+			rte_pktmbuf_free(g->m);
+			tcp_enter_time_wait(c);
+			return 0;
+		case TCP_LAST_ACK:
+			rte_pktmbuf_free(g->m);
+			tcp_conn_terminate(c, TCP_CLOSE_NORMAL);
+			return 0;
+		}
+	}
+	switch (c->state) {
+	case TCP_ESTABLISHED:
+	case TCP_FIN_WAIT_1:
+	case TCP_FIN_WAIT_2:
+		if (!tcp_data_in(c, g))
+			return 0;
+		break;
+	default:
+		/* Peer already sent FIN: only repeat our ACK for a resent
+		 * one (RFC 9293 §3.10.7.4, eighth step). */
+		if (g->flags & TCP_F_FIN)
+			c->flags |= TF_ACKNOW;
+		rte_pktmbuf_free(g->m);
+		break;
+	}
+	tcp_output(c);
+	if ((c->flags & TF_DELACK) && c->delack_at == 0)
+		c->delack_at = s->now + s->cfg.delack_us;
+	tcp_timer_sched(c);
+	return 0;
+}
+
+int
+tcp_input(struct tcp_stack *s, struct rte_mbuf *m, uint32_t src_ip_be,
+	  uint32_t dst_ip_be, uint64_t now)
+{
+	const struct rte_tcp_hdr *th;
+	struct tcp_seg g;
+	struct tcp_key k;
+	struct tcp_conn *c;
+	uint64_t ck = m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK;
+	void *data;
+
+	if (now > s->now)
+		s->now = now;
+	s->stats.seg_in++;
+	if (m->pkt_len < sizeof(*th) || m->data_len < sizeof(*th)) {
+		tcp_drop(s, m, TCP_DROP_SHORT);
+		return -EINVAL;
+	}
+	th = rte_pktmbuf_mtod(m, const struct rte_tcp_hdr *);
+	g.hlen = (th->data_off >> 4) * 4;
+	if (g.hlen < sizeof(*th) || g.hlen > m->data_len) {
+		tcp_drop(s, m, TCP_DROP_SHORT);
+		return -EINVAL;
+	}
+	if (ck == RTE_MBUF_F_RX_L4_CKSUM_BAD) {
+		tcp_drop(s, m, TCP_DROP_CKSUM);
+		return -EINVAL;
+	}
+	if (ck != RTE_MBUF_F_RX_L4_CKSUM_GOOD) {
+		struct {
+			uint32_t src, dst;
+			uint8_t zero, proto;
+			uint16_t len;
+		} __rte_packed ph = { src_ip_be, dst_ip_be, 0, IPPROTO_TCP,
+				      rte_cpu_to_be_16((uint16_t)m->pkt_len) };
+		uint16_t raw;
+		uint32_t sum;
+
+		rte_raw_cksum_mbuf(m, 0, m->pkt_len, &raw);
+		sum = (uint32_t)raw + rte_raw_cksum(&ph, sizeof(ph));
+		sum = (sum & 0xffff) + (sum >> 16);
+		if (sum != 0xffff) {
+			tcp_drop(s, m, TCP_DROP_CKSUM);
+			return -EINVAL;
+		}
+	}
+	if (tcp_parse_opts(th, &g.o) < 0) {
+		tcp_drop(s, m, TCP_DROP_SHORT);
+		return -EINVAL;
+	}
+	g.m = m;
+	g.seq = rte_be_to_cpu_32(th->sent_seq);
+	g.ack = rte_be_to_cpu_32(th->recv_ack);
+	g.win = rte_be_to_cpu_16(th->rx_win);
+	g.flags = th->tcp_flags;
+	g.len = m->pkt_len - g.hlen;
+	k.rip = src_ip_be;
+	k.lip = dst_ip_be;
+	k.rport = th->src_port;
+	k.lport = th->dst_port;
+
+	if (rte_hash_lookup_data(s->conns, &k, &data) < 0)
+		return tcp_input_listen(s, &k, &g);
+	c = data;
+	if (c->flags & TF_DEAD) {
+		rte_pktmbuf_free(m);
+		return 0;
+	}
+	switch (c->state) {
+	case TCP_TIME_WAIT:
+		return tcp_input_tw(c, &k, &g);
+	case TCP_SYN_SENT:
+		return tcp_input_syn_sent(c, &g);
+	default:
+		return tcp_input_sync(c, &g);
+	}
+}

@@ -1,0 +1,698 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 ffn-shard authors
+ */
+
+/* Building and sending segments: headers and options, payload by reference
+ * out of the send queue, the send loop (windows, NewReno and RFC 6675 SACK
+ * recovery), retransmission timeout and persist (RFC 6298, RFC 9293
+ * §3.8.6.1). */
+
+#include <errno.h>
+#include <string.h>
+
+#include <rte_byteorder.h>
+#include <rte_ip.h>
+
+#include "tcp_priv.h"
+
+/* Payload up to this many bytes from our own copy buffers (tcp_send) is
+ * copied into the header mbuf instead of chaining a reference: cheaper
+ * than an mbuf allocation and a refcount for small responses. */
+#define TCP_COPY_MAX 512
+
+static inline uint32_t
+tcp_tsval(const struct tcp_conn *c)
+{
+	return (uint32_t)(c->stack->now / 1000) + c->ts_offset;
+}
+
+/* Receive window we can offer from rcv_nxt: our memory minus what the
+ * app still holds (manual receive); out-of-order data sits inside it. */
+uint32_t
+tcp_rcv_window(const struct tcp_conn *c)
+{
+	const struct tcp_stack *s = c->stack;
+	uint32_t wnd = s->cfg.rcv_buf > c->rcv_held ?
+		       s->cfg.rcv_buf - c->rcv_held : 0;
+	uint32_t max = 65535u << c->rcv_wscale;
+
+	if (wnd > max)
+		wnd = max;
+	/* Never shrink the window already offered (RFC 9293 §3.8.6.2.1). */
+	if (SEQ_GT(c->rcv_adv, c->rcv_nxt + wnd))
+		wnd = c->rcv_adv - c->rcv_nxt;
+	return wnd;
+}
+
+static inline void
+tcp_put32(uint8_t *p, uint32_t v)
+{
+	v = rte_cpu_to_be_32(v);
+	memcpy(p, &v, 4);
+}
+
+static uint16_t
+tcp_ts_opt(const struct tcp_conn *c, uint8_t *p, bool with_nops)
+{
+	uint16_t n = 0;
+
+	if (with_nops) {
+		p[n++] = TCP_OPT_NOP;
+		p[n++] = TCP_OPT_NOP;
+	}
+	p[n++] = TCP_OPT_TS;
+	p[n++] = 10;
+	tcp_put32(p + n, tcp_tsval(c));
+	tcp_put32(p + n + 4, c->ts_recent);
+	return n + 8;
+}
+
+/* Options of a SYN or SYN-ACK: what c->flags says is offered/agreed. */
+uint16_t
+tcp_syn_opts(const struct tcp_conn *c, uint8_t *p, uint16_t mss, bool synack,
+	     uint32_t tsecr)
+{
+	uint16_t n = 0;
+
+	p[n++] = TCP_OPT_MSS;
+	p[n++] = 4;
+	p[n++] = mss >> 8;
+	p[n++] = mss & 0xff;
+	if ((c->flags & TF_SACK) && (c->flags & TF_TS)) {
+		p[n++] = TCP_OPT_SACK_PERM;
+		p[n++] = 2;
+		n += tcp_ts_opt(c, p + n, false);
+	} else if (c->flags & TF_TS) {
+		n += tcp_ts_opt(c, p + n, true);
+	} else if (c->flags & TF_SACK) {
+		p[n++] = TCP_OPT_NOP;
+		p[n++] = TCP_OPT_NOP;
+		p[n++] = TCP_OPT_SACK_PERM;
+		p[n++] = 2;
+	}
+	if (c->flags & TF_TS)	/* TSecr of a SYN is 0 (RFC 7323 §3.2) */
+		tcp_put32(p + n - 4, synack ? tsecr : 0);
+	if (c->flags & TF_WS) {
+		p[n++] = TCP_OPT_NOP;
+		p[n++] = TCP_OPT_WS;
+		p[n++] = 3;
+		p[n++] = c->rcv_wscale;
+	}
+	return n;
+}
+
+int
+tcp_sack_opt(const struct tcp_conn *c, uint8_t *p, int max_blocks)
+{
+	int i, n = 0, nb = RTE_MIN((int)c->nr_rsack, max_blocks);
+
+	if (nb == 0)
+		return 0;
+	p[n++] = TCP_OPT_NOP;
+	p[n++] = TCP_OPT_NOP;
+	p[n++] = TCP_OPT_SACK;
+	p[n++] = 2 + 8 * nb;
+	for (i = 0; i < nb; i++) {
+		tcp_put32(p + n, c->rsack[i].start);
+		tcp_put32(p + n + 4, c->rsack[i].end);
+		n += 8;
+	}
+	return n;
+}
+
+/* Option bytes of a non-SYN segment right now. */
+static uint16_t
+tcp_opts_now(const struct tcp_conn *c, uint8_t *p)
+{
+	uint16_t n = 0;
+
+	if (c->flags & TF_TS)
+		n += tcp_ts_opt(c, p, true);
+	if ((c->flags & TF_SACK) && c->nr_rsack > 0 &&
+	    c->state >= TCP_ESTABLISHED)
+		n += tcp_sack_opt(c, p + n, (c->flags & TF_TS) ? 3 : 4);
+	return n;
+}
+
+/* Header mbuf with room for the IP layer in front. */
+static struct rte_mbuf *
+tcp_hdr_mbuf(struct tcp_stack *s, const struct tcp_key *k, uint32_t seq,
+	     uint32_t ack, uint8_t flags, uint16_t win, const uint8_t *opts,
+	     uint16_t optlen)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(s->cfg.pool);
+	struct rte_tcp_hdr *th;
+	uint16_t hlen = sizeof(*th) + optlen;
+
+	if (m == NULL) {
+		s->stats.drops[TCP_DROP_NOMEM]++;
+		return NULL;
+	}
+	th = (struct rte_tcp_hdr *)rte_pktmbuf_append(m, hlen);
+	if (th == NULL) {
+		rte_pktmbuf_free(m);
+		return NULL;
+	}
+	th->src_port = k->lport;
+	th->dst_port = k->rport;
+	th->sent_seq = rte_cpu_to_be_32(seq);
+	th->recv_ack = rte_cpu_to_be_32(ack);
+	th->data_off = (hlen / 4) << 4;
+	th->tcp_flags = flags;
+	th->rx_win = rte_cpu_to_be_16(win);
+	th->cksum = 0;
+	th->tcp_urp = 0;
+	memcpy(th + 1, opts, optlen);
+	m->l4_len = hlen;
+	return m;
+}
+
+static uint32_t
+tcp_phdr_sum(uint32_t src, uint32_t dst, uint32_t len)
+{
+	struct {
+		uint32_t src, dst;
+		uint8_t zero, proto;
+		uint16_t len;
+	} __rte_packed ph = { src, dst, 0, IPPROTO_TCP,
+			      rte_cpu_to_be_16((uint16_t)len) };
+
+	return rte_raw_cksum(&ph, sizeof(ph));
+}
+
+static int
+tcp_xmit(struct tcp_stack *s, struct rte_mbuf *m, uint32_t dst)
+{
+	struct rte_tcp_hdr *th = rte_pktmbuf_mtod(m, struct rte_tcp_hdr *);
+	uint32_t sum = tcp_phdr_sum(s->cfg.local_ip, dst, m->pkt_len);
+	uint16_t raw = 0;
+
+	th->cksum = 0;
+	if (s->cfg.tx_cksum_offload) {
+		th->cksum = (uint16_t)sum;
+		m->ol_flags |= RTE_MBUF_F_TX_TCP_CKSUM;
+	} else {
+		rte_raw_cksum_mbuf(m, 0, m->pkt_len, &raw);
+		sum += raw;
+		sum = (sum & 0xffff) + (sum >> 16);
+		sum = (sum & 0xffff) + (sum >> 16);
+		th->cksum = (uint16_t)~sum;
+	}
+	s->stats.seg_out++;
+	return s->cfg.output(s->cfg.output_arg, m, dst);
+}
+
+/* Reference [seq, seq+len) of the send queue from h, copying small runs
+ * of our own buffers. */
+static int
+tcp_add_payload(struct tcp_conn *c, struct rte_mbuf *h, uint32_t seq,
+		uint32_t len)
+{
+	struct tcp_stack *s = c->stack;
+	struct rte_mbuf *m, *last = h;
+	uint32_t mseq, off;
+
+	/* Seek from the cursor when it is at or before seq. */
+	if (c->sq_cur != NULL && SEQ_GEQ(seq, c->sq_cur_seq)) {
+		m = c->sq_cur;
+		mseq = c->sq_cur_seq;
+	} else {
+		m = c->sq_head;
+		mseq = c->sq_seq;
+	}
+	while (m != NULL && SEQ_GEQ(seq, mseq + m->data_len)) {
+		mseq += m->data_len;
+		m = m->next;
+	}
+	off = seq - mseq;
+	while (len > 0 && m != NULL) {
+		uint32_t take = RTE_MIN(len, (uint32_t)m->data_len - off);
+
+		c->sq_cur = m;
+		c->sq_cur_seq = mseq;
+		if (!RTE_MBUF_HAS_EXTBUF(m) && take <= TCP_COPY_MAX &&
+		    take <= rte_pktmbuf_tailroom(last) && last == h) {
+			void *dst = rte_pktmbuf_append(h, take);
+
+			memcpy(dst, rte_pktmbuf_mtod_offset(m, void *, off),
+			       take);
+		} else {
+			struct rte_mbuf *mi = rte_pktmbuf_alloc(s->cfg.pool);
+
+			if (mi == NULL) {
+				s->stats.drops[TCP_DROP_NOMEM]++;
+				return -ENOMEM;
+			}
+			rte_pktmbuf_attach(mi, m);
+			mi->data_off += off;
+			mi->data_len = take;
+			mi->pkt_len = take;
+			last->next = mi;
+			last = mi;
+			h->nb_segs++;
+			h->pkt_len += take;
+		}
+		len -= take;
+		off = 0;
+		mseq += m->data_len;
+		m = m->next;
+	}
+	return len == 0 ? 0 : -EFAULT;
+}
+
+/* After sending anything carrying our ACK. */
+static void
+tcp_acked_now(struct tcp_conn *c, uint16_t win_field)
+{
+	c->flags &= ~(TF_ACKNOW | TF_DELACK);
+	c->delack_at = 0;
+	c->segs_unacked = 0;
+	c->last_ack_sent = c->rcv_nxt;
+	if (SEQ_GT(c->rcv_nxt + ((uint32_t)win_field << c->rcv_wscale),
+		   c->rcv_adv))
+		c->rcv_adv = c->rcv_nxt + ((uint32_t)win_field << c->rcv_wscale);
+}
+
+/* Send one segment of the connection: [seq, seq+len) of the queue, with
+ * SYN/FIN/RST/ACK as asked. */
+int
+tcp_send_segment(struct tcp_conn *c, uint32_t seq, uint32_t len,
+		 uint8_t flags)
+{
+	struct tcp_stack *s = c->stack;
+	uint8_t opts[40];
+	uint16_t optlen, win;
+	uint32_t ack = 0, wnd;
+	struct rte_mbuf *m;
+
+	if (flags & TCP_F_SYN)
+		optlen = tcp_syn_opts(c, opts, s->mss, flags & TCP_F_ACK,
+				      c->ts_recent);
+	else
+		optlen = tcp_opts_now(c, opts);
+	wnd = tcp_rcv_window(c);
+	if (flags & TCP_F_SYN)	/* never scaled (RFC 7323 §2.2) */
+		win = RTE_MIN(wnd, 65535u);
+	else
+		win = RTE_MIN(wnd >> c->rcv_wscale, 65535u);
+	if (flags & TCP_F_ACK)
+		ack = c->rcv_nxt;
+	m = tcp_hdr_mbuf(s, &c->key, seq, ack, flags, win, opts, optlen);
+	if (m == NULL)
+		return -ENOMEM;
+	if (len > 0 && tcp_add_payload(c, m, seq, len) < 0) {
+		rte_pktmbuf_free(m);
+		return -ENOMEM;
+	}
+	if (flags & TCP_F_ACK)
+		tcp_acked_now(c, win);
+	if (flags & TCP_F_RST)
+		s->stats.resets_out++;
+	s->stats.bytes_out += len;
+	return tcp_xmit(s, m, c->key.rip);
+}
+
+int
+tcp_send_ctl(struct tcp_conn *c, uint8_t flags)
+{
+	return tcp_send_segment(c, c->snd_nxt, 0, flags);
+}
+
+/* RST or RST|ACK for a segment with no connection (RFC 9293 §3.10.7.1). */
+int
+tcp_send_rst_for(struct tcp_stack *s, const struct tcp_key *k, uint32_t seq,
+		 uint32_t ack, uint8_t flags)
+{
+	struct rte_mbuf *m = tcp_hdr_mbuf(s, k, seq, ack, flags, 0, NULL, 0);
+
+	if (m == NULL)
+		return -ENOMEM;
+	s->stats.resets_out++;
+	return tcp_xmit(s, m, k->rip);
+}
+
+/* SYN-ACK carrying a cookie: no state, so only the MSS option, which the
+ * cookie encodes (RFC 4987 §3.6). */
+int
+tcp_send_synack_cookie(struct tcp_stack *s, const struct tcp_key *k,
+		       uint32_t iss, uint32_t ack, uint16_t mss)
+{
+	uint8_t opts[4] = { TCP_OPT_MSS, 4, mss >> 8, mss & 0xff };
+	uint32_t wnd = RTE_MIN(s->cfg.rcv_buf, 65535u);
+	struct rte_mbuf *m = tcp_hdr_mbuf(s, k, iss, ack,
+					  TCP_F_SYN | TCP_F_ACK, wnd, opts, 4);
+
+	if (m == NULL)
+		return -ENOMEM;
+	s->stats.syncookies_sent++;
+	return tcp_xmit(s, m, k->rip);
+}
+
+/* ---- send queue ---- */
+
+void
+tcp_sq_drop_acked(struct tcp_conn *c, uint32_t n)
+{
+	c->sq_bytes -= n;
+	c->sq_seq += n;
+	while (n > 0 && c->sq_head != NULL) {
+		struct rte_mbuf *m = c->sq_head;
+
+		if (n < m->data_len) {
+			rte_pktmbuf_adj(m, n);
+			if (c->sq_cur == m)
+				c->sq_cur_seq += n;
+			break;
+		}
+		n -= m->data_len;
+		c->sq_head = m->next;
+		if (c->sq_head == NULL)
+			c->sq_tail = NULL;
+		if (c->sq_cur == m)
+			c->sq_cur = NULL;
+		m->next = NULL;
+		m->nb_segs = 1;
+		m->pkt_len = m->data_len;
+		rte_pktmbuf_free_seg(m);
+	}
+}
+
+void
+tcp_sq_free(struct tcp_conn *c)
+{
+	while (c->sq_head != NULL) {
+		struct rte_mbuf *m = c->sq_head;
+
+		c->sq_head = m->next;
+		m->next = NULL;
+		m->nb_segs = 1;
+		m->pkt_len = m->data_len;
+		rte_pktmbuf_free_seg(m);
+	}
+	c->sq_tail = NULL;
+	c->sq_cur = NULL;
+	c->sq_bytes = 0;
+}
+
+/* ---- timers ---- */
+
+void
+tcp_rearm_rto(struct tcp_conn *c)
+{
+	c->persist = 0;
+	c->rto_at = c->stack->now + c->rto;
+	tcp_timer_sched(c);
+}
+
+static void
+tcp_rto_backoff(struct tcp_conn *c)
+{
+	uint64_t rto = (uint64_t)c->rto * 2;
+
+	c->rto = RTE_MIN(rto, (uint64_t)c->stack->cfg.rto_max_us);
+}
+
+/* Persist (RFC 9293 §3.8.6.1): probe a zero window with one byte of new
+ * data; snd_max covers it so the ACK that takes it is acceptable. */
+static void
+tcp_persist_probe(struct tcp_conn *c)
+{
+	struct tcp_stack *s = c->stack;
+
+	if (SEQ_LT(c->snd_nxt, c->snd_end)) {
+		tcp_send_segment(c, c->snd_nxt, 1, TCP_F_ACK);
+		if (SEQ_LT(c->snd_max, c->snd_nxt + 1))
+			c->snd_max = c->snd_nxt + 1;
+	} else {
+		tcp_send_ctl(c, TCP_F_ACK);
+	}
+	c->persist = 1;
+	tcp_rto_backoff(c);
+	c->rto_at = s->now + c->rto;
+}
+
+static void
+tcp_arm_persist(struct tcp_conn *c)
+{
+	if (c->rto_at != 0)
+		return;
+	c->persist = 1;
+	c->rto_at = c->stack->now + c->rto;
+	tcp_timer_sched(c);
+}
+
+void
+tcp_rto_expired(struct tcp_conn *c)
+{
+	struct tcp_stack *s = c->stack;
+	unsigned int limit = s->cfg.max_retries;
+
+	if (c->persist) {
+		tcp_persist_probe(c);
+		return;
+	}
+	if (c->state == TCP_SYN_SENT || c->state == TCP_SYN_RECEIVED)
+		limit = TCP_SYN_RETRIES;
+	if (++c->retries > limit) {
+		if (c->state != TCP_SYN_SENT)
+			tcp_send_ctl(c, TCP_F_RST | TCP_F_ACK);
+		tcp_conn_terminate(c, TCP_CLOSE_TIMEOUT);
+		return;
+	}
+	s->stats.rto_expired++;
+	tcp_rto_backoff(c);	/* RFC 6298 5.5 */
+	c->flags &= ~TF_RTT_TIMING;	/* Karn */
+	if (c->state == TCP_SYN_SENT) {
+		tcp_send_segment(c, c->iss, 0, TCP_F_SYN);
+		s->stats.retransmits++;
+		tcp_rearm_rto(c);
+		return;
+	}
+	if (c->state == TCP_SYN_RECEIVED) {
+		tcp_send_segment(c, c->iss, 0, TCP_F_SYN | TCP_F_ACK);
+		s->stats.retransmits++;
+		tcp_rearm_rto(c);
+		return;
+	}
+	/* RFC 5681 §3.1 eq. 4, RFC 6582 §3.2 step 4, RFC 6675 §5.1: reduce,
+	 * go back to snd_una, forget the SACK scoreboard (the peer may
+	 * renege, RFC 2018 §8). */
+	tcp_cc_rto(c);
+	c->flags &= ~TF_RECOVERY;
+	c->dupacks = 0;
+	c->recover = c->snd_max;
+	c->nr_sacked = 0;
+	c->snd_nxt = c->snd_una;
+	c->sq_cur = NULL;
+	tcp_output(c);
+	if (c->flags & TF_DEAD)
+		return;
+	if (c->rto_at == 0)
+		tcp_rearm_rto(c);
+}
+
+/* ---- the send loop ---- */
+
+static uint32_t
+tcp_sacked_in(const struct tcp_conn *c, uint32_t a, uint32_t b)
+{
+	uint32_t n = 0;
+	unsigned int i;
+
+	for (i = 0; i < c->nr_sacked; i++) {
+		uint32_t s = SEQ_MAX(a, c->sacked[i].start);
+		uint32_t e = SEQ_MIN(b, c->sacked[i].end);
+
+		if (SEQ_LT(s, e))
+			n += e - s;
+	}
+	return n;
+}
+
+/* RFC 6675 IsLost as a boundary: every un-SACKed byte below it has
+ * DupThresh SACKed blocks or more than (DupThresh-1)*SMSS SACKed bytes
+ * above it. */
+static uint32_t
+tcp_lost_edge(const struct tcp_conn *c)
+{
+	uint32_t bytes = 0;
+	int i;
+
+	for (i = c->nr_sacked - 1; i >= 0; i--) {
+		bytes += c->sacked[i].end - c->sacked[i].start;
+		if (c->nr_sacked - i >= TCP_DUPTHRESH ||
+		    bytes > (uint32_t)(TCP_DUPTHRESH - 1) * c->mss)
+			return c->sacked[i].start;
+	}
+	return c->snd_una;
+}
+
+/* RFC 6675 §4 SetPipe(). */
+static uint32_t
+tcp_pipe(const struct tcp_conn *c, uint32_t lost)
+{
+	uint32_t pipe = 0, top;
+
+	if (SEQ_LT(lost, c->snd_max))
+		pipe += (c->snd_max - lost) -
+			tcp_sacked_in(c, lost, c->snd_max);
+	top = SEQ_MIN(c->high_rxt, c->snd_max);
+	if (SEQ_LT(c->snd_una, top))
+		pipe += (top - c->snd_una) - tcp_sacked_in(c, c->snd_una, top);
+	return pipe;
+}
+
+/* First un-SACKed byte in [from, to), or to. */
+static uint32_t
+tcp_next_hole(const struct tcp_conn *c, uint32_t from, uint32_t to,
+	      uint32_t *hole_end)
+{
+	unsigned int i;
+
+	for (i = 0; i < c->nr_sacked; i++) {
+		if (SEQ_LEQ(c->sacked[i].end, from))
+			continue;
+		if (SEQ_LEQ(c->sacked[i].start, from)) {
+			from = c->sacked[i].end;
+			continue;
+		}
+		break;
+	}
+	*hole_end = i < c->nr_sacked ? SEQ_MIN(c->sacked[i].start, to) : to;
+	return SEQ_MIN(from, to);
+}
+
+static uint16_t
+tcp_seg_max(const struct tcp_conn *c)
+{
+	uint8_t opts[40];
+
+	return c->mss - tcp_opts_now(c, opts);
+}
+
+static bool
+tcp_fin_due(const struct tcp_conn *c, uint32_t seq, uint32_t len)
+{
+	return (c->flags & TF_FIN_QUEUED) && seq + len == c->snd_end;
+}
+
+/* Send one segment at snd_nxt of at most max bytes; returns bytes of
+ * sequence space sent, 0 if nothing fits. */
+static uint32_t
+tcp_output_one(struct tcp_conn *c, uint32_t usable, bool force)
+{
+	struct tcp_stack *s = c->stack;
+	uint32_t avail = SEQ_LT(c->snd_nxt, c->snd_end) ?
+			 c->snd_end - c->snd_nxt : 0;
+	uint32_t len = RTE_MIN(avail, usable);
+	uint16_t segmax = tcp_seg_max(c);
+	uint8_t flags = TCP_F_ACK;
+	bool fin;
+
+	if (len > segmax)
+		len = segmax;
+	fin = tcp_fin_due(c, c->snd_nxt, len) &&
+	      SEQ_LEQ(c->snd_nxt, c->snd_end);
+	if (len == 0 && !fin)
+		return 0;
+	/* Sender SWS avoidance (RFC 9293 §3.8.6.2.1): hold a window-limited
+	 * runt while data is in flight. */
+	if (!force && len < segmax && len < avail && tcp_flight(c) > 0)
+		return 0;
+	if (fin)
+		flags |= TCP_F_FIN;
+	if (len > 0 && c->snd_nxt + len == c->snd_end)
+		flags |= TCP_F_PSH;
+	if (SEQ_LT(c->snd_nxt, c->snd_max))
+		s->stats.retransmits++;
+	else if (!(c->flags & TF_RTT_TIMING) && len > 0) {
+		c->flags |= TF_RTT_TIMING;
+		c->rtt_seq = c->snd_nxt + len;
+		c->rtt_start = s->now;
+	}
+	if (tcp_send_segment(c, c->snd_nxt, len, flags) < 0)
+		return 0;
+	c->snd_nxt += len + (fin ? 1 : 0);
+	if (fin)
+		c->flags |= TF_FIN_SENT;
+	if (SEQ_GT(c->snd_nxt, c->snd_max))
+		c->snd_max = c->snd_nxt;
+	if (c->rto_at == 0 || c->persist)
+		tcp_rearm_rto(c);
+	return len + (fin ? 1 : 0);
+}
+
+/* RFC 6675 §5 step (C): send while pipe leaves a segment of cwnd. */
+static int
+tcp_output_sack(struct tcp_conn *c)
+{
+	struct tcp_stack *s = c->stack;
+	int sent = 0;
+
+	for (;;) {
+		uint32_t lost = tcp_lost_edge(c);
+		uint32_t pipe = tcp_pipe(c, lost);
+		uint32_t from, hole, hend, segmax = tcp_seg_max(c);
+
+		if (pipe + segmax > c->cwnd)
+			break;
+		from = SEQ_MAX(c->high_rxt, c->snd_una);
+		hole = tcp_next_hole(c, from, lost, &hend);
+		if (SEQ_LT(hole, lost)) {
+			uint32_t len = RTE_MIN(hend - hole, segmax);
+			uint8_t fl = TCP_F_ACK;
+
+			if (SEQ_GT(hole + len, c->snd_end))	/* FIN */
+				len = c->snd_end - hole, fl |= TCP_F_FIN;
+			tcp_send_segment(c, hole, len, fl);
+			s->stats.retransmits++;
+			c->high_rxt = hole + len + (fl & TCP_F_FIN ? 1 : 0);
+			sent++;
+			continue;
+		}
+		/* Rule 2: new data within the peer's window. */
+		{
+			uint32_t wnd_end = c->snd_una + c->snd_wnd;
+			uint32_t usable = SEQ_GT(wnd_end, c->snd_nxt) ?
+					  wnd_end - c->snd_nxt : 0;
+
+			if (tcp_output_one(c, RTE_MIN(usable, segmax), false)
+			    == 0)
+				break;
+			sent++;
+		}
+	}
+	return sent;
+}
+
+int
+tcp_output(struct tcp_conn *c)
+{
+	int sent = 0;
+
+	if (c->flags & TF_DEAD)
+		return 0;
+	if (c->state < TCP_ESTABLISHED || c->state == TCP_TIME_WAIT)
+		goto ack;
+	if ((c->flags & (TF_RECOVERY | TF_SACK)) == (TF_RECOVERY | TF_SACK)) {
+		sent = tcp_output_sack(c);
+		goto ack;
+	}
+	for (;;) {
+		uint32_t wnd = RTE_MIN(c->snd_wnd, c->cwnd);
+		uint32_t flight = c->snd_nxt - c->snd_una;
+		uint32_t usable = wnd > flight ? wnd - flight : 0;
+
+		if (tcp_output_one(c, usable, false) == 0)
+			break;
+		sent++;
+	}
+	/* Zero window with data waiting and nothing in flight: probe. */
+	if (c->snd_wnd == 0 && SEQ_LT(c->snd_nxt, c->snd_end) &&
+	    tcp_flight(c) == 0)
+		tcp_arm_persist(c);
+ack:
+	if (sent == 0 && (c->flags & TF_ACKNOW))
+		tcp_send_ctl(c, TCP_F_ACK);
+	return sent;
+}

@@ -1,0 +1,328 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 ffn-shard authors
+ */
+#ifndef FFN_TCP_PRIV_H
+#define FFN_TCP_PRIV_H
+
+/* Internals shared by the tcp_*.c files; not part of the contract. */
+
+#include <sys/queue.h>
+
+#include <rte_common.h>
+#include <rte_hash.h>
+#include <rte_mbuf.h>
+#include <rte_mempool.h>
+#include <rte_tcp.h>
+
+#include "tcp.h"
+
+/* Sequence space comparisons (RFC 9293 §3.4), modulo 2^32. */
+#define SEQ_LT(a, b)	((int32_t)((a) - (b)) < 0)
+#define SEQ_LEQ(a, b)	((int32_t)((a) - (b)) <= 0)
+#define SEQ_GT(a, b)	((int32_t)((a) - (b)) > 0)
+#define SEQ_GEQ(a, b)	((int32_t)((a) - (b)) >= 0)
+#define SEQ_MAX(a, b)	(SEQ_GT(a, b) ? (a) : (b))
+#define SEQ_MIN(a, b)	(SEQ_LT(a, b) ? (a) : (b))
+
+#define TCP_F_FIN 0x01
+#define TCP_F_SYN 0x02
+#define TCP_F_RST 0x04
+#define TCP_F_PSH 0x08
+#define TCP_F_ACK 0x10
+
+#define TCP_OPT_EOL 0
+#define TCP_OPT_NOP 1
+#define TCP_OPT_MSS 2
+#define TCP_OPT_WS 3
+#define TCP_OPT_SACK_PERM 4
+#define TCP_OPT_SACK 5
+#define TCP_OPT_TS 8
+
+#define TCP_MAX_WSCALE 14	/* RFC 7323 §2.3 */
+#define TCP_MAX_SACK 4		/* blocks remembered, each direction */
+#define TCP_OOO_MAX 64		/* out-of-order segments held */
+#define TCP_MAX_LISTEN 16
+#define TCP_WHEEL_SLOTS 1024	/* power of two */
+#define TCP_TICK_US 1000
+#define TCP_DUPTHRESH 3		/* RFC 5681 §3.2, RFC 6675 */
+#define TCP_SYN_RETRIES 6
+#define TCP_HDR_MAX 60
+#define TCP_DEFAULT_MSS 536	/* RFC 9293 §3.7.1 when no option */
+
+/* conn->flags */
+#define TF_ACKNOW	0x0001	/* send an ACK at the end of input */
+#define TF_DELACK	0x0002	/* an ACK is owed (delayed) */
+#define TF_FIN_QUEUED	0x0004	/* app shut down: FIN after snd_end */
+#define TF_FIN_SENT	0x0008
+#define TF_APP_CLOSED	0x0010	/* no more callbacks */
+#define TF_WS		0x0020	/* window scaling in use */
+#define TF_TS		0x0040	/* timestamps in use */
+#define TF_SACK		0x0080	/* SACK permitted both ways */
+#define TF_RECOVERY	0x0100	/* in fast recovery */
+#define TF_MANUAL_RCV	0x0200
+#define TF_RTT_TIMING	0x0400
+#define TF_EOF_SEEN	0x0800	/* peer FIN delivered */
+#define TF_COOKIE	0x1000	/* opened from a SYN cookie */
+#define TF_IN_CB	0x2000	/* inside a callback: free deferred */
+#define TF_DEAD		0x4000	/* freed once the callback returns */
+#define TF_OOO_FIN	0x8000
+
+struct tcp_key {
+	uint32_t rip;	/* remote address, network order */
+	uint32_t lip;
+	uint16_t rport;	/* network order */
+	uint16_t lport;
+} __rte_packed;
+
+struct tcp_listener {
+	uint16_t port;		/* host order, 0 = free slot */
+	uint32_t backlog;
+	uint32_t syn_rcvd;	/* connections in SYN_RECEIVED */
+	const struct tcp_ops *ops;
+	void *arg;
+};
+
+struct tcp_sack_block {
+	uint32_t start;
+	uint32_t end;
+};
+
+struct tcp_ooo {
+	uint32_t seq;
+	uint32_t len;
+	struct rte_mbuf *m;	/* positioned at payload, pkt_len == len */
+};
+
+/* Parsed options of one segment. */
+struct tcp_opts {
+	uint16_t mss;
+	uint8_t ws;
+	uint8_t has_mss : 1, has_ws : 1, sack_ok : 1, has_ts : 1;
+	uint8_t nr_sack;
+	uint32_t tsval, tsecr;
+	struct tcp_sack_block sack[TCP_MAX_SACK];
+};
+
+struct tcp_conn {
+	struct tcp_stack *stack;
+	struct tcp_key key;
+	uint8_t state;
+	uint8_t snd_wscale;	/* shift applied to windows the peer sends */
+	uint8_t rcv_wscale;	/* shift we apply to our advertised window */
+	uint8_t dupacks;
+	uint8_t retries;	/* consecutive RTO expiries */
+	uint8_t close_reason;
+	uint32_t flags;
+	uint16_t mss;		/* send MSS: payload bytes per segment */
+	uint16_t opt_len;	/* TCP option bytes in every data segment */
+	const struct tcp_ops *ops;
+	void *arg;
+	struct tcp_listener *listener;	/* while SYN_RECEIVED */
+
+	/* Send sequence space (RFC 9293 §3.3.1). */
+	uint32_t iss;
+	uint32_t snd_una;
+	uint32_t snd_nxt;
+	uint32_t snd_max;	/* highest sequence sent + 1 */
+	uint32_t snd_end;	/* end of queued data (FIN not included) */
+	uint32_t snd_wnd;	/* peer window, bytes */
+	uint32_t max_snd_wnd;
+	uint32_t snd_wl1, snd_wl2;
+
+	/* Send queue: single-segment mbufs linked by ->next holding
+	 * [sq_seq, snd_end); acked bytes are cut off the head. The cursor
+	 * remembers where the last transmission ended. */
+	struct rte_mbuf *sq_head, *sq_tail;
+	uint32_t sq_seq;
+	uint32_t sq_bytes;
+	struct rte_mbuf *sq_cur;
+	uint32_t sq_cur_seq;	/* sequence of sq_cur's first data byte */
+
+	/* Receive sequence space. */
+	uint32_t irs;
+	uint32_t rcv_nxt;
+	uint32_t rcv_adv;	/* right edge we advertised */
+	uint32_t rcv_held;	/* delivered but not tcp_recved (manual) */
+	uint32_t ooo_bytes;
+	uint16_t nr_ooo;
+	uint16_t segs_unacked;	/* full segments since our last ACK */
+	uint32_t last_ack_sent;
+	uint32_t rcv_fin_seq;	/* FIN seen out of order (TF_OOO_FIN) */
+	struct tcp_ooo ooo[TCP_OOO_MAX];
+	/* SACK blocks we report; [0] is the most recent (RFC 2018 §4). */
+	struct tcp_sack_block rsack[TCP_MAX_SACK];
+	uint8_t nr_rsack;
+	/* Scoreboard of blocks the peer SACKed, sorted, merged. */
+	uint8_t nr_sacked;
+	struct tcp_sack_block sacked[TCP_MAX_SACK * 2];
+
+	/* Timestamps (RFC 7323). */
+	uint32_t ts_recent;
+	uint64_t ts_recent_age;
+	uint32_t ts_offset;
+
+	/* RTT (RFC 6298) in µs. */
+	uint32_t srtt, rttvar, rto;
+	uint32_t rtt_seq;
+	uint64_t rtt_start;
+
+	/* Congestion control. */
+	uint32_t cwnd, ssthresh;
+	uint32_t recover;	/* RFC 6582 */
+	uint32_t high_rxt;	/* RFC 6675 HighRxt */
+	uint32_t bytes_acked;	/* for CA growth (RFC 5681 §3.1, ABC) */
+	double cubic_wmax, cubic_k, cubic_west;
+	uint64_t cubic_epoch;
+
+	/* Timers, absolute µs; 0 = off. */
+	uint64_t rto_at;	/* retransmit, SYN retry or persist */
+	uint64_t delack_at;
+	uint64_t idle_at;	/* idle timeout or end of TIME_WAIT */
+	uint64_t last_rx;
+	uint64_t deadline;	/* wheel slot this conn is filed under */
+	uint8_t persist;	/* rto_at is the persist timer */
+	uint8_t on_wheel;
+	LIST_ENTRY(tcp_conn) wheel;
+	TAILQ_ENTRY(tcp_conn) tw;	/* TIME_WAIT age order */
+} __rte_cache_aligned;
+
+LIST_HEAD(tcp_wheel_slot, tcp_conn);
+TAILQ_HEAD(tcp_tw_list, tcp_conn);
+
+struct tcp_stack {
+	struct tcp_stack_config cfg;
+	uint16_t mss;			/* our MSS from the MTU */
+	uint64_t now;
+	struct rte_hash *conns;
+	struct rte_mempool *conn_pool;
+	struct rte_mempool *ext_pool;	/* struct tcp_ext */
+	uint32_t nr_conns;		/* not counting TIME_WAIT */
+	uint32_t nr_tw;
+	struct tcp_tw_list tw_list;
+	struct tcp_listener listeners[TCP_MAX_LISTEN];
+	uint32_t secret[4];		/* ISN and cookie key */
+	uint16_t next_port;
+	uint64_t chack_second;
+	uint32_t chack_count;
+	uint64_t wheel_tick;		/* last tick processed */
+	struct tcp_wheel_slot wheel[TCP_WHEEL_SLOTS];
+	struct tcp_stats stats;
+} __rte_cache_aligned;
+
+/* External-buffer reference shared by all mbufs of one tcp_send_iov(). */
+struct tcp_ext {
+	struct rte_mbuf_ext_shared_info shinfo;
+	struct rte_mempool *pool;
+	tcp_release_fn release;
+	void *arg;
+};
+
+/* tcp_stack.c */
+struct tcp_conn *tcp_conn_alloc(struct tcp_stack *s, const struct tcp_key *k);
+void tcp_conn_free(struct tcp_conn *c);
+void tcp_conn_set_state(struct tcp_conn *c, uint8_t st);
+void tcp_conn_terminate(struct tcp_conn *c, int reason);
+void tcp_enter_time_wait(struct tcp_conn *c);
+void tcp_timer_sched(struct tcp_conn *c);
+struct tcp_listener *tcp_listener_find(struct tcp_stack *s, uint16_t port);
+uint32_t tcp_isn(struct tcp_stack *s, const struct tcp_key *k);
+uint32_t tcp_cookie_make(struct tcp_stack *s, const struct tcp_key *k,
+			 uint32_t seq, uint16_t mss);
+int tcp_cookie_check(struct tcp_stack *s, const struct tcp_key *k,
+		     uint32_t seq, uint32_t cookie, uint16_t *mss);
+bool tcp_challenge_ack_allowed(struct tcp_stack *s);
+uint64_t tcp_now(struct tcp_stack *s);
+
+/* tcp_output.c */
+int tcp_output(struct tcp_conn *c);
+int tcp_send_ctl(struct tcp_conn *c, uint8_t flags);
+int tcp_send_segment(struct tcp_conn *c, uint32_t seq, uint32_t len,
+		     uint8_t flags);
+int tcp_send_rst_for(struct tcp_stack *s, const struct tcp_key *k,
+		     uint32_t seq, uint32_t ack, uint8_t flags);
+int tcp_send_synack_cookie(struct tcp_stack *s, const struct tcp_key *k,
+			   uint32_t iss, uint32_t ack, uint16_t mss);
+void tcp_sq_drop_acked(struct tcp_conn *c, uint32_t acked);
+void tcp_sq_free(struct tcp_conn *c);
+uint32_t tcp_rcv_window(const struct tcp_conn *c);
+void tcp_rearm_rto(struct tcp_conn *c);
+void tcp_rto_expired(struct tcp_conn *c);
+int tcp_sack_opt(const struct tcp_conn *c, uint8_t *p, int max_blocks);
+uint16_t tcp_syn_opts(const struct tcp_conn *c, uint8_t *p, uint16_t mss,
+		      bool synack, uint32_t tsecr);
+
+/* One arriving segment. */
+struct tcp_seg {
+	struct rte_mbuf *m;	/* whole segment until the payload is cut */
+	uint32_t seq, ack, len;	/* len: payload bytes */
+	uint32_t win;
+	uint16_t hlen;
+	uint8_t flags;
+	struct tcp_opts o;
+};
+
+/* tcp_input.c */
+int tcp_parse_opts(const struct rte_tcp_hdr *th, struct tcp_opts *o);
+
+void tcp_offer_options(struct tcp_conn *c);
+
+/* tcp_ack.c: 0, -1 drop the segment, -2 the connection is gone */
+int tcp_ack(struct tcp_conn *c, struct tcp_seg *g);
+
+/* tcp_cc.c */
+void tcp_cc_init(struct tcp_conn *c);
+void tcp_cc_ack(struct tcp_conn *c, uint32_t acked);
+void tcp_cc_congestion(struct tcp_conn *c);
+void tcp_cc_rto(struct tcp_conn *c);
+void tcp_rtt_sample(struct tcp_conn *c, uint32_t rtt_us);
+
+static inline uint32_t
+tcp_flight(const struct tcp_conn *c)
+{
+	return c->snd_max - c->snd_una;
+}
+
+static inline bool
+tcp_cb_enter(struct tcp_conn *c)
+{
+	if (c->flags & (TF_APP_CLOSED | TF_DEAD))
+		return false;
+	c->flags |= TF_IN_CB;
+	return true;
+}
+
+/* Returns false when the connection died inside the callback. */
+static inline bool
+tcp_cb_leave(struct tcp_conn *c)
+{
+	c->flags &= ~TF_IN_CB;
+	if (c->flags & TF_DEAD) {
+		tcp_conn_free(c);
+		return false;
+	}
+	return true;
+}
+
+static inline void
+tcp_challenge_ack(struct tcp_conn *c)
+{
+	if (tcp_challenge_ack_allowed(c->stack))
+		tcp_send_ctl(c, TCP_F_ACK);
+}
+
+/* Handshake done; a FIN the app queued meanwhile moves us on. */
+static inline void
+tcp_established(struct tcp_conn *c)
+{
+	tcp_conn_set_state(c, (c->flags & TF_FIN_QUEUED) ? TCP_FIN_WAIT_1 :
+			   TCP_ESTABLISHED);
+}
+
+/* Our FIN is acknowledged once snd_una passed it. */
+static inline bool
+tcp_fin_acked(const struct tcp_conn *c)
+{
+	return (c->flags & TF_FIN_SENT) && SEQ_GT(c->snd_una, c->snd_end);
+}
+
+#endif /* FFN_TCP_PRIV_H */

@@ -1,0 +1,632 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 ffn-shard authors
+ */
+
+/*
+ * Config files: the shipped configs parse and validate; every error class
+ * names file, line, section, key, value and reason; runtime checks with
+ * fake EAL/model facts; the --check plan; the EAL argv.
+ */
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "conf.h"
+
+#ifndef CONFIGS_DIR
+#error CONFIGS_DIR must be defined by the build
+#endif
+
+static char tmp_path[64];
+
+static const char *
+write_tmp(const char *text)
+{
+	int fd;
+
+	snprintf(tmp_path, sizeof(tmp_path), "/tmp/ffn-conf-XXXXXX");
+	fd = mkstemp(tmp_path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	return tmp_path;
+}
+
+/* text must fail with exactly "<path>" + want */
+static void
+expect_error(const char *text, const char *want)
+{
+	struct conf c;
+	char err[CONF_ERR_MAX], full[CONF_ERR_MAX];
+	const char *path = write_tmp(text);
+
+	assert_int_equal(conf_load(path, &c, err, sizeof(err)), -EINVAL);
+	snprintf(full, sizeof(full), "%s%s", path, want);
+	assert_string_equal(err, full);
+	unlink(path);
+}
+
+static void
+expect_ok(const char *text, struct conf *c)
+{
+	char err[CONF_ERR_MAX];
+	const char *path = write_tmp(text);
+	int rc = conf_load(path, c, err, sizeof(err));
+
+	if (rc != 0)
+		print_error("%s\n", err);
+	assert_int_equal(rc, 0);
+	unlink(path);
+}
+
+#define EAL "[eal]\nargs = -l 0-3 --no-pci\n"			/* 1-2 */
+#define PORT0 "[port 0]\ndevice = net_tap0\naddress = 198.18.10.2/24\n"
+								/* 3-5 */
+#define UNIT_A "[shard a]\nmodel = m\nlayers = 0-3\nlisten = 8080\n" \
+	"net_lcores = 0\n"					/* 6-10 */
+#define BASE EAL PORT0 UNIT_A
+
+/* --- shipped configs -------------------------------------------------- */
+
+static void
+load_shipped(const char *name, struct conf *c)
+{
+	char path[512], err[CONF_ERR_MAX];
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/%s", CONFIGS_DIR, name);
+	rc = conf_load(path, c, err, sizeof(err));
+	if (rc != 0)
+		print_error("%s\n", err);
+	assert_int_equal(rc, 0);
+}
+
+static void
+test_shipped_tap_dev(void **state)
+{
+	struct conf c;
+	const struct conf_unit *u;
+
+	load_shipped("tap-dev.conf", &c);
+	assert_int_equal(c.n_ports, 1);
+	assert_int_equal(c.n_units, 1);
+	assert_string_equal(c.ports[0].device, "net_tap0");
+	assert_int_equal(c.ports[0].addr, (198u << 24) | (18 << 16) |
+		(10 << 8) | 2);
+	assert_int_equal(c.ports[0].prefix, 24);
+	assert_int_equal(c.ports[0].rx_queues, 1);
+	u = &c.units[0];
+	assert_string_equal(u->name, "demo");
+	assert_int_equal(u->listen, 8080);
+	assert_true(u->single_lcore);
+	assert_true(conf_lcores_has(&u->worker_lcores, 0));
+	assert_int_equal(u->net_lcores.count, 1);
+	assert_true(u->f16);
+	assert_false(u->i8);
+	assert_int_equal(u->max_body, 64ull << 20);
+	assert_false(u->has_api_key);
+	assert_non_null(strstr(c.eal_args, "--vdev net_tap0,iface=fsd0"));
+	conf_free(&c);
+}
+
+static void
+test_shipped_two_numa(void **state)
+{
+	struct conf c;
+
+	load_shipped("two-numa.conf", &c);
+	assert_int_equal(c.n_ports, 2);
+	assert_int_equal(c.n_units, 2);
+	assert_false(c.units[0].single_lcore);
+	assert_int_equal(c.units[0].worker_lcores.count, 5);
+	assert_int_equal(c.units[1].numa_node, 1);
+	assert_int_equal(c.ports[0].rx_queues, 2);
+	assert_int_equal(c.ports[1].rx_queues, 2);
+	assert_true(c.units[1].has_api_key);
+	conf_free(&c);
+}
+
+static void
+test_shipped_two_host(void **state)
+{
+	struct conf a, b;
+
+	load_shipped("two-host-a.conf", &a);
+	load_shipped("two-host-b.conf", &b);
+	/* one model, complementary ranges */
+	assert_string_equal(a.units[0].model, b.units[0].model);
+	assert_int_equal(a.units[0].layer_first, 0);
+	assert_int_equal(a.units[0].layer_last + 1, b.units[0].layer_first);
+	assert_int_equal(b.units[0].layer_last, 29);
+	conf_free(&a);
+	conf_free(&b);
+}
+
+/* --- defaults and values ---------------------------------------------- */
+
+static void
+test_defaults(void **state)
+{
+	struct conf c;
+	const struct conf_unit *u = &c.units[0];
+
+	expect_ok(BASE, &c);
+	assert_string_equal(c.log_level, "info");
+	assert_true(c.metrics);
+	assert_int_equal(c.ports[0].mtu, 1500);
+	assert_int_equal(c.ports[0].gateway, 0);
+	assert_int_equal(u->port, 0);
+	assert_int_equal(u->numa_node, 0);
+	assert_true(u->f16);
+	assert_false(u->i8);
+	assert_int_equal(u->max_body, 64ull << 20);
+	assert_int_equal(u->max_header, 8192);
+	assert_int_equal(u->max_connections, 4096);
+	assert_int_equal(u->pipeline_depth, 16);
+	assert_int_equal(u->idle_timeout_ms, 60000);
+	assert_int_equal(u->header_timeout_ms, 10000);
+	assert_int_equal(u->batch_max_rows, 64);
+	assert_int_equal(u->batch_wait_us, 200);
+	assert_int_equal(u->q6k_layout, CONF_Q6K_PRIVATE);
+	assert_true(u->single_lcore);
+	conf_free(&c);
+}
+
+static void
+test_values(void **state)
+{
+	struct conf c;
+	const struct conf_unit *u = &c.units[0];
+	unsigned int l, n = 0;
+
+	expect_ok(EAL PORT0 "gateway = 198.18.10.1\nvlan = 7\n"
+		"[shard a]\nmodel = m/\nlayers = 7\nlisten = 1\n"
+		"net_lcores = 0-1,3 # comment\nworker_lcores = 2,10-11\n"
+		"f16 = off\ni8 = Yes\nmax_body = 1G\nmax_header = 16KiB\n"
+		"api_key = abc-_.~+/==\nq6k_layout = ggml\nnuma_node = 1\n"
+		"[log]\nlevel = debug\n[telemetry]\nmetrics = no\n", &c);
+	assert_int_equal(c.ports[0].gateway, (198u << 24) | (18 << 16) |
+		(10 << 8) | 1);
+	assert_int_equal(c.ports[0].vlan, 7);
+	assert_int_equal(u->layer_first, 7);
+	assert_int_equal(u->layer_last, 7);
+	assert_int_equal(u->net_lcores.count, 3);
+	assert_true(conf_lcores_has(&u->net_lcores, 3));
+	assert_false(conf_lcores_has(&u->net_lcores, 2));
+	assert_false(u->single_lcore);
+	for (l = conf_lcores_next(&u->worker_lcores, 0); l < CONF_MAX_LCORE;
+	     l = conf_lcores_next(&u->worker_lcores, l + 1))
+		n = n * 100 + l;
+	assert_int_equal(n, 21011);	/* 2, 10, 11 */
+	assert_false(u->f16);
+	assert_true(u->i8);
+	assert_int_equal(u->max_body, 1ull << 30);
+	assert_int_equal(u->max_header, 16384);
+	assert_string_equal(u->api_key, "abc-_.~+/==");
+	assert_int_equal(u->q6k_layout, CONF_Q6K_GGML);
+	assert_int_equal(u->numa_node, 1);
+	assert_string_equal(c.log_level, "debug");
+	assert_false(c.metrics);
+	conf_free(&c);
+}
+
+/* --- error classes, each with its line -------------------------------- */
+
+static void
+test_err_syntax(void **state)
+{
+	expect_error(EAL "layers 0-3\n",
+		":3: \"layers 0-3\": expected \"key = value\" or \"[section]\"");
+	expect_error("args = x\n" EAL, ":1: args: key outside any section");
+	expect_error(EAL "[port 0\n", ":3: [port 0: no closing ']'");
+	expect_error(EAL "[port 0] x\n", ":3: [port 0: text after ']'");
+	expect_error(EAL "[]\n", ":3: []: empty section name");
+	expect_error(EAL " = 1\n", ":3: no key before '='");
+	expect_error(EAL "[eal]\n", ":3: [eal]: duplicate section "
+		"(first at line 1)");
+	expect_error(BASE "listen = 8081\n", ":11: [shard a] listen: "
+		"duplicate key (first at line 9)");
+}
+
+static void
+test_err_long_line(void **state)
+{
+	char text[1024];
+
+	/* rte_cfgfile would refuse or truncate these: named here */
+	snprintf(text, sizeof(text), EAL "[shard a]\nmodel = %0300d\n", 0);
+	expect_error(text, ":4: [shard a] model: value too long "
+		"(max 255 characters)");
+	snprintf(text, sizeof(text), EAL "[shard a]\nmodel = %0330d\n", 0);
+	expect_error(text, ":4: line too long (max 321 characters)");
+}
+
+static void
+test_err_missing(void **state)
+{
+	expect_error(EAL PORT0 "[shard a]\nlayers = 0-3\nlisten = 8080\n"
+		"net_lcores = 0\n",
+		":6: [shard a]: missing required key \"model\"");
+	expect_error(EAL "[port 0]\naddress = 198.18.10.2/24\n" UNIT_A,
+		":3: [port 0]: missing required key \"device\"");
+	expect_error(PORT0 UNIT_A, ": missing section [eal]");
+	expect_error(EAL UNIT_A, ": no [port N] section");
+	expect_error(EAL PORT0, ": no [shard NAME] section");
+	expect_error("[eal]\n", ":1: [eal]: missing required key \"args\"");
+}
+
+static void
+test_err_unknown(void **state)
+{
+	expect_error(BASE "lyers = 0-3\n",
+		":11: [shard a] lyers: unknown key");
+	expect_error(BASE "[shrad b]\nmodel = m\n",
+		":11: [shrad b]: unknown section (eal, log, telemetry, "
+		"port N, shard NAME)");
+	expect_error(BASE "[port 9]\n", ":11: [port 9]: port index not 0..7");
+	expect_error(BASE "[port x]\n", ":11: [port x]: port index not 0..7");
+	expect_error(BASE "[shard a b]\n", ":11: [shard a b]: shard name "
+		"not [A-Za-z0-9_-]{1,31}");
+	expect_error(BASE "[port  0]\n", ":11: [port  0]: port 0 defined "
+		"twice");
+	expect_error(BASE "[shard  a]\n", ":11: [shard  a]: shard a defined "
+		"twice");
+	/* messages quote the section as written */
+	expect_error(BASE "[shard  b]\nmodel = m\nlayers = 2\nlisten = 1\n"
+		"net_lcores = 1\n", ":13: [shard  b] layers: \"2\": overlaps "
+		"[shard a] layers 0-3 of the same model");
+}
+
+static void
+test_err_values(void **state)
+{
+	static const struct {
+		const char *line;	/* added as line 11 of [shard a] */
+		const char *want;
+	} t[] = {
+		{ "f16 = maybe", "[shard a] f16: \"maybe\": not on or off" },
+		{ "max_body = 1T", "[shard a] max_body: \"1T\": not a size "
+		  "(bytes, or with K, M, G)" },
+		{ "max_body = 8G", "[shard a] max_body: \"8G\": out of range "
+		  "1..4294967296 bytes" },
+		{ "max_header = 100", "[shard a] max_header: \"100\": out of "
+		  "range 256..1048576 bytes" },
+		{ "pipeline_depth = 0", "[shard a] pipeline_depth: \"0\": out "
+		  "of range 1..1024" },
+		{ "pipeline_depth = -1", "[shard a] pipeline_depth: \"-1\": "
+		  "not a number" },
+		{ "batch_wait_us = 99999999999999999999", "[shard a] "
+		  "batch_wait_us: \"99999999999999999999\": number too large" },
+		{ "numa_node = 32", "[shard a] numa_node: \"32\": out of range "
+		  "0..31" },
+		{ "q6k_layout = llama", "[shard a] q6k_layout: \"llama\": not "
+		  "private or ggml" },
+		{ "api_key =", "[shard a] api_key: empty value" },
+		{ "api_key = a b", "[shard a] api_key: not a bearer token "
+		  "(A-Z a-z 0-9 - . _ ~ + / and trailing =)" },
+		{ "port = 1", "[shard a] port: \"1\": no [port 1] section" },
+	};
+	char text[1024], want[512];
+	size_t i;
+
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		snprintf(text, sizeof(text), "%s%s\n", BASE, t[i].line);
+		snprintf(want, sizeof(want), ":11: %s", t[i].want);
+		expect_error(text, want);
+	}
+}
+
+static void
+test_err_layers(void **state)
+{
+	expect_error(EAL PORT0 "[shard a]\nmodel = m\nlayers = 5-2\n",
+		":8: [shard a] layers: \"5-2\": first > last");
+	expect_error(EAL PORT0 "[shard a]\nmodel = m\nlayers = 0..3\n",
+		":8: [shard a] layers: \"0..3\": not a layer range "
+		"\"first-last\"");
+	expect_error(EAL PORT0 "[shard a]\nmodel = m\nlayers = 1-70000\n",
+		":8: [shard a] layers: \"1-70000\": layer 70000 beyond 65535");
+}
+
+static void
+test_err_lcores(void **state)
+{
+	static const struct {
+		const char *v;
+		const char *why;
+	} t[] = {
+		{ "0-3,x", "not an lcore list (e.g. 0-3,5)" },
+		{ "0-", "not an lcore list (e.g. 0-3,5)" },
+		{ "0 1", "not an lcore list (e.g. 0-3,5)" },
+		{ "3-1", "lcore range first > last" },
+		{ "1,0-2", "lcore 1 listed twice" },
+		{ "128", "lcore 128 beyond 127" },
+	};
+	char text[512], want[256];
+	size_t i;
+
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		snprintf(text, sizeof(text), EAL PORT0 "[shard a]\n"
+			"net_lcores = %s\n", t[i].v);
+		snprintf(want, sizeof(want), ":7: [shard a] net_lcores: "
+			"\"%s\": %s", t[i].v, t[i].why);
+		expect_error(text, want);
+	}
+}
+
+static void
+test_err_cross_unit(void **state)
+{
+	struct conf c;
+
+	/* same model (trailing '/' ignored): layer ranges must not overlap */
+	expect_error(EAL PORT0 "[shard a]\nmodel = m\nlayers = 0-15\n"
+		"listen = 1\nnet_lcores = 0\n[shard b]\nmodel = m/\n"
+		"layers = 10-20\nlisten = 2\nnet_lcores = 1\n",
+		":13: [shard b] layers: \"10-20\": overlaps [shard a] layers "
+		"0-15 of the same model");
+	/* another model may overlap */
+	expect_ok(EAL PORT0 "[shard a]\nmodel = m\nlayers = 0-15\n"
+		"listen = 1\nnet_lcores = 0\n[shard b]\nmodel = n\n"
+		"layers = 10-20\nlisten = 2\nnet_lcores = 1\n", &c);
+	conf_free(&c);
+	/* listen ports unique per port */
+	expect_error(BASE "[shard b]\nmodel = m\nlayers = 4\nlisten = 8080\n"
+		"net_lcores = 1\n", ":14: [shard b] listen: \"8080\": already "
+		"used by [shard a] on [port 0]");
+	expect_ok(BASE "[port 1]\ndevice = net_tap1\n"
+		"address = 198.18.11.2/24\n[shard b]\nmodel = m\nlayers = 4\n"
+		"listen = 8080\nport = 1\nnet_lcores = 1\n", &c);
+	assert_int_equal(c.ports[1].rx_queues, 1);
+	conf_free(&c);
+	/* an lcore belongs to one unit */
+	expect_error(BASE "[shard b]\nmodel = m\nlayers = 4\nlisten = 1\n"
+		"net_lcores = 1-2\nworker_lcores = 0\n",
+		":16: [shard b] worker_lcores: \"0\": lcore 0 already used by "
+		"[shard a]");
+	expect_error(BASE "[shard b]\nmodel = m\nlayers = 4\nlisten = 1\n"
+		"net_lcores = 0\n", ":15: [shard b] net_lcores: \"0\": lcore 0 "
+		"already used by [shard a]");
+	/* net and worker lcores of a unit: equal (single) or disjoint */
+	expect_error(BASE "worker_lcores = 0-1\n",
+		":11: [shard a] worker_lcores: \"0-1\": lcore 0 is also a "
+		"network lcore (the same list for both means single-lcore "
+		"mode)");
+	expect_ok(BASE "worker_lcores = 0\n", &c);
+	assert_true(c.units[0].single_lcore);
+	conf_free(&c);
+}
+
+static void
+test_err_ports(void **state)
+{
+	expect_error(EAL PORT0 "gateway = 198.18.11.1\n" UNIT_A,
+		":6: [port 0] gateway: \"198.18.11.1\": not another host of "
+		"198.18.10.2/24");
+	expect_error(EAL PORT0 "gateway = 198.18.10.2\n" UNIT_A,
+		":6: [port 0] gateway: \"198.18.10.2\": not another host of "
+		"198.18.10.2/24");
+	expect_error(EAL "[port 0]\ndevice = x\naddress = 198.18.10.0/24\n",
+		":5: [port 0] address: \"198.18.10.0/24\": network or "
+		"broadcast address of its subnet");
+	expect_error(EAL "[port 0]\ndevice = x\naddress = 198.18.10.2\n",
+		":5: [port 0] address: \"198.18.10.2\": not address/prefix "
+		"(e.g. 198.18.10.2/24)");
+	expect_error(EAL "[port 0]\ndevice = x\naddress = 198.18.010.2/24\n",
+		":5: [port 0] address: \"198.18.010.2/24\": not an IPv4 "
+		"address");
+	expect_error(EAL "[port 0]\ndevice = x\naddress = 224.0.0.1/24\n",
+		":5: [port 0] address: \"224.0.0.1/24\": not a unicast host "
+		"address");
+	expect_error(EAL "[port 0]\ndevice = x\naddress = 1.2.3.4/33\n",
+		":5: [port 0] address: \"1.2.3.4/33\": prefix length not 1..32");
+	expect_error(BASE "[port 1]\ndevice = net_tap0\n"
+		"address = 198.18.11.2/24\n", ":12: [port 1] device: "
+		"\"net_tap0\": already used by [port 0]");
+	expect_error(BASE "[port 1]\ndevice = net_tap1\n"
+		"address = 198.18.10.2/24\n", ":13: [port 1] address: "
+		"\"198.18.10.2/24\": already used by [port 0]");
+	expect_error(EAL PORT0 "rx_queues = 2\n" UNIT_A,
+		":6: [port 0] rx_queues: \"2\": must be 1: one per network "
+		"lcore on this port");
+	expect_error(EAL PORT0 "mtu = 10000\n" UNIT_A,
+		":6: [port 0] mtu: \"10000\": out of range 68..9000");
+}
+
+static void
+test_err_no_file(void **state)
+{
+	struct conf c;
+	char err[CONF_ERR_MAX];
+
+	assert_int_equal(conf_load("/nonexistent/x.conf", &c, err,
+		sizeof(err)), -ENOENT);
+	assert_string_equal(err, "/nonexistent/x.conf: No such file or "
+		"directory");
+}
+
+/* --- runtime checks with fake facts ------------------------------------ */
+
+struct fake {
+	int split;		/* first lcore of node 1 */
+	int max_lcore;		/* lcores beyond are not enabled */
+	int layers;
+	const char *missing_dev;
+};
+
+static int
+fake_socket(unsigned int l, void *arg)
+{
+	const struct fake *f = arg;
+
+	if ((int)l > f->max_lcore)
+		return -1;
+	return (int)l >= f->split ? 1 : 0;
+}
+
+static int
+fake_port(const char *dev, void *arg)
+{
+	const struct fake *f = arg;
+
+	return f->missing_dev && strcmp(dev, f->missing_dev) == 0 ?
+		-ENODEV : 0;
+}
+
+static int
+fake_layers(const char *dir, void *arg, char *why, size_t n)
+{
+	const struct fake *f = arg;
+
+	if (f->layers < 0) {
+		snprintf(why, n, "no index.json in %s", dir);
+		return -ENOENT;
+	}
+	return f->layers;
+}
+
+static int
+check(const char *name, struct fake *fk, char *err)
+{
+	struct conf c;
+	struct conf_facts f = { fake_socket, fake_port, fake_layers, fk };
+	int rc;
+
+	load_shipped(name, &c);
+	rc = conf_check_runtime(&c, &f, err, CONF_ERR_MAX);
+	conf_free(&c);
+	return rc;
+}
+
+static void
+test_runtime(void **state)
+{
+	struct fake fk = { .split = 32, .max_lcore = 63, .layers = 32 };
+	char err[CONF_ERR_MAX];
+
+	assert_int_equal(check("two-numa.conf", &fk, err), 0);
+	fk.split = 35;	/* workers 34-39 of node1 partly on node 0 */
+	assert_int_equal(check("two-numa.conf", &fk, err), -EINVAL);
+	assert_string_equal(err, CONFIGS_DIR "/two-numa.conf:58: "
+		"[shard node1] worker_lcores: \"34-39\": lcore 34 is on NUMA "
+		"node 0, not numa_node 1");
+	fk.split = 32;
+	fk.max_lcore = 35;
+	assert_int_equal(check("two-numa.conf", &fk, err), -EINVAL);
+	assert_string_equal(err, CONFIGS_DIR "/two-numa.conf:58: "
+		"[shard node1] worker_lcores: \"34-39\": lcore 36 is not "
+		"enabled in EAL (see [eal] args -l)");
+	fk.max_lcore = 63;
+	fk.layers = 16;
+	assert_int_equal(check("two-numa.conf", &fk, err), -EINVAL);
+	assert_string_equal(err, CONFIGS_DIR "/two-numa.conf:53: "
+		"[shard node1] layers: \"16-31\": the model has 16 layers "
+		"(0-15)");
+	fk.layers = -1;
+	assert_int_equal(check("two-numa.conf", &fk, err), -EINVAL);
+	assert_string_equal(err, CONFIGS_DIR "/two-numa.conf:37: "
+		"[shard node0] model: \"/srv/models/model.vindex\": no "
+		"index.json in /srv/models/model.vindex");
+	fk.layers = 32;
+	fk.missing_dev = "0000:af:00.0";
+	assert_int_equal(check("two-numa.conf", &fk, err), -EINVAL);
+	assert_string_equal(err, CONFIGS_DIR "/two-numa.conf:31: [port 1] "
+		"device: \"0000:af:00.0\": no such port in EAL (bound to a "
+		"DPDK driver? vdev in [eal] args?)");
+	/* single-lcore mode: the one lcore must be on the node */
+	fk.missing_dev = NULL;
+	fk.split = 0;
+	assert_int_equal(check("tap-dev.conf", &fk, err), -EINVAL);
+	assert_non_null(strstr(err, "[shard demo] net_lcores: \"0\": lcore 0 "
+		"is on NUMA node 1, not numa_node 0"));
+}
+
+/* --- plan and argv ------------------------------------------------------ */
+
+static void
+test_plan(void **state)
+{
+	struct conf c;
+	char *buf = NULL;
+	size_t n = 0;
+	FILE *f = open_memstream(&buf, &n);
+
+	load_shipped("two-numa.conf", &c);
+	conf_print_plan(&c, f);
+	fclose(f);
+	assert_non_null(strstr(buf, "  port 0: 0000:3b:00.0  192.0.2.10/24  "
+		"gateway 192.0.2.1  rxq 2 txq 2  mtu 9000  vlan none\n"));
+	assert_non_null(strstr(buf, "  shard node1: 192.0.2.20:8080 "
+		"(port 1)\n    model /srv/models/model.vindex, layers 16-31 "
+		"(16), q6k layout private\n    NUMA node 1; network lcores "
+		"32-33; worker lcores 34-39\n    wire: f32, f16 on, i8 off; "
+		"batches of up to 64 rows, wait 200 us\n    limits: body "
+		"64 MiB, header 8 KiB, 4096 connections, pipeline 16, idle "
+		"60000 ms, header 10000 ms; auth Bearer key\n"));
+	free(buf);
+	conf_free(&c);
+	buf = NULL;
+	f = open_memstream(&buf, &n);
+	load_shipped("tap-dev.conf", &c);
+	conf_print_plan(&c, f);
+	fclose(f);
+	assert_non_null(strstr(buf, "    NUMA node 0; lcores 0: network and "
+		"compute (single-lcore mode)\n"));
+	free(buf);
+	conf_free(&c);
+}
+
+static void
+test_eal_argv(void **state)
+{
+	struct conf c;
+	char buf[CONF_STR_MAX], *argv[16];
+
+	expect_ok("[eal]\nargs =  -l 0-1\t--vdev \"net_tap0,iface=a b\" "
+		"-m 512 \n" PORT0 UNIT_A, &c);
+	assert_int_equal(conf_eal_argv(&c, "ffn-shard", buf, argv, 16), 7);
+	assert_string_equal(argv[0], "ffn-shard");
+	assert_string_equal(argv[1], "-l");
+	assert_string_equal(argv[2], "0-1");
+	assert_string_equal(argv[3], "--vdev");
+	assert_string_equal(argv[4], "net_tap0,iface=a b");
+	assert_string_equal(argv[5], "-m");
+	assert_string_equal(argv[6], "512");
+	assert_int_equal(conf_eal_argv(&c, "ffn-shard", buf, argv, 4),
+		-E2BIG);
+	conf_free(&c);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_shipped_tap_dev),
+		cmocka_unit_test(test_shipped_two_numa),
+		cmocka_unit_test(test_shipped_two_host),
+		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_values),
+		cmocka_unit_test(test_err_syntax),
+		cmocka_unit_test(test_err_long_line),
+		cmocka_unit_test(test_err_missing),
+		cmocka_unit_test(test_err_unknown),
+		cmocka_unit_test(test_err_values),
+		cmocka_unit_test(test_err_layers),
+		cmocka_unit_test(test_err_lcores),
+		cmocka_unit_test(test_err_cross_unit),
+		cmocka_unit_test(test_err_ports),
+		cmocka_unit_test(test_err_no_file),
+		cmocka_unit_test(test_runtime),
+		cmocka_unit_test(test_plan),
+		cmocka_unit_test(test_eal_argv),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

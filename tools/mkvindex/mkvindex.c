@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 ffn-shard authors
+ *
+ * mkvindex: write a synthetic LARQL vindex (spec/vindex.md) for tests,
+ * demos and benchmarks. Deterministic by --seed.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vindex_write.h"
+
+#define MAX_LAYERS 4096
+
+static void
+usage(const char *prog)
+{
+	fprintf(stderr,
+		"usage: %s [options] DIR\n"
+		"  --hidden N          hidden size (default 64)\n"
+		"  --intermediate N    FFN width of every layer (default 128)\n"
+		"  --widths A,B,...    per-layer FFN widths (sets --layers)\n"
+		"  --layers N          layer count (default 2)\n"
+		"  --dtype f32|f16     index.json dtype (default f32)\n"
+		"  --layout feature-major|interleaved|dense\n"
+		"                      spec/vindex.md §2.1 / §2.2 / §2.3\n"
+		"  --family llama|gemma3  model_type (SiLU / GELU-tanh)\n"
+		"  --model-type S      any model_config.model_type\n"
+		"  --seed N            RNG seed (default 1)\n"
+		"  --vocab N           also write embeddings.bin [N, hidden] f32\n"
+		"  --example           the hand-checkable model of vindex.md §3\n",
+		prog);
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "hidden", required_argument, NULL, 'H' },
+		{ "intermediate", required_argument, NULL, 'I' },
+		{ "widths", required_argument, NULL, 'w' },
+		{ "layers", required_argument, NULL, 'L' },
+		{ "dtype", required_argument, NULL, 'd' },
+		{ "layout", required_argument, NULL, 'l' },
+		{ "family", required_argument, NULL, 'f' },
+		{ "model-type", required_argument, NULL, 'm' },
+		{ "seed", required_argument, NULL, 's' },
+		{ "vocab", required_argument, NULL, 'v' },
+		{ "example", no_argument, NULL, 'e' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	static unsigned widths[MAX_LAYERS];
+	struct vw_opts o;
+	char err[512];
+	int c, rc;
+
+	vw_defaults(&o);
+	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		switch (c) {
+		case 'H': o.hidden = (unsigned)strtoul(optarg, NULL, 0); break;
+		case 'I':
+			o.intermediate = (unsigned)strtoul(optarg, NULL, 0);
+			break;
+		case 'w': {
+			char *p = optarg, *end;
+			unsigned n = 0;
+
+			while (*p && n < MAX_LAYERS) {
+				widths[n++] = (unsigned)strtoul(p, &end, 0);
+				if (end == p)
+					break;
+				p = *end == ',' ? end + 1 : end;
+			}
+			o.widths = widths;
+			o.layers = n;
+			break;
+		}
+		case 'L': o.layers = (unsigned)strtoul(optarg, NULL, 0); break;
+		case 'd':
+			if (strcmp(optarg, "f16") && strcmp(optarg, "f32")) {
+				usage(argv[0]);
+				return 2;
+			}
+			o.f16 = strcmp(optarg, "f16") == 0;
+			break;
+		case 'l':
+			if (strcmp(optarg, "feature-major") == 0)
+				o.layout = VW_FEATURE_MAJOR;
+			else if (strcmp(optarg, "interleaved") == 0)
+				o.layout = VW_INTERLEAVED;
+			else if (strcmp(optarg, "dense") == 0)
+				o.layout = VW_DENSE;
+			else {
+				usage(argv[0]);
+				return 2;
+			}
+			break;
+		case 'f':
+			if (strcmp(optarg, "llama") && strcmp(optarg, "gemma3")) {
+				usage(argv[0]);
+				return 2;
+			}
+			o.family = optarg;
+			o.model_type = optarg;
+			break;
+		case 'm': o.model_type = optarg; break;
+		case 's': o.seed = strtoull(optarg, NULL, 0); break;
+		case 'v': o.vocab = (unsigned)strtoul(optarg, NULL, 0); break;
+		case 'e': o.example = 1; break;
+		default:
+			usage(argv[0]);
+			return c == 'h' ? 0 : 2;
+		}
+	}
+	if (optind != argc - 1 || (!o.example && (o.hidden == 0 ||
+	    o.layers == 0 || (!o.widths && o.intermediate == 0)))) {
+		usage(argv[0]);
+		return 2;
+	}
+	if (o.layers > MAX_LAYERS) {
+		fprintf(stderr, "mkvindex: at most %d layers\n", MAX_LAYERS);
+		return 2;
+	}
+	rc = vw_write(argv[optind], &o, err, sizeof(err));
+	if (rc) {
+		fprintf(stderr, "mkvindex: %s\n", err);
+		return 1;
+	}
+	return 0;
+}
