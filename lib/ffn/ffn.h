@@ -46,7 +46,7 @@ enum ffn_error {
 	FFN_ERR_RANGE = -1007,	/**< requested layers outside the model */
 	FFN_ERR_MODEL = -1008,	/**< model_type not servable (gpt2, ...) */
 	FFN_ERR_FP4 = -1009,	/**< fp4 block format: not supported */
-	FFN_ERR_KQUANT = -1010,	/**< K-quant payload (§2.4): not yet */
+	FFN_ERR_KQUANT = -1010,	/**< K-quant payload (§2.4) missing/invalid */
 	FFN_ERR_PAYLOAD = -1011, /**< no FFN payload files present */
 	FFN_ERR_NOMEM = -1012,	/**< out of memory */
 	FFN_ERR_NUMA = -1013,	/**< requested NUMA node unavailable */
@@ -93,8 +93,10 @@ enum ffn_pages {
 
 /**
  * One weight matrix as the kernels read it. Dense (f32/f16): rows x cols
- * elements, row r at data + r * row_bytes. A K-quant variant (kquant/)
- * sets dtype FFN_DT_Q4K/Q6K and its own row_bytes (blocks per row).
+ * elements, row r at data + r * row_bytes. K-quant (FFN_LAYOUT_Q4K, see
+ * kquant/ffn_kq.h): dtype FFN_DT_Q4K/Q6K, row r at data + r * row_bytes,
+ * row_bytes = pad256(cols) / 256 blocks; down keeps the checkpoint
+ * orientation, rows = H, cols = nf (spec/vindex.md §2.4).
  */
 struct ffn_mat {
 	const void *data;
@@ -131,6 +133,10 @@ struct ffn_info {
 	enum ffn_pages pages;
 	int numa_node;		/**< node of the weights (-1: no NUMA) */
 	uint64_t bytes_loaded;	/**< weight bytes held for owned layers */
+	int q6k_ggml;		/**< Q4K layout: Q6_K arrangement is ggml
+				 *   planar (0: LARQL-private), §2.4 */
+	int kq_q8k;		/**< Q4K layout: inputs quantised to Q8_K
+				 *   (integer dots); 0: f32 inputs */
 };
 
 struct ffn_load_opts {
@@ -140,6 +146,8 @@ struct ffn_load_opts {
 	enum ffn_placement placement;
 	int no_hugepages;	/**< 1: do not ask for huge pages */
 	enum ffn_layout layout;	/**< FFN_LAYOUT_AUTO, or force one */
+	int q6k_ggml;		/**< Q6_K blocks in ggml planar arrangement
+				 *   (default 0: LARQL-private, §2.4) */
 };
 
 struct ffn_model;
@@ -238,6 +246,13 @@ enum ffn_engine {
 /** Set the engine of a model (before sharing it between threads). */
 void ffn_model_set_engine(struct ffn_model *m, enum ffn_engine e,
 			  unsigned blas_min_rows);
+
+/**
+ * K-quant layers: quantise input rows to Q8_K and use integer dots
+ * (on = 1, faster, about 1% relative error more), or dot f32 inputs
+ * (on = 0, the default). Before sharing the model between threads.
+ */
+void ffn_model_set_kq_q8k(struct ffn_model *m, int on);
 
 #ifdef __cplusplus
 }

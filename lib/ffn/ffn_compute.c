@@ -13,6 +13,7 @@
 #include <cblas.h>
 
 #include "ffn_priv.h"
+#include "kq_ffn.h"
 
 /*
  * Passes of at least this many rows go to OpenBLAS sgemm on f32 layers
@@ -111,7 +112,7 @@ ffn_strerror(int err)
 	case FFN_ERR_RANGE: return "layers outside the model";
 	case FFN_ERR_MODEL: return "model type not servable";
 	case FFN_ERR_FP4: return "fp4 not supported";
-	case FFN_ERR_KQUANT: return "K-quant not supported yet";
+	case FFN_ERR_KQUANT: return "K-quant payload missing or invalid";
 	case FFN_ERR_PAYLOAD: return "no FFN payload";
 	case FFN_ERR_NOMEM: return "out of memory";
 	case FFN_ERR_NUMA: return "NUMA node unavailable";
@@ -237,6 +238,8 @@ ffn_scratch_new(const struct ffn_model *m, unsigned max_rows, int numa_node)
 	nfb = ((size_t)max_rows * s->max_nf * 4 + 63) & ~(size_t)63;
 	hb = ((size_t)max_rows * s->hidden * 4 + 63) & ~(size_t)63;
 	s->bytes = 2 * nfb + 2 * hb + (((size_t)s->max_nf * 4 + 63) & ~63ul);
+	s->kq_len = ffn_kq_scratch_bytes(m, max_rows);
+	s->bytes += s->kq_len;
 	p = scratch_alloc(s->bytes, numa_node, &s->numa);
 	if (p == NULL) {
 		free(s);
@@ -247,6 +250,7 @@ ffn_scratch_new(const struct ffn_model *m, unsigned max_rows, int numa_node)
 	s->xb = (float *)(p + 2 * nfb);
 	s->yb = (float *)(p + 2 * nfb + hb);
 	s->ids = (uint32_t *)(p + 2 * nfb + 2 * hb);
+	s->kq = s->kq_len ? p + s->bytes - s->kq_len : NULL;
 	return s;
 }
 
@@ -351,9 +355,11 @@ ffn_compute(const struct ffn_model *m, unsigned layer,
 		return -ERANGE;
 	if (s == NULL || ly->nf > s->max_nf || m->info.hidden != s->hidden)
 		return -EINVAL;
+	if (ly->layout == FFN_LAYOUT_Q4K)
+		return ffn_kq_compute(m, layer, x, y, rows, s);
 	if (!is_dense(&ly->gate) || !is_dense(&ly->up) ||
 	    !is_dense(&ly->down))
-		return -ENOTSUP;	/* K-quant: lib/ffn/kquant */
+		return -ENOTSUP;
 	for (done = 0; done < rows;) {
 		unsigned R = rows - done;
 
@@ -434,9 +440,16 @@ ffn_features(const struct ffn_model *m, unsigned layer, const float *x,
 		return -ERANGE;
 	if (s == NULL || ly->nf > s->max_nf || m->info.hidden != s->hidden)
 		return -EINVAL;
-	if (!is_dense(&ly->gate))
+	if (ly->layout == FFN_LAYOUT_Q4K) {
+		int rc = ffn_kq_gate(m, layer, x, s->g, s);
+
+		if (rc < 0)
+			return rc;
+	} else if (!is_dense(&ly->gate)) {
 		return -ENOTSUP;
-	ffn_kernels_active()->matvec(&ly->gate, &x, 1, s->g, ly->nf);
+	} else {
+		ffn_kernels_active()->matvec(&ly->gate, &x, 1, s->g, ly->nf);
+	}
 	for (i = 0; i < ly->nf; i++)
 		s->ids[i] = i;
 	qsort_r(s->ids, ly->nf, sizeof(uint32_t), cmp_feature, s->g);

@@ -244,6 +244,16 @@ struct ffn_kq_model {
 	void *mem;		/**< mapping or copy */
 	size_t mem_len;
 	int mem_kind;		/**< internal: how mem must be released */
+	int pages;		/**< enum ffn_kq_pages */
+	uint64_t bytes;		/**< weight bytes of the loaded layers */
+};
+
+/** Pages the weights ended up on. */
+enum ffn_kq_pages {
+	FFN_KQ_PAGES_4K = 0,
+	FFN_KQ_PAGES_THP,	/**< madvise(MADV_HUGEPAGE) accepted */
+	FFN_KQ_PAGES_HUGETLB,	/**< MAP_HUGETLB 2 MiB pages */
+	FFN_KQ_PAGES_FILE,	/**< FFN_KQ_MEM_MMAP */
 };
 
 /**
