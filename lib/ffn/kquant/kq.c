@@ -298,6 +298,7 @@ mat_check(const struct ffn_kq_mat *w, uint32_t row0, uint32_t row1)
 }
 
 #define KQ_XS_MAX 4096	/* floats: x sums on the stack, up to 131072 cols */
+#define KQ_S16_MAX 16384 /* int16: Q8_K per-16 sums on the stack (32 KiB) */
 
 /* x rows hold nb * 256 readable values, zero past cols. */
 static void
@@ -400,13 +401,33 @@ ffn_kq_matvec_q8k(const struct ffn_kq_mat *w, uint32_t row0, uint32_t row1,
 	for (size_t r = 0; r < R; r += FFN_KQ_RMAX) {
 		size_t n = R - r < FFN_KQ_RMAX ? R - r : FFN_KQ_RMAX;
 		const uint8_t *in = (const uint8_t *)q8 + r * qrow;
+		/* Q6_K: per-16 sums of the inputs, once per input row, let the
+		 * kernels apply q - 32 once per block (the wire has per-32) */
+		int16_t s16[KQ_S16_MAX];
+		const int16_t *s16p = NULL;
 
-		if (w->fmt == FFN_KQ_Q4_K)
+		if (w->fmt == FFN_KQ_Q4_K) {
 			k->q4k_q8k(base, rb, row1 - row0, nb, in, n,
 				   y + r * ldy, ldy);
-		else
-			k->q6k_q8k(base, rb, row1 - row0, nb, w->q6, in, n,
-				   y + r * ldy, ldy);
+			continue;
+		}
+		if (n * nb * 16 <= KQ_S16_MAX && k->isa != FFN_KQ_ISA_SCALAR) {
+			for (size_t i = 0; i < n * nb; i++) {
+				const int8_t *a = kq_q8_qs(in + (i / nb) * qrow,
+							   nb, i % nb);
+
+				for (int g = 0; g < 16; g++) {
+					int t = 0;
+
+					for (int l = 0; l < 16; l++)
+						t += a[16 * g + l];
+					s16[16 * i + g] = (int16_t)t;
+				}
+			}
+			s16p = s16;
+		}
+		k->q6k_q8k(base, rb, row1 - row0, nb, w->q6, in, s16p, n,
+			   y + r * ldy, ldy);
 	}
 	return 0;
 }

@@ -5,7 +5,7 @@
  * -mavx512vl -mavx512vnni -mfma -mf16c -ffp-contract=off; chosen at run
  * time (kq.c). Each weight block is decoded once for all input rows.
  * f32 path: within the bound of ffn_kq.h of the scalar reference.
- * Q8_K path: vpdpbusd integer sums, the per-block float combination of
+ * Q8_K path: vpmaddubsw + VNNI vpdpwssd integer sums, the per-block float combination of
  * kq_internal.h in block order: equal to the scalar reference bit for bit.
  */
 #include <immintrin.h>
@@ -211,11 +211,31 @@ hsum128(__m128i v)
 	return _mm_cvtsi128_si32(v);
 }
 
+/*
+ * Integer path. Per 64 values: vpmaddubsw (u8 weights x i8 inputs, pairs,
+ * exact in i16) then VNNI vpdpwssd (pairs x the sub-block's scale into
+ * i32). Sums are exact, so the result equals the scalar reference.
+ */
+
+/* i16 lanes 0..15 <- scale 2g, 16..31 <- scale 2g+1 (Q4_K, 32 values per
+ * scale); or lanes 8k..8k+7 <- scale 4c+k (Q6_K, 16 values per scale). */
+static inline __m512i
+scale_lanes(__m512i s16, int first, int per)
+{
+	__m512i idx = _mm512_srli_epi16(_mm512_cvtepu8_epi16(_mm256_setr_epi8(
+		0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
+		16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31)),
+		per == 32 ? 4 : 3);
+
+	return _mm512_permutexvar_epi16(_mm512_add_epi16(idx,
+		_mm512_set1_epi16((short)first)), s16);
+}
+
 static void
 q4k_q8k(const uint8_t *w, size_t row_bytes, size_t nrows, size_t nb,
 	const uint8_t *q8, size_t R, float *y, size_t ldy)
 {
-	const __m256i m4 = _mm256_set1_epi8(15);
+	const __m512i m4 = _mm512_set1_epi8(15);
 	size_t q8_row = nb * FFN_KQ_Q8K_BYTES;
 
 	for (size_t i = 0; i < nrows; i++) {
@@ -226,47 +246,42 @@ q4k_q8k(const uint8_t *w, size_t row_bytes, size_t nrows, size_t nb,
 			const uint8_t *blk = row + b * FFN_KQ_Q4K_BYTES;
 			float d = f16(blk + KQ4_D), dmin = f16(blk + KQ4_DMIN);
 			uint8_t sc[8], m[8];
-			__m512i qv[4], sv[4];
+			__m512i qv[4], sv[4], s16;
 			__m128i mv;
 
 			kq_q4k_scales(blk + KQ4_S, sc, m);
 			mv = _mm_cvtepu8_epi16(_mm_loadl_epi64(
 				(const __m128i *)m));
+			s16 = _mm512_castsi128_si512(_mm_cvtepu8_epi16(
+				_mm_loadl_epi64((const __m128i *)sc)));
 			for (int g = 0; g < 4; g++) {
-				__m256i q = _mm256_loadu_si256(
-					(const __m256i *)(blk + KQ4_QS + 32 * g));
-				__m256i lo = _mm256_and_si256(q, m4);
-				__m256i hi = _mm256_and_si256(
-					_mm256_srli_epi16(q, 4), m4);
+				/* [qs | qs], high half shifted: values
+				 * 64g .. 64g+63 in order */
+				__m512i q = _mm512_broadcast_i64x4(
+					_mm256_loadu_si256((const __m256i *)
+						(blk + KQ4_QS + 32 * g)));
 
-				/* values 64g .. 64g+63, in order */
-				qv[g] = _mm512_inserti64x4(
-					_mm512_castsi256_si512(lo), hi, 1);
-				sv[g] = _mm512_inserti64x4(
-					_mm512_castsi256_si512(
-						_mm256_set1_epi32(sc[2 * g])),
-					_mm256_set1_epi32(sc[2 * g + 1]), 1);
+				qv[g] = _mm512_and_si512(_mm512_mask_srli_epi16(
+					q, 0xffff0000u, q, 4), m4);
+				sv[g] = scale_lanes(s16, 2 * g, 32);
 			}
 			for (size_t r = 0; r < R; r++) {
 				const uint8_t *in = q8 + r * q8_row;
 				const int8_t *a = kq_q8_qs(in, nb, b);
 				__m512i s = _mm512_setzero_si512();
-				int32_t isc, imin;
+				int32_t imin;
 
-				for (int g = 0; g < 4; g++) {
-					__m512i p = _mm512_dpbusd_epi32(
-						_mm512_setzero_si512(), qv[g],
-						_mm512_loadu_si512(a + 64 * g));
-
-					s = _mm512_add_epi32(s,
-						_mm512_mullo_epi32(p, sv[g]));
-				}
-				isc = _mm512_reduce_add_epi32(s);
+				for (int g = 0; g < 4; g++)
+					s = _mm512_dpwssd_epi32(s,
+						_mm512_maddubs_epi16(qv[g],
+						_mm512_loadu_si512(a + 64 * g)),
+						sv[g]);
 				imin = hsum128(_mm_madd_epi16(mv,
 					_mm_loadu_si128((const __m128i *)
 						kq_q8_sums(in, nb, b))));
 				acc[r] = kq_q4k_q8k_combine(acc[r],
-					kq_q8_d(in, nb, b), d, dmin, isc, imin);
+					kq_q8_d(in, nb, b), d, dmin,
+					_mm512_reduce_add_epi32(s), imin);
 			}
 		}
 		for (size_t r = 0; r < R; r++)
@@ -276,15 +291,11 @@ q4k_q8k(const uint8_t *w, size_t row_bytes, size_t nrows, size_t nb,
 
 static void
 q6k_q8k(const uint8_t *w, size_t row_bytes, size_t nrows, size_t nb,
-	enum ffn_kq_q6_layout q6, const uint8_t *q8, size_t R,
-	float *y, size_t ldy)
+	enum ffn_kq_q6_layout q6, const uint8_t *q8, const int16_t *s16,
+	size_t R, float *y, size_t ldy)
 {
 	size_t q8_row = nb * FFN_KQ_Q8K_BYTES;
-	uint8_t q[256] __attribute__((aligned(64)));
 	const __m512i k32 = _mm512_set1_epi8(32);
-	/* scale index of each int32 lane of a 64-value chunk c: 4c + lane/4 */
-	const __m128i rep = _mm_setr_epi8(0, 0, 0, 0, 1, 1, 1, 1,
-					  2, 2, 2, 2, 3, 3, 3, 3);
 
 	for (size_t i = 0; i < nrows; i++) {
 		const uint8_t *row = w + i * row_bytes;
@@ -293,42 +304,54 @@ q6k_q8k(const uint8_t *w, size_t row_bytes, size_t nrows, size_t nb,
 		for (size_t b = 0; b < nb; b++) {
 			const uint8_t *blk = row + b * FFN_KQ_Q6K_BYTES;
 			float d = f16(blk + KQ6_D);
-			__m128i scb = _mm_loadu_si128(
-				(const __m128i *)(blk + KQ6_SC));
+			__m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128(
+				(const __m128i *)(blk + KQ6_SC)));
 			__m512i sv[4], qv[4];
+			__m256i o[8];
 
-			kq_q6_decode_simd(blk, q6, q);
+			kq_q6_decode_regs(blk, q6, o);
 			for (int c = 0; c < 4; c++) {
-				__m128i idx = _mm_add_epi8(rep,
-					_mm_set1_epi8((char)(4 * c)));
-
-				sv[c] = _mm512_cvtepi8_epi32(
-					_mm_shuffle_epi8(scb, idx));
-				qv[c] = _mm512_load_si512(q + 64 * c);
+				qv[c] = _mm512_inserti64x4(_mm512_castsi256_si512(
+					o[2 * c]), o[2 * c + 1], 1);
+				sv[c] = scale_lanes(_mm512_castsi256_si512(sc16),
+						    4 * c, 16);
 			}
 			for (size_t r = 0; r < R; r++) {
 				const uint8_t *in = q8 + r * q8_row;
 				const int8_t *a = kq_q8_qs(in, nb, b);
 				__m512i s = _mm512_setzero_si512();
+				int32_t isum;
 
-				for (int c = 0; c < 4; c++) {
-					__m512i av = _mm512_loadu_si512(
-						a + 64 * c);
-					/* sum (q - 32) a = sum q a - sum 32 a */
-					__m512i p = _mm512_sub_epi32(
-						_mm512_dpbusd_epi32(
-							_mm512_setzero_si512(),
-							qv[c], av),
-						_mm512_dpbusd_epi32(
-							_mm512_setzero_si512(),
-							k32, av));
+				/* q (0..63) * a pairs fit in i16 */
+				for (int c = 0; c < 4; c++)
+					s = _mm512_dpwssd_epi32(s,
+						_mm512_maddubs_epi16(qv[c],
+						_mm512_loadu_si512(a + 64 * c)),
+						sv[c]);
+				isum = _mm512_reduce_add_epi32(s);
+				/* the -32: sum_g sc_g * 32 * (sum of a) */
+				if (s16 != NULL) {
+					__m256i t = _mm256_madd_epi16(sc16,
+						_mm256_loadu_si256(
+						(const __m256i *)(s16 +
+						16 * (r * nb + b))));
 
-					s = _mm512_add_epi32(s,
-						_mm512_mullo_epi32(p, sv[c]));
+					isum -= 32 * (int32_t)hsum128(
+						_mm_add_epi32(
+						_mm256_castsi256_si128(t),
+						_mm256_extracti128_si256(t, 1)));
+				} else {
+					__m512i c32 = _mm512_setzero_si512();
+
+					for (int c = 0; c < 4; c++)
+						c32 = _mm512_dpwssd_epi32(c32,
+							_mm512_maddubs_epi16(
+							k32, _mm512_loadu_si512(
+							a + 64 * c)), sv[c]);
+					isum -= _mm512_reduce_add_epi32(c32);
 				}
 				acc[r] = kq_q6k_q8k_combine(acc[r],
-					kq_q8_d(in, nb, b), d,
-					_mm512_reduce_add_epi32(s));
+					kq_q8_d(in, nb, b), d, isum);
 			}
 		}
 		for (size_t r = 0; r < R; r++)

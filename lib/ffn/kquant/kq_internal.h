@@ -35,9 +35,12 @@ struct ffn_kq_kernels {
 	void (*q4k_q8k)(const uint8_t *w, size_t row_bytes, size_t nrows,
 			size_t nb, const uint8_t *q8, size_t R,
 			float *y, size_t ldy);
+	/* s16: NULL, or per input row the sums of its Q8_K values over each
+	 * 16 (nb * 16 int16 per row, rows consecutive), so kernels can apply
+	 * the -32 offset of Q6_K once per block */
 	void (*q6k_q8k)(const uint8_t *w, size_t row_bytes, size_t nrows,
 			size_t nb, enum ffn_kq_q6_layout q6, const uint8_t *q8,
-			size_t R, float *y, size_t ldy);
+			const int16_t *s16, size_t R, float *y, size_t ldy);
 };
 
 extern const struct ffn_kq_kernels ffn_kq_kernels_scalar;
