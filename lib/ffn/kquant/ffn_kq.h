@@ -32,7 +32,8 @@
  *   scalar results are identical bit for bit.
  *
  * Nothing here allocates except the loader. Kernels are chosen at run time
- * from CPU flags (AVX-512 F/BW/VL/VNNI, else AVX2/FMA/F16C, else scalar).
+ * from CPU flags (AVX-512 F/BW/VL/VNNI/VBMI, else AVX2/FMA/F16C, else
+ * scalar).
  */
 
 #include <stddef.h>
@@ -80,7 +81,7 @@ enum ffn_kq_act {
 enum ffn_kq_isa {
 	FFN_KQ_ISA_SCALAR = 0,
 	FFN_KQ_ISA_AVX2,	/**< AVX2 + FMA + F16C */
-	FFN_KQ_ISA_AVX512,	/**< AVX-512 F/BW/VL/VNNI + F16C */
+	FFN_KQ_ISA_AVX512,	/**< AVX-512 F/BW/VL/VNNI/VBMI + F16C */
 	FFN_KQ_ISA_COUNT
 };
 

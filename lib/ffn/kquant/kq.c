@@ -30,7 +30,8 @@ kernels_for(enum ffn_kq_isa isa)
 		if (__builtin_cpu_supports("avx512f") &&
 		    __builtin_cpu_supports("avx512bw") &&
 		    __builtin_cpu_supports("avx512vl") &&
-		    __builtin_cpu_supports("avx512vnni"))
+		    __builtin_cpu_supports("avx512vnni") &&
+		    __builtin_cpu_supports("avx512vbmi"))
 			return &ffn_kq_kernels_avx512;
 		return NULL;
 	default:

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright(c) 2026 ffn-shard authors
  *
- * AVX-512 (F/BW/VL/VNNI) K-quant kernels. Built with -mavx512f -mavx512bw
- * -mavx512vl -mavx512vnni -mfma -mf16c -ffp-contract=off; chosen at run
+ * AVX-512 (F/BW/VL/VNNI/VBMI) K-quant kernels. Built with -mavx512f
+ * -mavx512bw -mavx512vl -mavx512vnni -mavx512vbmi -mfma -mf16c
+ * -ffp-contract=off; chosen at run
  * time (kq.c). Each weight block is decoded once for all input rows.
  * f32 path: within the bound of ffn_kq.h of the scalar reference.
  * Q8_K path: vpmaddubsw + VNNI vpdpwssd integer sums, the per-block float combination of
@@ -11,12 +12,74 @@
 #include <immintrin.h>
 
 #include "kq_internal.h"
-#include "kq_simd_q6.h"
 
 static inline float
 f16(const uint8_t *p)
 {
 	return _cvtsh_ss(kq_rd16(p));
+}
+
+/*
+ * Q6_K block -> 4 vectors of 64 unsigned 6-bit values in value order
+ * (spec/vindex.md §2.4).
+ * ggml planar, per half of 128: ql[0..63] low nibbles are values 0..63,
+ * high nibbles 64..127; qh[l] fields 0..3 go to l, l+32, l+64, l+96.
+ * LARQL-private, per 64 values: ql byte k holds values 2k, 2k+1 (widen to
+ * 16 bits, move the high nibble to the high byte); qh byte i/4 field i%4
+ * is picked per byte by vpmultishiftqb (VBMI) from qwords holding the two
+ * qh bytes of their 8 values, rotated so the field lands in bits 4-5.
+ */
+static inline void
+q6_decode_z(const uint8_t *b, enum ffn_kq_q6_layout q6, __m512i qv[4])
+{
+	const __m512i m4 = _mm512_set1_epi8(15), m30 = _mm512_set1_epi8(0x30);
+
+	if (q6 == FFN_KQ_Q6_GGML) {
+		/* 16-bit lanes 0..15 (bytes 0..31) and 16..31 */
+		const __m512i sh_a = _mm512_inserti64x4(_mm512_set1_epi16(4),
+						_mm256_set1_epi16(2), 1);
+		const __m512i sh_b = _mm512_inserti64x4(_mm512_setzero_si512(),
+						_mm256_set1_epi16(2), 1);
+
+		for (int n = 0; n < 2; n++) {
+			__m512i l = _mm512_loadu_si512(b + KQ6_QL + 64 * n);
+			__m512i h = _mm512_broadcast_i64x4(_mm256_loadu_si256(
+				(const __m256i *)(b + KQ6_QH + 32 * n)));
+
+			qv[2 * n] = _mm512_or_si512(_mm512_and_si512(l, m4),
+				_mm512_and_si512(_mm512_sllv_epi16(h, sh_a),
+						 m30));
+			qv[2 * n + 1] = _mm512_or_si512(_mm512_and_si512(
+				_mm512_srli_epi16(l, 4), m4),
+				_mm512_and_si512(_mm512_srlv_epi16(h, sh_b),
+						 m30));
+		}
+		return;
+	}
+	{
+		/* 128-bit lane k = values 16k..16k+15 of the 64: qword 2k
+		 * gets qh bytes 4k, 4k+1; qword 2k+1 gets 4k+2, 4k+3 */
+		const __m512i sel = _mm512_set_epi64(
+			0x0f0e, 0x0d0c, 0x0b0a, 0x0908,
+			0x0706, 0x0504, 0x0302, 0x0100);
+		/* byte j of a qword: field at bit 8*(j/4) + 2*(j%4), minus 4
+		 * (mod 64) so it lands in bits 4-5 */
+		const __m512i ctl = _mm512_set1_epi64(0x0a08060402003e3cLL);
+		const __m512i k0f = _mm512_set1_epi16(0x0f0f);
+
+		for (int t = 0; t < 4; t++) {
+			__m512i w = _mm512_cvtepu8_epi16(_mm256_loadu_si256(
+				(const __m256i *)(b + KQ6_QL + 32 * t)));
+			__m512i lo = _mm512_and_si512(_mm512_or_si512(w,
+				_mm512_slli_epi16(w, 4)), k0f);
+			__m512i h = _mm512_shuffle_epi8(_mm512_broadcast_i32x4(
+				_mm_loadu_si128((const __m128i *)
+						(b + KQ6_QH + 16 * t))), sel);
+
+			qv[t] = _mm512_or_si512(lo, _mm512_and_si512(
+				_mm512_multishift_epi64_epi8(ctl, h), m30));
+		}
+	}
 }
 
 /* Dot the dequantised block wb[256] with R input blocks. */
@@ -187,7 +250,13 @@ q6k_f32(const uint8_t *w, size_t row_bytes, size_t nrows, size_t nb,
 			const int8_t *sc = (const int8_t *)(blk + KQ6_SC);
 			float d = f16(blk + KQ6_D);
 
-			kq_q6_decode_simd(blk, q6, q);
+			{
+				__m512i qv[4];
+
+				q6_decode_z(blk, q6, qv);
+				for (int c = 0; c < 4; c++)
+					_mm512_store_si512(q + 64 * c, qv[c]);
+			}
 			for (int g = 0; g < 16; g++) {
 				__m512i v = _mm512_sub_epi32(_mm512_cvtepu8_epi32(
 					_mm_load_si128((const __m128i *)
@@ -307,15 +376,11 @@ q6k_q8k(const uint8_t *w, size_t row_bytes, size_t nrows, size_t nb,
 			__m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128(
 				(const __m128i *)(blk + KQ6_SC)));
 			__m512i sv[4], qv[4];
-			__m256i o[8];
 
-			kq_q6_decode_regs(blk, q6, o);
-			for (int c = 0; c < 4; c++) {
-				qv[c] = _mm512_inserti64x4(_mm512_castsi256_si512(
-					o[2 * c]), o[2 * c + 1], 1);
+			q6_decode_z(blk, q6, qv);
+			for (int c = 0; c < 4; c++)
 				sv[c] = scale_lanes(_mm512_castsi256_si512(sc16),
 						    4 * c, 16);
-			}
 			for (size_t r = 0; r < R; r++) {
 				const uint8_t *in = q8 + r * q8_row;
 				const int8_t *a = kq_q8_qs(in, nb, b);

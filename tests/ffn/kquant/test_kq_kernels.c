@@ -218,7 +218,7 @@ test_q6k_arrangements(void **state)
 		FOR_EACH_ISA(isa) {
 			struct ffn_kq_mat m = { b, FFN_KQ_Q6_K, lay, 1, 256 };
 
-			for (int k = 0; k < 256; k += 37) {
+			for (int k = 0; k < 256; k++) {
 				memset(x, 0, sizeof(x));
 				x[k] = 1.0f;
 				assert_int_equal(ffn_kq_matvec_f32(&m, 0, 1, x,
