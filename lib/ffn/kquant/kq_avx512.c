@@ -116,7 +116,7 @@ static void
 q4k_f32_1(const uint8_t *w, size_t row_bytes, size_t nrows, size_t nb,
 	  const float *x, const float *xs, float *y)
 {
-	const __m256i m4 = _mm256_set1_epi8(15);
+	const __m512i m4 = _mm512_set1_epi32(15);
 
 	for (size_t i = 0; i < nrows; i++) {
 		const uint8_t *row = w + i * row_bytes;
@@ -140,25 +140,29 @@ q4k_f32_1(const uint8_t *w, size_t row_bytes, size_t nrows, size_t nb,
 			accm = _mm256_fmadd_ps(mf, _mm256_loadu_ps(xs + 8 * b),
 					       accm);
 			for (int g = 0; g < 4; g++) {
-				__m256i q = _mm256_loadu_si256(
-					(const __m256i *)(blk + KQ4_QS + 32 * g));
-				__m256i lo = _mm256_and_si256(q, m4);
-				__m256i hi = _mm256_and_si256(
-					_mm256_srli_epi16(q, 4), m4);
+				const uint8_t *qs = blk + KQ4_QS + 32 * g;
 				const float *xg = xb + 64 * g;
+				/* 16 bytes -> 16 lanes: low nibbles are values
+				 * 64g + l, high nibbles 64g + 32 + l */
+				__m512i z0 = _mm512_cvtepu8_epi32(
+					_mm_loadu_si128((const __m128i *)qs));
+				__m512i z1 = _mm512_cvtepu8_epi32(
+					_mm_loadu_si128((const __m128i *)
+							(qs + 16)));
 				__m512 s1, s2;
 
-#define CVT(v, half) _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32( \
-		_mm256_extracti128_si256((v), (half))))
-				s1 = _mm512_mul_ps(CVT(lo, 0),
-						   _mm512_loadu_ps(xg));
-				s1 = _mm512_fmadd_ps(CVT(lo, 1),
-						     _mm512_loadu_ps(xg + 16), s1);
-				s2 = _mm512_mul_ps(CVT(hi, 0),
-						   _mm512_loadu_ps(xg + 32));
-				s2 = _mm512_fmadd_ps(CVT(hi, 1),
-						     _mm512_loadu_ps(xg + 48), s2);
-#undef CVT
+				s1 = _mm512_mul_ps(_mm512_cvtepi32_ps(
+					_mm512_and_si512(z0, m4)),
+					_mm512_loadu_ps(xg));
+				s1 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(
+					_mm512_and_si512(z1, m4)),
+					_mm512_loadu_ps(xg + 16), s1);
+				s2 = _mm512_mul_ps(_mm512_cvtepi32_ps(
+					_mm512_srli_epi32(z0, 4)),
+					_mm512_loadu_ps(xg + 32));
+				s2 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(
+					_mm512_srli_epi32(z1, 4)),
+					_mm512_loadu_ps(xg + 48), s2);
 				acc = _mm512_fmadd_ps(s1, _mm512_set1_ps(
 					scf[2 * g]), acc);
 				acc = _mm512_fmadd_ps(s2, _mm512_set1_ps(
@@ -256,6 +260,24 @@ q6k_f32(const uint8_t *w, size_t row_bytes, size_t nrows, size_t nb,
 				q6_decode_z(blk, q6, qv);
 				for (int c = 0; c < 4; c++)
 					_mm512_store_si512(q + 64 * c, qv[c]);
+			}
+			if (R == 1) {
+				/* one row: scale each group's partial dot */
+				const float *xb = x + 256 * b;
+
+				for (int g = 0; g < 16; g++) {
+					__m512 qf = _mm512_cvtepi32_ps(
+						_mm512_sub_epi32(
+						_mm512_cvtepu8_epi32(
+						_mm_load_si128((const __m128i *)
+							(q + 16 * g))), k32));
+
+					acc[0] = _mm512_fmadd_ps(_mm512_mul_ps(
+						qf, _mm512_loadu_ps(xb + 16 * g)),
+						_mm512_set1_ps(d * (float)sc[g]),
+						acc[0]);
+				}
+				continue;
 			}
 			for (int g = 0; g < 16; g++) {
 				__m512i v = _mm512_sub_epi32(_mm512_cvtepu8_epi32(

@@ -8,10 +8,9 @@
  * bandwidth measured in the same run, to turn times into effective weight
  * bytes/s and a fraction of what memory can deliver.
  *
- * The dense reference kernels are here (AVX-512 + F16C, FMA, 1..8 rows per
- * pass over the weights) because lib/ffn's dense compute had not landed
- * when this was written: they are a fair, simple streaming row-dot, not
- * lib/ffn's kernels.
+ * The dense layers run lib/ffn's own kernels (the pass ffn_compute makes
+ * with FFN_ENGINE_KERNEL: matvec gate, matvec up, act, down), on the
+ * best ISA the CPU has.
  *
  * Usage: bench-kquant [reps] [H:nf ...]   (default 5, 4096:14336 2560:10240)
  */
@@ -24,6 +23,7 @@
 #include <time.h>
 
 #include "ffn_kq.h"
+#include "ffn_priv.h"
 
 /* Thread CPU time: the machine is shared, and time-slicing by other
  * users' processes would otherwise dominate (wall time is printed too). */
@@ -94,98 +94,47 @@ fill_blocks(enum ffn_kq_fmt fmt, uint8_t *p, size_t nblocks)
 	}
 }
 
-/* --- dense reference: rows [nrows, cols] . R input rows ------------------ */
-
-__attribute__((target("avx512f,fma")))
-static void
-dense_f32(const float *w, size_t nrows, size_t cols, const float *x,
-	  size_t ldx, size_t R, float *y, size_t ldy)
-{
-	for (size_t i = 0; i < nrows; i++) {
-		const float *row = w + i * cols;
-		__m512 acc[8];
-		size_t k;
-
-		for (size_t r = 0; r < R; r++)
-			acc[r] = _mm512_setzero_ps();
-		for (k = 0; k + 16 <= cols; k += 16) {
-			__m512 wv = _mm512_loadu_ps(row + k);
-
-			for (size_t r = 0; r < R; r++)
-				acc[r] = _mm512_fmadd_ps(wv,
-					_mm512_loadu_ps(x + r * ldx + k), acc[r]);
-		}
-		for (size_t r = 0; r < R; r++) {
-			float s = _mm512_reduce_add_ps(acc[r]);
-
-			for (size_t j = k; j < cols; j++)
-				s += row[j] * x[r * ldx + j];
-			y[r * ldy + i] = s;
-		}
-	}
-}
-
-__attribute__((target("avx512f,fma,f16c")))
-static void
-dense_f16(const uint16_t *w, size_t nrows, size_t cols, const float *x,
-	  size_t ldx, size_t R, float *y, size_t ldy)
-{
-	for (size_t i = 0; i < nrows; i++) {
-		const uint16_t *row = w + i * cols;
-		__m512 acc[8];
-		size_t k;
-
-		for (size_t r = 0; r < R; r++)
-			acc[r] = _mm512_setzero_ps();
-		for (k = 0; k + 16 <= cols; k += 16) {
-			__m512 wv = _mm512_cvtph_ps(_mm256_loadu_si256(
-				(const __m256i *)(row + k)));
-
-			for (size_t r = 0; r < R; r++)
-				acc[r] = _mm512_fmadd_ps(wv,
-					_mm512_loadu_ps(x + r * ldx + k), acc[r]);
-		}
-		for (size_t r = 0; r < R; r++) {
-			float s = _mm512_reduce_add_ps(acc[r]);
-
-			for (size_t j = k; j < cols; j++)
-				s += ffn_kq_f16_to_f32(row[j]) * x[r * ldx + j];
-			y[r * ldy + i] = s;
-		}
-	}
-}
+/* --- dense layers through lib/ffn's own kernels (ffn_priv.h) ------------- */
 
 struct dense_layer {
-	const void *g, *u, *d;	/* [nf,H], [nf,H], [H,nf] */
-	int f16;
+	struct ffn_mat g, u, d;	/* [nf,H], [nf,H], down feature-major [nf,H] */
 	size_t H, nf;
 };
 
-/* Same structure as ffn_kq_layer_forward: gate, up, act, down. */
+static void
+dense_init(struct dense_layer *l, void *base, int f16, size_t H, size_t nf)
+{
+	size_t es = f16 ? 2 : 4, m = nf * H * es;
+	struct ffn_mat *mm[3] = { &l->g, &l->u, &l->d };
+
+	for (int c = 0; c < 3; c++) {
+		mm[c]->data = (uint8_t *)base + c * m;
+		mm[c]->row_bytes = H * es;
+		mm[c]->rows = (uint32_t)nf;
+		mm[c]->cols = (uint32_t)H;
+		mm[c]->dtype = f16 ? FFN_DT_F16 : FFN_DT_F32;
+	}
+	l->H = H;
+	l->nf = nf;
+}
+
+/* What ffn_compute's kernel pass does (lib/ffn/ffn_compute.c). */
 static void
 dense_forward(const struct dense_layer *l, const float *x, size_t R,
 	      float *g, float *u, float *y)
 {
-	for (size_t r0 = 0; r0 < R; r0 += 8) {
-		size_t n = R - r0 < 8 ? R - r0 : 8;
-		const float *xr = x + r0 * l->H;
+	const struct ffn_kernels *k = ffn_kernels_active();
+	const float *xp[8];
+	float *yp[8];
 
-		if (l->f16) {
-			dense_f16(l->g, l->nf, l->H, xr, l->H, n, g, l->nf);
-			dense_f16(l->u, l->nf, l->H, xr, l->H, n, u, l->nf);
-		} else {
-			dense_f32(l->g, l->nf, l->H, xr, l->H, n, g, l->nf);
-			dense_f32(l->u, l->nf, l->H, xr, l->H, n, u, l->nf);
-		}
-		for (size_t i = 0; i < n * l->nf; i++)
-			g[i] = g[i] / (1.0f + expf(-g[i])) * u[i];
-		if (l->f16)
-			dense_f16(l->d, l->H, l->nf, g, l->nf, n,
-				  y + r0 * l->H, l->H);
-		else
-			dense_f32(l->d, l->H, l->nf, g, l->nf, n,
-				  y + r0 * l->H, l->H);
+	for (size_t r = 0; r < R; r++) {
+		xp[r] = x + r * l->H;
+		yp[r] = y + r * l->H;
 	}
+	k->matvec(&l->g, xp, (unsigned)R, g, l->nf);
+	k->matvec(&l->u, xp, (unsigned)R, u, l->nf);
+	ffn_act_mul(FFN_ACT_SILU, g, u, R * l->nf);
+	k->down(&l->d, g, l->nf, (unsigned)R, yp);
 }
 
 /* Streaming read of n bytes (sum of 64-byte lines), best of reps: GB/s. */
@@ -216,7 +165,7 @@ read_bandwidth(const uint8_t *p, size_t n, int reps, double *sink)
 
 #define NCASE 6
 static const char *const case_name[NCASE] = {
-	"f32 dense", "f16 dense", "Q4K+Q6K f32-path", "Q4K+Q6K q8k-path",
+	"f32 (lib/ffn)", "f16 (lib/ffn)", "Q4K+Q6K f32-path", "Q4K+Q6K q8k-path",
 	"Q4K all  f32-path", "Q4K all  q8k-path",
 };
 
@@ -232,8 +181,7 @@ bench_size(size_t H, size_t nf, int reps, double bw)
 	uint8_t *q = big_alloc(2 * gq + d6 + d4);
 	float *x = malloc(8 * H * sizeof(float)), *y = malloc(8 * H * 4);
 	float *g = malloc(8 * nf * 4), *u = malloc(8 * nf * 4);
-	struct dense_layer df = { wf, wf + dense, wf + 2 * dense, 0, H, nf };
-	struct dense_layer dh = { wh, wh + dense, wh + 2 * dense, 1, H, nf };
+	struct dense_layer df, dh;
 	struct ffn_kq_layer k6 = { q, q + gq, q + 2 * gq, FFN_KQ_Q4_K,
 		FFN_KQ_Q4_K, FFN_KQ_Q6_K, FFN_KQ_Q6_PRIVATE, nf, H };
 	struct ffn_kq_layer k4 = { q, q + gq, q + 2 * gq + d6, FFN_KQ_Q4_K,
@@ -247,6 +195,8 @@ bench_size(size_t H, size_t nf, int reps, double bw)
 
 	if (sl2 > sl)
 		sl = sl2;
+	dense_init(&df, wf, 0, H, nf);
+	dense_init(&dh, wh, 1, H, nf);
 	for (size_t i = 0; i < 3 * dense; i++) {
 		float v = (float)(int32_t)rnd() * 0x1p-36f;
 
@@ -289,8 +239,9 @@ bench_size(size_t H, size_t nf, int reps, double bw)
 					wall[c] = tw;
 			}
 		printf("\nH %zu, nf %zu, %zu row%s (best of %d, one core, "
-		       "kernels %s; times: thread CPU, best)\n", H, nf, R, R > 1 ? "s" : "", reps,
-		       ffn_kq_isa_name());
+		       "kernels kq %s, ffn %s; times: thread CPU)\n", H, nf, R,
+		       R > 1 ? "s" : "", reps, ffn_kq_isa_name(),
+		       ffn_isa_name(ffn_active_isa()));
 		printf("  %-20s %9s %9s %9s %10s %7s %9s\n", "weights",
 		       "cpu ms", "wall ms", "MB", "GB/s eff", "of bw", "vs f16");
 		for (int c = 0; c < NCASE; c++) {
