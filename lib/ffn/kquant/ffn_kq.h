@@ -26,8 +26,9 @@
  *   (for Q6_K the dmin*m term is 0), and so does the scalar reference.
  * - Q8_K (FFN_KQ_PATH_Q8K): inputs are quantised to Q8_K blocks (as
  *   llama.cpp: d = max/-127 of the value of largest magnitude, q = round(x/d)
- *   clamped to 127) and dotted with int8 instructions (AVX-512 VNNI
- *   vpdpbusd, AVX2 vpmaddubsw). Integer sums are exact and the per-block
+ *   clamped to 127) and dotted with int8 instructions (vpmaddubsw, then
+ *   AVX-512 VNNI vpdpwssd / AVX2 vpmaddwd). Integer sums are exact and the
+ *   per-block
  *   float combination is done in the same order in every ISA, so SIMD and
  *   scalar results are identical bit for bit.
  *
@@ -151,6 +152,12 @@ void ffn_kq_quantize_row(enum ffn_kq_fmt fmt, enum ffn_kq_q6_layout q6,
 void ffn_kq_quantize_q8k(const float *x, size_t n, void *dst);
 
 /**
+ * Dequantise one Q8_K wire row (as above) of n values: x[i] = d * qs[i].
+ * For serving a Q8_K input row with dense weights.
+ */
+void ffn_kq_dequant_q8k(const void *row, size_t n, float *x);
+
+/**
  * Convert nb llama.cpp block_q8_K (f32 d, i8 qs[256], i16 bsums[16]; 292
  * bytes each) into one Q8_K row of the wire layout above.
  */
@@ -211,6 +218,17 @@ int ffn_kq_layer_forward(const struct ffn_kq_layer *l, enum ffn_kq_path path,
 			 enum ffn_kq_act act, const float *x, size_t ldx,
 			 size_t R, float *y, size_t ldy,
 			 void *scratch, size_t scratch_len);
+
+/**
+ * ffn_kq_layer_forward for R input rows already in Q8_K (the wire's
+ * /v1/walk-ffn-q8k layout: each row FFN_KQ_NBLOCKS(hidden) *
+ * FFN_KQ_Q8K_BYTES bytes, rows consecutive), on the Q8_K path: no f32
+ * input is ever formed. Scratch: ffn_kq_layer_scratch(l, R,
+ * FFN_KQ_PATH_Q8K).
+ */
+int ffn_kq_layer_forward_q8k(const struct ffn_kq_layer *l, enum ffn_kq_act act,
+			     const void *xq, size_t R, float *y, size_t ldy,
+			     void *scratch, size_t scratch_len);
 
 /*
  * --- Loader (interleaved_q4k.bin + interleaved_q4k_manifest.json) --------

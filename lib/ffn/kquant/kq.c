@@ -263,6 +263,16 @@ ffn_kq_quantize_q8k(const float *x, size_t n, void *dst)
 }
 
 void
+ffn_kq_dequant_q8k(const void *row, size_t n, float *x)
+{
+	size_t nb = FFN_KQ_NBLOCKS(n);
+	const uint8_t *p = row;
+
+	for (size_t i = 0; i < n; i++)
+		x[i] = kq_q8_d(p, nb, i / 256) * (float)kq_q8_qs(p, nb, 0)[i];
+}
+
+void
 ffn_kq_q8k_from_ggml(const void *blocks, size_t nb, void *dst)
 {
 	const uint8_t *src = blocks;
@@ -514,18 +524,20 @@ layer_check(const struct ffn_kq_layer *l)
 	return 0;
 }
 
-int
-ffn_kq_layer_forward(const struct ffn_kq_layer *l, enum ffn_kq_path path,
-		     enum ffn_kq_act act, const float *x, size_t ldx, size_t R,
-		     float *y, size_t ldy, void *scratch, size_t scratch_len)
+/* x (f32 rows) or xq (Q8_K rows) */
+static int
+layer_forward(const struct ffn_kq_layer *l, enum ffn_kq_path path,
+	      enum ffn_kq_act act, const float *x, size_t ldx,
+	      const uint8_t *xq, size_t R, float *y, size_t ldy,
+	      void *scratch, size_t scratch_len)
 {
 	struct ffn_kq_mat G, U, D;
 	struct layer_scratch s;
 	uint8_t *base;
 	size_t pn, ph, nbh, nbn;
 
-	if (layer_check(l) < 0 || x == NULL || y == NULL || ldx < l->hidden ||
-	    ldy < l->hidden)
+	if (layer_check(l) < 0 || (x == NULL && xq == NULL) || y == NULL ||
+	    (x != NULL && ldx < l->hidden) || ldy < l->hidden)
 		return -EINVAL;
 	if (R == 0)
 		return 0;
@@ -543,7 +555,7 @@ ffn_kq_layer_forward(const struct ffn_kq_layer *l, enum ffn_kq_path path,
 
 	for (size_t r0 = 0; r0 < R; r0 += FFN_KQ_RMAX) {
 		size_t n = R - r0 < FFN_KQ_RMAX ? R - r0 : FFN_KQ_RMAX;
-		const float *xr = x + r0 * ldx;
+		const float *xr = x != NULL ? x + r0 * ldx : NULL;
 		size_t lx = ldx;
 
 		if (path == FFN_KQ_PATH_F32) {
@@ -560,11 +572,17 @@ ffn_kq_layer_forward(const struct ffn_kq_layer *l, enum ffn_kq_path path,
 			matvec_f32_padded(&G, 0, l->nf, xr, lx, n, s.g, pn);
 			matvec_f32_padded(&U, 0, l->nf, xr, lx, n, s.u, l->nf);
 		} else {
-			for (size_t i = 0; i < n; i++)
-				ffn_kq_quantize_q8k(xr + i * ldx, l->hidden,
-					s.xq + i * nbh * FFN_KQ_Q8K_BYTES);
-			ffn_kq_matvec_q8k(&G, 0, l->nf, s.xq, n, s.g, pn);
-			ffn_kq_matvec_q8k(&U, 0, l->nf, s.xq, n, s.u, l->nf);
+			const uint8_t *in = s.xq;
+
+			if (xq != NULL)
+				in = xq + r0 * nbh * FFN_KQ_Q8K_BYTES;
+			else
+				for (size_t i = 0; i < n; i++)
+					ffn_kq_quantize_q8k(xr + i * ldx,
+						l->hidden, s.xq + i * nbh *
+						FFN_KQ_Q8K_BYTES);
+			ffn_kq_matvec_q8k(&G, 0, l->nf, in, n, s.g, pn);
+			ffn_kq_matvec_q8k(&U, 0, l->nf, in, n, s.u, l->nf);
 		}
 		/* a = act(g) * u, in g, zero past nf: down reads whole blocks */
 		for (size_t i = 0; i < n; i++) {
@@ -587,4 +605,26 @@ ffn_kq_layer_forward(const struct ffn_kq_layer *l, enum ffn_kq_path path,
 		}
 	}
 	return 0;
+}
+
+int
+ffn_kq_layer_forward(const struct ffn_kq_layer *l, enum ffn_kq_path path,
+		     enum ffn_kq_act act, const float *x, size_t ldx, size_t R,
+		     float *y, size_t ldy, void *scratch, size_t scratch_len)
+{
+	if (x == NULL)
+		return -EINVAL;
+	return layer_forward(l, path, act, x, ldx, NULL, R, y, ldy, scratch,
+			     scratch_len);
+}
+
+int
+ffn_kq_layer_forward_q8k(const struct ffn_kq_layer *l, enum ffn_kq_act act,
+			 const void *xq, size_t R, float *y, size_t ldy,
+			 void *scratch, size_t scratch_len)
+{
+	if (xq == NULL)
+		return -EINVAL;
+	return layer_forward(l, FFN_KQ_PATH_Q8K, act, NULL, 0, xq, R, y, ldy,
+			     scratch, scratch_len);
 }

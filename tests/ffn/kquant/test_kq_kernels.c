@@ -436,6 +436,17 @@ test_q8k_layout(void **state)
 	}
 	ffn_kq_q8k_from_ggml(ggml, 2, row2);
 	assert_memory_equal(row, row2, sizeof(row));
+	{
+		float xd[300], d;
+
+		ffn_kq_dequant_q8k(row, 300, xd);
+		for (int i = 0; i < 300; i++) {
+			memcpy(&d, row + 512 + 4 * (i / 256), 4);
+			assert_true(xd[i] == d * ((const int8_t *)row)[i]);
+			assert_true(fabsf(xd[i] - x[i]) <=
+				    fabsf(d) * 0.5f * 1.0001f);
+		}
+	}
 }
 
 /* Inputs beyond cols are never read: x ends at a PROT_NONE page. */

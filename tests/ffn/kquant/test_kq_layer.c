@@ -210,6 +210,20 @@ test_layer_q8k(void **state)
 		/* relative L2 error of 8-bit inputs: a few per cent at most */
 		assert_true(den > 0);
 		assert_true(sqrt(num / den) < 0.03);
+		/* rows that arrive in Q8_K (the q8k wire route) give the
+		 * same as quantising f32 rows here */
+		{
+			size_t qb = FFN_KQ_NBLOCKS(H) * FFN_KQ_Q8K_BYTES;
+			uint8_t *xq = malloc(R * qb);
+			float y2[2 * H];
+
+			for (size_t r = 0; r < R; r++)
+				ffn_kq_quantize_q8k(x + r * H, H, xq + r * qb);
+			assert_int_equal(ffn_kq_layer_forward_q8k(&q.l,
+				FFN_KQ_ACT_SILU, xq, R, y2, H, s, sq), 0);
+			assert_memory_equal(y2, yq, sizeof(y2));
+			free(xq);
+		}
 	}
 	free(s);
 	free_layer(&q);
