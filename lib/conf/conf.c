@@ -477,10 +477,11 @@ conf_parse_sections(struct conf *c, struct rte_cfgfile *cfg, char *err,
 			base = c;
 		} else if (strncmp(sec, "port ", 5) == 0) {
 			struct conf_port *p;
+			const char *num = sec + 5 + strspn(sec + 5, " \t");
 			uint64_t n;
 			char why[64];
 
-			if (parse_uint(sec + 5 + strspn(sec + 5, " \t"), 0, CONF_MAX_PORTS - 1, &n, why,
+			if (parse_uint(num, 0, CONF_MAX_PORTS - 1, &n, why,
 					sizeof(why)) != NULL)
 				return conf_errf(c, err, errlen, sec, NULL,
 					NULL, "port index not 0..%d",

@@ -160,6 +160,13 @@ struct conf {
 int conf_load(const char *path, struct conf *c, char *err, size_t errlen);
 void conf_free(struct conf *c);
 
+/* The reference server's wire switches, by presence (spec/wire.md §5.1):
+ * LARQL_I8_WIRE turns i8 on, LARQL_F16_WIRE_DISABLE turns f16 off, for
+ * every unit, over the config. getenv_fn NULL: getenv. Returns how many
+ * switches applied (0..2). */
+int conf_apply_wire_env(struct conf *c,
+		const char *(*getenv_fn)(const char *name));
+
 /* The [port N] with index N, or NULL. */
 const struct conf_port *conf_port_by_index(const struct conf *c,
 		unsigned int n);
@@ -187,6 +194,14 @@ struct conf_facts {
  * numa_node, layer ranges within the model. 0 or -EINVAL with err. */
 int conf_check_runtime(const struct conf *c, const struct conf_facts *f,
 		char *err, size_t errlen);
+
+/* conf_facts callbacks from EAL (call after rte_eal_init()):
+ *   struct conf_facts f = { conf_eal_lcore_socket, conf_eal_port_exists,
+ *                           app_model_layers, app_arg };
+ * conf_eal_port_id() maps a [port N] device to its DPDK port id. */
+int conf_eal_lcore_socket(unsigned int lcore, void *arg);
+int conf_eal_port_exists(const char *device, void *arg);
+int conf_eal_port_id(const char *device, uint16_t *port_id);
 
 /* The human-readable plan of `ffn-shard --check`. */
 void conf_print_plan(const struct conf *c, FILE *out);

@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "conf_priv.h"
@@ -44,6 +45,31 @@ conf_eal_argv(const struct conf *c, const char *argv0, char *buf, char **argv,
 		*o++ = '\0';
 	}
 	return argc;
+}
+
+static const char *
+std_getenv(const char *name)
+{
+	return getenv(name);
+}
+
+int
+conf_apply_wire_env(struct conf *c, const char *(*getenv_fn)(const char *))
+{
+	bool i8, f16off;
+	unsigned int i;
+
+	if (getenv_fn == NULL)
+		getenv_fn = std_getenv;
+	i8 = getenv_fn("LARQL_I8_WIRE") != NULL;
+	f16off = getenv_fn("LARQL_F16_WIRE_DISABLE") != NULL;
+	for (i = 0; i < c->n_units; i++) {
+		if (i8)
+			c->units[i].i8 = true;
+		if (f16off)
+			c->units[i].f16 = false;
+	}
+	return i8 + f16off;
 }
 
 static void

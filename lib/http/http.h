@@ -25,10 +25,11 @@
  *                           p->req.expect_continue and not rejecting, then
  *                           give a body buffer (http_body_buf) or say
  *                           http_body_discard() if p->req.has_body.
- *       HTTP_EV_NEED_BUF  : the body buffer is full and the chunked body
- *                           goes on: give a larger buffer that already
- *                           holds the p->req.body_len bytes received
- *                           (realloc), or reply 413 and close.
+ *       HTTP_EV_NEED_BUF  : no body buffer was given after HTTP_EV_HEAD,
+ *                           or it is full and the chunked body goes on:
+ *                           give one (for a larger one: holding the
+ *                           p->req.body_len bytes received, i.e. realloc),
+ *                           or reply 413 and close.
  *       HTTP_EV_DONE      : the request is complete (body included).
  *                           Handle it, then http_next(p) before feeding
  *                           the rest: leftover bytes are the next
@@ -47,7 +48,7 @@
  * http_body_commit(); chunk framing still goes through http_feed().
  *
  * Choices where RFC 9112 lets the recipient choose (each cited where
- * implemented in http_parse.c):
+ * implemented in http_parse.c and http_body.c):
  *  - line endings must be CRLF: a bare LF or bare CR is 400 (§2.2 allows
  *    either; strict closes the LF-vs-CRLF smuggling gap between hops);
  *  - empty lines before the request line are ignored (§2.2 SHOULD);
@@ -55,7 +56,8 @@
  *    400 (§5.1 MUST); CTLs (NUL included) in field values are 400;
  *  - only origin-form targets are accepted ("/path?query"); anything
  *    else is 400 (the routes of spec/wire.md §2 are all origin-form);
- *  - HTTP/1.0 and HTTP/1.x (x >= 1, served as 1.1); major >= 2 is 505;
+ *  - HTTP/1.0 and HTTP/1.x (x >= 1, served as 1.1); any other major
+ *    version (0.9, 2.0, ...) is 505;
  *  - HTTP/1.1 without exactly one Host is 400 (§3.2 MUST);
  *  - Content-Length: several fields or a list of identical values are
  *    taken as one (RFC 9110 §8.6 MAY); differing values are 400;
@@ -64,11 +66,13 @@
  *  - Transfer-Encoding: chunked must be the final coding and appear
  *    once, else 400 (§6.3 item 4, §7); an unknown coding before a final
  *    chunked is 501 (§6.1); Transfer-Encoding in HTTP/1.0 is 400 (§6.1);
- *  - chunk extensions are skipped (§7.1.1), trailers read and dropped
- *    (§7.1.2), both within the head limit;
+ *  - chunk extensions are skipped (§7.1.1) within HTTP_CHUNK_LINE_MAX
+ *    per size line (else 400); trailers are read and dropped (§7.1.2)
+ *    within the head limit (else 431);
  *  - Expect: 100-continue is reported; any other expectation is 417
  *    (RFC 9110 §10.1.1);
- *  - a repeated Accept keeps the first field only; a repeated
+ *  - a repeated Accept keeps the first field only (the format choice of
+ *    spec/wire.md §5.1 reads the first value only); a repeated
  *    Content-Type or Authorization is 400 (ambiguous).
  */
 
@@ -174,7 +178,8 @@ int http_body_buf(struct http_parser *p, void *buf, uint64_t cap);
 void http_body_discard(struct http_parser *p);
 
 /* In the body-data state: the destination of the next body bytes and how
- * many the parser takes now (0: not in body data; call http_feed). */
+ * many the parser takes now (0: not in body data; call http_feed). After
+ * http_body_discard() *dst is NULL: skip the copy, commit the count. */
 uint64_t http_body_want(struct http_parser *p, uint8_t **dst);
 /* The caller copied n (<= want) bytes to *dst itself. */
 void http_body_commit(struct http_parser *p, uint64_t n);
@@ -182,8 +187,17 @@ void http_body_commit(struct http_parser *p, uint64_t n);
 /* After HTTP_EV_DONE: start the next request on the same connection. */
 void http_next(struct http_parser *p);
 
+/* Between requests, no byte of the next one received: the idle timeout
+ * applies (issue 4, "idle and slow-header timeouts"). */
+bool http_parser_idle(const struct http_parser *p);
+/* Part of a head received, not all: the header timeout applies. */
+bool http_parser_in_head(const struct http_parser *p);
+
 /* Case-insensitive compare of a head string with a C string. */
 bool http_str_eq(struct http_str s, const char *lit);
+/* Case-sensitive substring test, as spec/wire.md §3 and §5.1 choose
+ * formats from Content-Type and Accept. False if s is absent. */
+bool http_str_contains(struct http_str s, const char *lit);
 
 /* --- response side ---------------------------------------------------- */
 

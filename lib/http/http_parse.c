@@ -14,24 +14,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "http.h"
+#include "http_priv.h"
 
-enum {
-	ST_HEAD = 0,
-	ST_BODY_CL,		/* chunk_left bytes of Content-Length body */
-	ST_CH_SIZE,		/* chunk-size hex digits */
-	ST_CH_EXT,		/* after the size: BWS / extensions to CR */
-	ST_CH_SIZE_LF,		/* LF ending the chunk-size line */
-	ST_CH_DATA,		/* chunk_left data bytes */
-	ST_CH_DATA_CR,		/* CRLF after chunk data */
-	ST_CH_DATA_LF,
-	ST_CH_TR_START,		/* start of a trailer line or final CRLF */
-	ST_CH_TR_LINE,		/* in a trailer field line */
-	ST_CH_TR_LF,		/* LF ending a trailer line */
-	ST_CH_END_LF,		/* LF of the final empty line */
-	ST_COMPLETE,
-	ST_ERROR,
-};
 
 /* tchar of RFC 9110 §5.6.2 */
 static const uint8_t tchar[256] = {
@@ -52,8 +36,20 @@ static const uint8_t tchar[256] = {
 	['y'] = 1, ['z'] = 1,
 };
 
-static int
-fail(struct http_parser *p, int status, const char *msg)
+/* field-content bytes (RFC 9110 §5.5): HTAB, SP, VCHAR, obs-text */
+static const uint8_t fvchar[256] = {
+	['\t'] = 1, [0x20 ... 0x7e] = 1, [0x80 ... 0xff] = 1,
+};
+
+/* origin-form target bytes (RFC 3986 pchar, "/", "?"; '%' checked apart) */
+static const uint8_t tgchar[256] = {
+	/* VCHAR but " # < > \\ ^ ` { | } */
+	['!'] = 1, ['$' ... ';'] = 1, ['='] = 1, ['?' ... '['] = 1,
+	[']'] = 1, ['_'] = 1, ['a' ... 'z'] = 1, ['~'] = 1,
+};
+
+int
+http_fail(struct http_parser *p, int status, const char *msg)
 {
 	p->state = ST_ERROR;
 	p->status = status;
@@ -80,14 +76,32 @@ mem_ieq(const char *a, size_t n, const char *lit)
 	return true;
 }
 
+/* a[0..n) equals the lowercase literal lit[0..n), ASCII case-folded */
+static inline bool
+mem_ieq_n(const char *a, const char *lit, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if ((a[i] | 0x20) != lit[i])
+			return false;
+	return true;
+}
+
 bool
 http_str_eq(struct http_str s, const char *lit)
 {
 	return s.p != NULL && mem_ieq(s.p, s.len, lit);
 }
 
-static int
-hexval(int c)
+bool
+http_str_contains(struct http_str s, const char *lit)
+{
+	return s.p != NULL && memmem(s.p, s.len, lit, strlen(lit)) != NULL;
+}
+
+int
+http_hexval(int c)
 {
 	if (c >= '0' && c <= '9')
 		return c - '0';
@@ -118,6 +132,18 @@ http_next(struct http_parser *p)
 	http_parser_init(p, head, cap, max_body);
 }
 
+bool
+http_parser_idle(const struct http_parser *p)
+{
+	return p->state == ST_HEAD && p->req.head_len == 0 && !p->lead_cr;
+}
+
+bool
+http_parser_in_head(const struct http_parser *p)
+{
+	return p->state == ST_HEAD && !http_parser_idle(p);
+}
+
 /* --- head ------------------------------------------------------------- */
 
 /* request-target, origin-form: absolute-path [ "?" query ] (RFC 9112
@@ -135,15 +161,13 @@ target_ok(const char *s, size_t n)
 		if (c == '%') {
 			if (i + 2 >= n)
 				return false;
-			if (hexval((uint8_t)s[i + 1]) < 0 ||
-			    hexval((uint8_t)s[i + 2]) < 0)
+			if (http_hexval((uint8_t)s[i + 1]) < 0 ||
+			    http_hexval((uint8_t)s[i + 2]) < 0)
 				return false;
 			i += 2;
 			continue;
 		}
-		if (c <= 0x20 || c >= 0x7f)
-			return false;
-		if (strchr("\"#<>\\^`{|}", c) != NULL)
+		if (!tgchar[c])
 			return false;
 	}
 	return true;
@@ -179,7 +203,7 @@ parse_request_line(struct http_parser *p, const char *s, size_t n)
 	while (i < n && tchar[(uint8_t)s[i]])
 		i++;
 	if (i == 0 || i >= n || s[i] != ' ')
-		return fail(p, 400, "malformed request line: method");
+		return http_fail(p, 400, "malformed request line: method");
 	r->method_str.p = s;
 	r->method_str.len = i;
 	r->method = method_of(s, i);
@@ -188,9 +212,9 @@ parse_request_line(struct http_parser *p, const char *s, size_t n)
 		i++;
 	t1 = i;
 	if (i >= n)
-		return fail(p, 400, "malformed request line: no version");
+		return http_fail(p, 400, "malformed request line: no version");
 	if (!target_ok(s + t0, t1 - t0))
-		return fail(p, 400, "malformed request target");
+		return http_fail(p, 400, "malformed request target");
 	r->target.p = s + t0;
 	r->target.len = t1 - t0;
 	r->path = r->target;
@@ -207,9 +231,9 @@ parse_request_line(struct http_parser *p, const char *s, size_t n)
 	n -= t1 + 1;
 	if (n != 8 || memcmp(s, "HTTP/", 5) != 0 || s[6] != '.' ||
 	    s[5] < '0' || s[5] > '9' || s[7] < '0' || s[7] > '9')
-		return fail(p, 400, "malformed HTTP version");
+		return http_fail(p, 400, "malformed HTTP version");
 	if (s[5] != '1')
-		return fail(p, 505, "HTTP version not supported");
+		return http_fail(p, 505, "HTTP version not supported");
 	r->minor = s[7] == '0' ? 0 : 1;
 	return 0;
 }
@@ -229,20 +253,20 @@ parse_content_length(struct http_parser *p, const char *v, size_t n)
 			i++;
 		while (i < n && v[i] >= '0' && v[i] <= '9') {
 			if (x > (UINT64_MAX - 9) / 10)
-				return fail(p, 400, "invalid Content-Length");
+				return http_fail(p, 400, "invalid Content-Length");
 			x = x * 10 + (v[i] - '0');
 			i++;
 			d++;
 		}
 		if (d == 0)
-			return fail(p, 400, "invalid Content-Length");
+			return http_fail(p, 400, "invalid Content-Length");
 		while (i < n && (v[i] == ' ' || v[i] == '\t'))
 			i++;
 		if (i < n && v[i] != ',')
-			return fail(p, 400, "invalid Content-Length");
+			return http_fail(p, 400, "invalid Content-Length");
 		/* RFC 9110 §8.6: identical values may be taken as one */
 		if (r->has_content_length && r->content_length != x)
-			return fail(p, 400, "conflicting Content-Length");
+			return http_fail(p, 400, "conflicting Content-Length");
 		r->has_content_length = true;
 		r->content_length = x;
 		if (i >= n)
@@ -294,12 +318,12 @@ parse_transfer_encoding(struct http_parser *p, const char *v, size_t n,
 		for (k = 0; k < el && tchar[(uint8_t)e[k]]; k++)
 			;
 		if (k == 0)
-			return fail(p, 400, "malformed Transfer-Encoding");
+			return http_fail(p, 400, "malformed Transfer-Encoding");
 		if (r->chunked)	/* something after chunked (RFC 9112 §6.3) */
-			return fail(p, 400, "chunked is not the final coding");
+			return http_fail(p, 400, "chunked is not the final coding");
 		if (mem_ieq(e, k, "chunked")) {
 			if (k != el)	/* chunked takes no parameters */
-				return fail(p, 400,
+				return http_fail(p, 400,
 					"malformed Transfer-Encoding");
 			r->chunked = true;
 		} else {
@@ -320,7 +344,7 @@ parse_field(struct http_parser *p, const char *s, size_t n,
 
 	/* obs-fold: a line starting with SP/HTAB (RFC 9112 §5.2) */
 	if (s[0] == ' ' || s[0] == '\t')
-		return fail(p, 400, "obsolete line folding");
+		return http_fail(p, 400, "obsolete line folding");
 	while (i < n && tchar[(uint8_t)s[i]])
 		i++;
 	if (i >= n || s[i] != ':') {
@@ -329,19 +353,16 @@ parse_field(struct http_parser *p, const char *s, size_t n,
 		while (j < n && (s[j] == ' ' || s[j] == '\t'))
 			j++;
 		if (j > i && j < n && s[j] == ':')	/* §5.1 MUST 400 */
-			return fail(p, 400,
+			return http_fail(p, 400,
 				"whitespace between field name and colon");
-		return fail(p, 400, "malformed header field");
+		return http_fail(p, 400, "malformed header field");
 	}
 	if (i == 0)
-		return fail(p, 400, "empty header field name");
+		return http_fail(p, 400, "empty header field name");
 	/* field-value = *field-content; no CTL but HTAB (RFC 9110 §5.5) */
-	for (a = i + 1; a < n; a++) {
-		uint8_t c = s[a];
-
-		if ((c < 0x20 && c != '\t') || c == 0x7f)
-			return fail(p, 400, "invalid character in header");
-	}
+	for (a = i + 1; a < n; a++)
+		if (!fvchar[(uint8_t)s[a]])
+			return http_fail(p, 400, "invalid character in header");
 	a = i + 1;
 	b = n;
 	while (a < b && (s[a] == ' ' || s[a] == '\t'))
@@ -351,7 +372,11 @@ parse_field(struct http_parser *p, const char *s, size_t n,
 	v = s + a;
 	vn = b - a;
 
-#define IS(name) mem_ieq(s, i, name)
+	/* dispatch on the name's length: one compare per field, not eight */
+#define IS(name) (i == sizeof(name) - 1 && mem_ieq_n(s, name, i))
+	if (i != 4 && i != 6 && i != 10 && i != 12 && i != 13 && i != 14 &&
+	    i != 17)
+		return 0;
 	if (IS("content-length")) {
 		return parse_content_length(p, v, vn);
 	} else if (IS("transfer-encoding")) {
@@ -362,7 +387,7 @@ parse_field(struct http_parser *p, const char *s, size_t n,
 		r->host.len = vn;
 	} else if (IS("content-type")) {
 		if (r->content_type.p != NULL)
-			return fail(p, 400, "duplicate Content-Type");
+			return http_fail(p, 400, "duplicate Content-Type");
 		r->content_type.p = v;
 		r->content_type.len = vn;
 	} else if (IS("accept")) {
@@ -372,7 +397,7 @@ parse_field(struct http_parser *p, const char *s, size_t n,
 		}
 	} else if (IS("authorization")) {
 		if (r->authorization.p != NULL)
-			return fail(p, 400, "duplicate Authorization");
+			return http_fail(p, 400, "duplicate Authorization");
 		r->authorization.p = v;
 		r->authorization.len = vn;
 	} else if (IS("connection")) {
@@ -387,7 +412,7 @@ parse_field(struct http_parser *p, const char *s, size_t n,
 		}
 	} else if (IS("expect")) {
 		if (!mem_ieq(v, vn, "100-continue"))
-			return fail(p, 417, "unsupported expectation");
+			return http_fail(p, 417, "unsupported expectation");
 		/* RFC 9110 §10.1.1: ignored in an HTTP/1.0 request */
 		r->expect_continue = r->minor == 1;
 	}
@@ -417,21 +442,21 @@ parse_head(struct http_parser *p)
 			return rc;
 	}
 	if (r->minor == 1 && hosts != 1)	/* RFC 9112 §3.2 */
-		return fail(p, 400, hosts ? "duplicate Host" : "missing Host");
+		return http_fail(p, 400, hosts ? "duplicate Host" : "missing Host");
 	if (te_seen) {
 		if (r->minor == 0)		/* RFC 9112 §6.1 */
-			return fail(p, 400,
+			return http_fail(p, 400,
 				"Transfer-Encoding in an HTTP/1.0 request");
 		if (r->has_content_length)	/* RFC 9112 §6.3 item 3 */
-			return fail(p, 400,
+			return http_fail(p, 400,
 				"both Content-Length and Transfer-Encoding");
 		if (!r->chunked)		/* RFC 9112 §6.3 item 4 */
-			return fail(p, 400, "chunked is not the final coding");
+			return http_fail(p, 400, "chunked is not the final coding");
 		if (te_unknown)			/* RFC 9112 §6.1 */
-			return fail(p, 501, "unsupported transfer coding");
+			return http_fail(p, 501, "unsupported transfer coding");
 	}
 	if (r->has_content_length && r->content_length > p->max_body)
-		return fail(p, 413, "request body too large");
+		return http_fail(p, 413, "request body too large");
 	/* persistence, RFC 9112 §9.3 */
 	if (p->conn & 1)
 		r->keep_alive = false;
@@ -452,232 +477,94 @@ parse_head(struct http_parser *p)
 }
 
 /* Copy head bytes into the bounded buffer until the empty line; CRLF
- * only (bare CR or LF is 400, RFC 9112 §2.2). */
+ * only (bare CR or LF is 400, RFC 9112 §2.2). Works a line at a time
+ * (memchr), yet fails at the same byte as a byte-wise scan would, so the
+ * outcome never depends on how the input was split: at byte k, first the
+ * head limit (431), then the line-ending rules. */
 static int
 scan_head(struct http_parser *p, const uint8_t *d, size_t len, size_t *used)
 {
 	struct http_request *r = &p->req;
-	size_t i;
+	size_t i = 0;
 
-	for (i = 0; i < len; i++) {
-		uint8_t c = d[i];
+	while (i < len) {
+		const uint8_t *s = d + i, *nl, *cr;
+		size_t seg, bad, fit;
+		const char *why = NULL;
 
 		if (r->head_len == 0) {
 			/* §2.2: ignore empty lines before the request line */
 			if (p->lead_cr) {
-				if (c != '\n')
+				if (s[0] != '\n')
 					goto bare_cr;
 				p->lead_cr = 0;
+				i++;
 				continue;
 			}
-			if (c == '\r') {
+			if (s[0] == '\r') {
 				p->lead_cr = 1;
+				i++;
 				continue;
 			}
-			if (c == '\n')
+			if (s[0] == '\n')
 				goto bare_lf;
 		}
-		if (r->head_len >= p->head_cap) {
-			*used = i;
-			return fail(p, 431, "request header fields too large");
-		}
-		p->head[r->head_len++] = c;
-		if (c == '\r') {
-			if (p->prev_cr)
-				goto bare_cr;
-			p->prev_cr = 1;
-		} else if (c == '\n') {
-			if (!p->prev_cr)
-				goto bare_lf;
-			p->prev_cr = 0;
-			if (r->head_len - p->line_start == 2) {
-				*used = i + 1;
-				return 1;
+		nl = memchr(s, '\n', len - i);
+		seg = nl ? (size_t)(nl - s) + 1 : len - i;
+		/* the first byte breaking the CRLF rule, or seg */
+		bad = seg;
+		if (p->prev_cr && s[0] != '\n') {
+			bad = 0;
+			why = "bare CR in request head";
+		} else {
+			cr = memchr(s, '\r', seg);
+			if (cr != NULL && (size_t)(cr - s) + 1 < seg &&
+			    cr[1] != '\n') {
+				bad = cr - s + 1;
+				why = "bare CR in request head";
+			} else if (nl != NULL && (seg == 1 ? !p->prev_cr :
+					s[seg - 2] != '\r')) {
+				bad = seg - 1;
+				why = "bare LF in request head";
 			}
-			p->line_start = r->head_len;
-		} else if (p->prev_cr) {
-			goto bare_cr;
 		}
+		fit = p->head_cap - r->head_len;
+		if (fit < seg && fit <= bad) {
+			*used = i + fit;
+			return http_fail(p, 431, "request header fields too large");
+		}
+		if (why != NULL) {
+			*used = i + bad;
+			return http_fail(p, 400, why);
+		}
+		memcpy(p->head + r->head_len, s, seg);
+		r->head_len += seg;
+		i += seg;
+		if (nl == NULL) {
+			p->prev_cr = s[seg - 1] == '\r';
+			continue;
+		}
+		p->prev_cr = 0;
+		if (r->head_len - p->line_start == 2) {
+			*used = i;
+			return 1;
+		}
+		p->line_start = r->head_len;
 	}
 	*used = len;
 	return 0;
 bare_cr:
 	*used = i;
-	return fail(p, 400, "bare CR in request head");
+	return http_fail(p, 400, "bare CR in request head");
 bare_lf:
 	*used = i;
-	return fail(p, 400, "bare LF in request head");
-}
-
-/* --- body ------------------------------------------------------------- */
-
-int
-http_body_buf(struct http_parser *p, void *buf, uint64_t cap)
-{
-	struct http_request *r = &p->req;
-
-	if (cap < r->body_len || (!r->chunked && cap < r->content_length))
-		return -EINVAL;
-	p->body = buf;
-	p->body_cap = cap;
-	p->body_set = true;
-	p->body_discard = false;
-	if (p->pending == HTTP_EV_NEED_BUF)
-		p->pending = 0;
-	return 0;
-}
-
-void
-http_body_discard(struct http_parser *p)
-{
-	p->body = NULL;
-	p->body_cap = 0;
-	p->body_set = true;
-	p->body_discard = true;
-	if (p->pending == HTTP_EV_NEED_BUF)
-		p->pending = 0;
-}
-
-uint64_t
-http_body_want(struct http_parser *p, uint8_t **dst)
-{
-	uint64_t room;
-
-	if ((p->state != ST_BODY_CL && p->state != ST_CH_DATA) ||
-	    p->pending || !p->body_set)
-		return 0;
-	if (p->body_discard) {
-		*dst = NULL;
-		return p->chunk_left;
-	}
-	room = p->body_cap - p->req.body_len;
-	*dst = p->body + p->req.body_len;
-	return room < p->chunk_left ? room : p->chunk_left;
-}
-
-static void
-body_advance(struct http_parser *p, uint64_t n)
-{
-	p->req.body_len += n;
-	p->chunk_left -= n;
-	if (p->chunk_left == 0)
-		p->state = p->state == ST_BODY_CL ? ST_COMPLETE
-						  : ST_CH_DATA_CR;
-}
-
-void
-http_body_commit(struct http_parser *p, uint64_t n)
-{
-	body_advance(p, n);
-	if (p->state == ST_COMPLETE)	/* next http_feed() says DONE */
-		p->pending = HTTP_EV_DONE;
-}
-
-/* One byte of chunk framing (RFC 9112 §7.1). Returns 0 or an event. */
-static int
-chunk_byte(struct http_parser *p, uint8_t c)
-{
-	struct http_request *r = &p->req;
-	int h;
-
-	switch (p->state) {
-	case ST_CH_SIZE:
-		h = hexval(c);
-		if (h >= 0) {
-			if (p->chunk_left >> 60)
-				return fail(p, 400, "chunk size overflow");
-			p->chunk_left = (p->chunk_left << 4) | h;
-			p->chunk_digits = 1;
-			break;
-		}
-		if (!p->chunk_digits)
-			return fail(p, 400, "malformed chunk size");
-		p->state = ST_CH_EXT;
-		/* fall through */
-	case ST_CH_EXT:
-		/* chunk-ext = *( BWS ";" BWS name [ BWS "=" BWS value ] ):
-		 * skipped (§7.1.1). Before the first ';' only BWS may follow
-		 * the size ("1a 2" is refused, not read as 0x1a); after it
-		 * only CTLs are refused. chunk_digits 2: ';' seen. */
-		if (c == '\r') {
-			p->state = ST_CH_SIZE_LF;
-			break;
-		}
-		if (p->chunk_digits == 1) {
-			if (c == ';')
-				p->chunk_digits = 2;
-			else if (c != ' ' && c != '\t')
-				return fail(p, 400, "malformed chunk size");
-			break;
-		}
-		if ((c < 0x20 && c != '\t') || c == 0x7f)
-			return fail(p, 400, "malformed chunk extension");
-		break;
-	case ST_CH_SIZE_LF:
-		if (c != '\n')
-			return fail(p, 400, "bare CR in chunk size line");
-		if (p->chunk_left > p->max_body - r->body_len)
-			return fail(p, 413, "request body too large");
-		p->chunk_line = 0;
-		p->chunk_digits = 0;
-		p->state = p->chunk_left ? ST_CH_DATA : ST_CH_TR_START;
-		break;
-	case ST_CH_DATA_CR:
-		if (c != '\r')
-			return fail(p, 400, "chunk data not followed by CRLF");
-		p->state = ST_CH_DATA_LF;
-		break;
-	case ST_CH_DATA_LF:
-		if (c != '\n')
-			return fail(p, 400, "chunk data not followed by CRLF");
-		p->state = ST_CH_SIZE;
-		p->chunk_line = 0;
-		break;
-	case ST_CH_TR_START:
-		if (c == '\r') {
-			p->state = ST_CH_END_LF;
-			break;
-		}
-		p->state = ST_CH_TR_LINE;
-		/* fall through */
-	case ST_CH_TR_LINE:
-		/* trailer fields are read and discarded (§7.1.2) */
-		if (c == '\r') {
-			p->state = ST_CH_TR_LF;
-			break;
-		}
-		if ((c < 0x20 && c != '\t') || c == 0x7f)
-			return fail(p, 400, "invalid character in trailer");
-		break;
-	case ST_CH_TR_LF:
-		if (c != '\n')
-			return fail(p, 400, "bare CR in trailer");
-		p->state = ST_CH_TR_START;
-		break;
-	case ST_CH_END_LF:
-		if (c != '\n')
-			return fail(p, 400, "bare CR in trailer");
-		p->state = ST_COMPLETE;
-		return HTTP_EV_DONE;
-	}
-	if (p->state == ST_CH_SIZE || p->state == ST_CH_EXT ||
-	    p->state == ST_CH_SIZE_LF) {
-		if (++p->chunk_line > HTTP_CHUNK_LINE_MAX)
-			return fail(p, 400, "chunk size line too long");
-	} else if (p->state >= ST_CH_TR_START && p->state <= ST_CH_END_LF) {
-		if (++p->trailer_len > p->head_cap)
-			return fail(p, 431, "trailer fields too large");
-	}
-	return 0;
+	return http_fail(p, 400, "bare LF in request head");
 }
 
 int
 http_feed(struct http_parser *p, const void *data, size_t len, size_t *used)
 {
 	const uint8_t *d = data;
-	size_t i = 0, n;
-	uint64_t want;
-	uint8_t *dst;
 	int rc;
 
 	*used = 0;
@@ -702,42 +589,6 @@ http_feed(struct http_parser *p, const void *data, size_t len, size_t *used)
 		return HTTP_EV_HEAD;
 	}
 	if (p->state == ST_COMPLETE)	/* a caller bug: fail, not spin */
-		return fail(p, 500, "request parser fed after DONE");
-	if (!p->body_set) {
-		/* the caller skipped http_body_buf()/discard(): say so */
-		p->pending = HTTP_EV_NEED_BUF;
-		return HTTP_EV_NEED_BUF;
-	}
-	while (i < len) {
-		if (p->state == ST_BODY_CL || p->state == ST_CH_DATA) {
-			want = http_body_want(p, &dst);
-			if (want == 0) {
-				p->pending = HTTP_EV_NEED_BUF;
-				*used = i;
-				return HTTP_EV_NEED_BUF;
-			}
-			n = len - i < want ? len - i : want;
-			if (dst != NULL)
-				memcpy(dst, d + i, n);
-			body_advance(p, n);
-			i += n;
-			if (p->state == ST_COMPLETE) {
-				*used = i;
-				return HTTP_EV_DONE;
-			}
-			continue;
-		}
-		rc = chunk_byte(p, d[i]);
-		if (rc < 0) {
-			*used = i;
-			return rc;
-		}
-		i++;
-		if (rc == HTTP_EV_DONE) {
-			*used = i;
-			return rc;
-		}
-	}
-	*used = i;
-	return HTTP_EV_MORE;
+		return http_fail(p, 500, "request parser fed after DONE");
+	return http_feed_body(p, d, len, used);
 }

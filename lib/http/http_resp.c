@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -93,33 +94,81 @@ http_date_get(struct http_date_cache *c, time_t now)
 	return c->str;
 }
 
+struct out {
+	char *p;
+	size_t left;
+	bool full;
+};
+
+static void
+put(struct out *o, const char *s, size_t n)
+{
+	if (n > o->left) {
+		o->full = true;
+		return;
+	}
+	memcpy(o->p, s, n);
+	o->p += n;
+	o->left -= n;
+}
+
+static void
+puts_(struct out *o, const char *s)
+{
+	put(o, s, strlen(s));
+}
+
+static void
+put_u64(struct out *o, uint64_t x)
+{
+	char d[20];
+	int i = 20;
+
+	do {
+		d[--i] = '0' + x % 10;
+		x /= 10;
+	} while (x);
+	put(o, d + i, 20 - i);
+}
+
+#define PUTL(o, lit) put(o, lit, sizeof(lit) - 1)
+
 ssize_t
 http_write_head(char *buf, size_t cap, const struct http_response *r)
 {
-	int n;
+	/* memcpy pieces, no printf: one head per response on the data path */
+	struct out o = { buf, cap, false };
+	char st[4] = { '0' + r->status / 100 % 10, '0' + r->status / 10 % 10,
+		'0' + r->status % 10, ' ' };
 
-	/* One snprintf: the head is small and written once per response. */
-	n = snprintf(buf, cap,
-		"HTTP/1.1 %d %s\r\n"
-		"%s%s%s"
-		"Content-Length: %" PRIu64 "\r\n"
-		"Connection: %s\r\n"
-		"%s%s%s"
-		"%s"
-		"\r\n",
-		r->status, http_reason(r->status),
-		r->content_type ? "Content-Type: " : "",
-		r->content_type ? r->content_type : "",
-		r->content_type ? "\r\n" : "",
-		r->content_length,
-		r->keep_alive ? "keep-alive" : "close",
-		r->date ? "Date: " : "",
-		r->date ? r->date : "",
-		r->date ? "\r\n" : "",
-		r->extra ? r->extra : "");
-	if (n < 0 || (size_t)n >= cap)
+	PUTL(&o, "HTTP/1.1 ");
+	put(&o, st, 4);
+	puts_(&o, http_reason(r->status));
+	PUTL(&o, "\r\n");
+	if (r->content_type != NULL) {
+		PUTL(&o, "Content-Type: ");
+		puts_(&o, r->content_type);
+		PUTL(&o, "\r\n");
+	}
+	PUTL(&o, "Content-Length: ");
+	put_u64(&o, r->content_length);
+	if (r->keep_alive)
+		PUTL(&o, "\r\nConnection: keep-alive\r\n");
+	else
+		PUTL(&o, "\r\nConnection: close\r\n");
+	if (r->date != NULL) {
+		PUTL(&o, "Date: ");
+		puts_(&o, r->date);
+		PUTL(&o, "\r\n");
+	}
+	if (r->extra != NULL)
+		puts_(&o, r->extra);
+	PUTL(&o, "\r\n");
+	/* room for a NUL too, as snprintf-style callers expect */
+	if (o.full || o.left == 0)
 		return -ENOSPC;
-	return n;
+	*o.p = '\0';
+	return o.p - buf;
 }
 
 ssize_t

@@ -16,6 +16,7 @@
  *   wire_request_format(Content-Type)       -> binary? which payload format
  *   wire_req_decode(body)                   -> header, layer list, payload view
  *   wire_req_validate(req, model facts)     -> later rows of the §4 table
+ *   wire_req_payload_view(req)              -> f32 rows in place, or NULL:
  *   wire_req_payload_f32(req, dst)          -> seq_len x hidden f32 rows
  * Response flow (binary), fmt = wire_response_format(Accept, opts):
  *   per result i (any order, any lcore):
@@ -195,6 +196,14 @@ int wire_req_validate(const struct wire_req *r, const struct wire_model *m,
 int wire_req_payload_f32(const struct wire_req *r, float *dst,
 			 size_t dst_values);
 
+/**
+ * Zero-copy alternative for f32 payloads: the payload itself as n_values
+ * floats when r->fmt is f32 and the payload is 4-byte aligned (it is when
+ * the body is: the payload starts at 16 or 20 + 4K); NULL otherwise, and
+ * then wire_req_payload_f32() is the way.
+ */
+const float *wire_req_payload_view(const struct wire_req *r);
+
 /* ------------------------------------------------------------------ */
 /* Binary response, zero copy (§5.2, §5.3)                            */
 /* ------------------------------------------------------------------ */
@@ -257,6 +266,13 @@ int wire_frame_finish(struct wire_frame *frame, struct iovec *iov,
 /* ------------------------------------------------------------------ */
 /* JSON path (§6). May allocate (bounded by the body size).           */
 /* ------------------------------------------------------------------ */
+/*
+ * Known differences from the reference's serde parser (none matter to
+ * LARQL clients, which send well-formed JSON): syntax-error details are
+ * json-c's, not serde's; json-c also accepts single-quoted strings and a
+ * repeated key (last wins) where serde errors; an integer literal beyond
+ * u64 in `residual` is clamped to u64 max before the f32 conversion.
+ */
 
 /** A parsed JSON request. Free with wire_json_req_free(). */
 struct wire_json_req {

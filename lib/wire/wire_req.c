@@ -269,3 +269,11 @@ wire_req_payload_f32(const struct wire_req *r, float *dst, size_t dst_values)
 		return -EINVAL;
 	}
 }
+
+const float *
+wire_req_payload_view(const struct wire_req *r)
+{
+	if (r->fmt != WIRE_FMT_F32 || ((uintptr_t)r->payload & 3u) != 0)
+		return NULL;
+	return (const float *)(const void *)r->payload;
+}

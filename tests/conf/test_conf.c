@@ -47,10 +47,12 @@ expect_error(const char *text, const char *want)
 	char err[CONF_ERR_MAX], full[CONF_ERR_MAX];
 	const char *path = write_tmp(text);
 
-	assert_int_equal(conf_load(path, &c, err, sizeof(err)), -EINVAL);
+	int rc = conf_load(path, &c, err, sizeof(err));
+
+	unlink(path);	/* before any assert can end the test */
+	assert_int_equal(rc, -EINVAL);
 	snprintf(full, sizeof(full), "%s%s", path, want);
 	assert_string_equal(err, full);
-	unlink(path);
 }
 
 static void
@@ -60,10 +62,10 @@ expect_ok(const char *text, struct conf *c)
 	const char *path = write_tmp(text);
 	int rc = conf_load(path, c, err, sizeof(err));
 
+	unlink(path);
 	if (rc != 0)
 		print_error("%s\n", err);
 	assert_int_equal(rc, 0);
-	unlink(path);
 }
 
 #define EAL "[eal]\nargs = -l 0-3 --no-pci\n"			/* 1-2 */
@@ -511,33 +513,37 @@ test_runtime(void **state)
 	struct fake fk = { .split = 32, .max_lcore = 63, .layers = 32 };
 	char err[CONF_ERR_MAX];
 
+	/* every shipped config passes on a machine that fits it */
 	assert_int_equal(check("two-numa.conf", &fk, err), 0);
+	assert_int_equal(check("two-host-a.conf", &fk, err), 0);
+	assert_int_equal(check("two-host-b.conf", &fk, err), 0);
+	assert_int_equal(check("tap-dev.conf", &fk, err), 0);
 	fk.split = 35;	/* workers 34-39 of node1 partly on node 0 */
 	assert_int_equal(check("two-numa.conf", &fk, err), -EINVAL);
-	assert_string_equal(err, CONFIGS_DIR "/two-numa.conf:58: "
+	assert_string_equal(err, CONFIGS_DIR "/two-numa.conf:63: "
 		"[shard node1] worker_lcores: \"34-39\": lcore 34 is on NUMA "
 		"node 0, not numa_node 1");
 	fk.split = 32;
 	fk.max_lcore = 35;
 	assert_int_equal(check("two-numa.conf", &fk, err), -EINVAL);
-	assert_string_equal(err, CONFIGS_DIR "/two-numa.conf:58: "
+	assert_string_equal(err, CONFIGS_DIR "/two-numa.conf:63: "
 		"[shard node1] worker_lcores: \"34-39\": lcore 36 is not "
 		"enabled in EAL (see [eal] args -l)");
 	fk.max_lcore = 63;
 	fk.layers = 16;
 	assert_int_equal(check("two-numa.conf", &fk, err), -EINVAL);
-	assert_string_equal(err, CONFIGS_DIR "/two-numa.conf:53: "
+	assert_string_equal(err, CONFIGS_DIR "/two-numa.conf:58: "
 		"[shard node1] layers: \"16-31\": the model has 16 layers "
 		"(0-15)");
 	fk.layers = -1;
 	assert_int_equal(check("two-numa.conf", &fk, err), -EINVAL);
-	assert_string_equal(err, CONFIGS_DIR "/two-numa.conf:37: "
+	assert_string_equal(err, CONFIGS_DIR "/two-numa.conf:42: "
 		"[shard node0] model: \"/srv/models/model.vindex\": no "
 		"index.json in /srv/models/model.vindex");
 	fk.layers = 32;
 	fk.missing_dev = "0000:af:00.0";
 	assert_int_equal(check("two-numa.conf", &fk, err), -EINVAL);
-	assert_string_equal(err, CONFIGS_DIR "/two-numa.conf:31: [port 1] "
+	assert_string_equal(err, CONFIGS_DIR "/two-numa.conf:36: [port 1] "
 		"device: \"0000:af:00.0\": no such port in EAL (bound to a "
 		"DPDK driver? vdev in [eal] args?)");
 	/* single-lcore mode: the one lcore must be on the node */
@@ -563,7 +569,7 @@ test_plan(void **state)
 	fclose(f);
 	assert_non_null(strstr(buf, "  port 0: 0000:3b:00.0  192.0.2.10/24  "
 		"gateway 192.0.2.1  rxq 2 txq 2  mtu 9000  vlan none\n"));
-	assert_non_null(strstr(buf, "  shard node1: 192.0.2.20:8080 "
+	assert_non_null(strstr(buf, "  shard node1: 198.51.100.20:8080 "
 		"(port 1)\n    model /srv/models/model.vindex, layers 16-31 "
 		"(16), q6k layout private\n    NUMA node 1; network lcores "
 		"32-33; worker lcores 34-39\n    wire: f32, f16 on, i8 off; "
@@ -604,6 +610,42 @@ test_eal_argv(void **state)
 	conf_free(&c);
 }
 
+static const char *
+env_i8_only(const char *name)
+{
+	return strcmp(name, "LARQL_I8_WIRE") == 0 ? "" : NULL;
+}
+
+static const char *
+env_both(const char *name)
+{
+	return "0";	/* presence counts, not the value */
+}
+
+static void
+test_wire_env(void **state)
+{
+	struct conf c;
+
+	load_shipped("two-numa.conf", &c);
+	assert_int_equal(conf_apply_wire_env(&c, env_i8_only), 1);
+	assert_true(c.units[0].i8 && c.units[1].i8);
+	assert_true(c.units[0].f16 && c.units[1].f16);
+	assert_int_equal(conf_apply_wire_env(&c, env_both), 2);
+	assert_false(c.units[0].f16 || c.units[1].f16);
+	conf_free(&c);
+	load_shipped("tap-dev.conf", &c);
+	unsetenv("LARQL_I8_WIRE");
+	unsetenv("LARQL_F16_WIRE_DISABLE");
+	assert_int_equal(conf_apply_wire_env(&c, NULL), 0);
+	assert_false(c.units[0].i8);
+	setenv("LARQL_F16_WIRE_DISABLE", "", 1);
+	assert_int_equal(conf_apply_wire_env(&c, NULL), 1);
+	assert_false(c.units[0].f16);
+	unsetenv("LARQL_F16_WIRE_DISABLE");
+	conf_free(&c);
+}
+
 int
 main(void)
 {
@@ -626,6 +668,7 @@ main(void)
 		cmocka_unit_test(test_runtime),
 		cmocka_unit_test(test_plan),
 		cmocka_unit_test(test_eal_argv),
+		cmocka_unit_test(test_wire_env),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -563,6 +563,11 @@ test_str_eq(void **state)
 	assert_true(http_str_eq(s, "application/json"));
 	assert_false(http_str_eq(s, "application/jso"));
 	assert_false(http_str_eq(none, ""));
+	assert_true(http_str_contains(s, "tion/J"));
+	assert_false(http_str_contains(s, "tion/j"));	/* case-sensitive */
+	assert_false(http_str_contains(s, "Application/JSON;"));
+	assert_true(http_str_contains(s, ""));
+	assert_false(http_str_contains(none, ""));
 }
 
 int

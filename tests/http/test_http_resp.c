@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
+#include <stdint.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -116,6 +117,27 @@ test_head_no_body_no_type(void **state)
 }
 
 static void
+test_head_length_digits(void **state)
+{
+	char buf[128];
+	struct http_response r = { .status = 200, .keep_alive = false };
+	static const char want[] =
+		"HTTP/1.1 200 OK\r\n"
+		"Content-Length: 18446744073709551615\r\n"
+		"Connection: close\r\n"
+		"\r\n";
+
+	r.content_length = UINT64_MAX;
+	assert_int_equal(http_write_head(buf, sizeof(buf), &r),
+		sizeof(want) - 1);
+	assert_string_equal(buf, want);
+	r.content_length = 10;
+	assert_int_equal(http_write_head(buf, sizeof(buf), &r),
+		sizeof(want) - 1 - 18);
+	assert_non_null(strstr(buf, "\r\nContent-Length: 10\r\n"));
+}
+
+static void
 test_continue(void **state)
 {
 	char buf[32];
@@ -181,6 +203,7 @@ main(void)
 		cmocka_unit_test(test_head_ok_keep_alive),
 		cmocka_unit_test(test_head_error_close_extra),
 		cmocka_unit_test(test_head_no_body_no_type),
+		cmocka_unit_test(test_head_length_digits),
 		cmocka_unit_test(test_continue),
 		cmocka_unit_test(test_reasons),
 		cmocka_unit_test(test_json_error_escaping),

@@ -2,6 +2,8 @@
  * Copyright(c) 2026 ffn-shard authors
  */
 
+#include <ftw.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -26,6 +28,24 @@ rig_eal_init(const char *prefix)
 
 	snprintf(fp, sizeof(fp), "--file-prefix=%s", prefix);
 	return rte_eal_init(RTE_DIM(argv) - 1, argv);
+}
+
+static int
+rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb; (void)flag; (void)ftw;
+	return remove(path);
+}
+
+void
+rig_eal_fini(void)
+{
+	char dir[PATH_MAX];
+
+	snprintf(dir, sizeof(dir), "%s", rte_eal_get_runtime_dir());
+	rte_eal_cleanup();
+	/* EAL leaves its runtime directory behind; it is ours alone. */
+	nftw(dir, rm_one, 8, FTW_DEPTH | FTW_PHYS);
 }
 
 int

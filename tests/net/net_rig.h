@@ -38,6 +38,8 @@ struct rig {
 extern const struct rte_ether_addr rig_peer_mac;
 
 int rig_eal_init(const char *prefix);
+/* rte_eal_cleanup() and removal of the EAL runtime directory. */
+void rig_eal_fini(void);
 /* conf may be NULL for the defaults above; garp is consumed. */
 int rig_open(struct rig *r, const struct net_port_conf *conf);
 void rig_close(struct rig *r);

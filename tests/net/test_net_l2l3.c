@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include <rte_arp.h>
+#include <rte_eal.h>
 #include <rte_icmp.h>
 #include <rte_ip.h>
 #include <rte_tcp.h>
@@ -733,6 +734,7 @@ int
 main(void)
 {
 	char prefix[64];
+	int rc;
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_garp_on_first_poll),
 		cmocka_unit_test_setup_teardown(test_arp_request_answered,
@@ -775,5 +777,7 @@ main(void)
 		fprintf(stderr, "EAL init failed\n");
 		return 1;
 	}
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	rc = cmocka_run_group_tests(tests, NULL, NULL);
+	rig_eal_fini();
+	return rc;
 }

@@ -111,6 +111,27 @@ test_worked_single_request(void **state)
 		    x[3] == 3.0f);
 	/* dst too small */
 	assert_int_equal(wire_req_payload_f32(&r, x, 3), -ENOSPC);
+	/* the aligned f32 payload can be used where it is */
+	{
+		uint32_t al[16];
+		const float *v;
+
+		memcpy(al, body, n);
+		assert_int_equal(wire_req_decode(&r, al, n, WIRE_FMT_F32, &e),
+				 0);
+		v = wire_req_payload_view(&r);
+		assert_ptr_equal(v, (const float *)(al + 4));
+		assert_true(v[0] == 1.0f && v[3] == 3.0f);
+		/* not at an odd address, not for f16 */
+		memcpy((uint8_t *)al + 1, body, n);
+		assert_int_equal(wire_req_decode(&r, (uint8_t *)al + 1, n,
+						 WIRE_FMT_F32, &e), 0);
+		assert_null(wire_req_payload_view(&r));
+		memcpy(al, body, n);
+		assert_int_equal(wire_req_decode(&r, al, n, WIRE_FMT_F16, &e),
+				 0);
+		assert_null(wire_req_payload_view(&r));
+	}
 }
 
 static void

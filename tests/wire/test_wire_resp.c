@@ -242,6 +242,21 @@ test_slot_geometry_and_in_place(void **state)
 						ref, in, seq, h);
 				}
 				assert_int_equal(iov.iov_len, 12 + plen);
+				/* quant.h: from the i8 dst, the buffer holds
+				 * QUANT_I8_HEADROOM(rows) + 4 * rows * n */
+				if (fmt == WIRE_FMT_I8) {
+					uint8_t *dst = (uint8_t *)iov.iov_base + 12;
+
+					assert_ptr_equal(dst +
+						QUANT_I8_HEADROOM(seq), rows);
+					assert_true(dst + QUANT_I8_HEADROOM(seq) +
+						    4 * m <= slot + sz);
+				} else {
+					assert_true((uint8_t *)rows + 4 * m <=
+						    slot + sz);
+					assert_ptr_equal((uint8_t *)iov.iov_base
+							 + 12, rows);
+				}
 				assert_memory_equal((uint8_t *)iov.iov_base + 12,
 						    ref, plen);
 				free(ref);

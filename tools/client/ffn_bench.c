@@ -44,6 +44,7 @@ struct run {
 	float *resid;		/* [steps][nl][H] after each layer */
 	double *ynorm_max;	/* [nl] max |y| */
 	uint64_t *y_over, *h_over;	/* [nl] values beyond f16 range */
+	uint64_t *nonfin;	/* [nl] non-finite residual values */
 	double *hnorm;		/* [nl] sum of |h| over steps */
 	uint64_t body_bytes, wire_bytes, fallbacks;
 	double wall_ms, server_ms;
@@ -300,6 +301,8 @@ run_model(struct run *r, const struct run *base)
 				h[i] += y[i];
 				if (!(fabsf(h[i]) <= LC_F16_MAX))
 					r->h_over[j]++;
+				if (!isfinite(h[i]))
+					r->nonfin[j]++;
 				n2 += (double)h[i] * h[i];
 			}
 			r->hnorm[j] += sqrt(n2);
@@ -365,14 +368,18 @@ run_new(enum lc_fmt fmt, enum lc_fmt rfmt, uint32_t token)
 	r->hnorm = calloc(nl, sizeof(double));
 	r->y_over = calloc(nl, sizeof(uint64_t));
 	r->h_over = calloc(nl, sizeof(uint64_t));
+	r->nonfin = calloc(nl, sizeof(uint64_t));
 	if (!r->tokens || !r->top || !r->resid || !r->ynorm_max ||
-	    !r->hnorm || !r->y_over || !r->h_over)
+	    !r->hnorm || !r->y_over || !r->h_over || !r->nonfin)
 		return NULL;
 	r->tokens[0] = token;
 	return r;
 }
 
-/* ||h - h32|| / ||h32|| after layer j at step s. */
+/*
+ * ||h - h32|| / ||h32|| after layer j at step s; +Inf when either side
+ * holds a non-finite value (an f16 overflow propagates as Inf/NaN).
+ */
 static double
 rel_err(const struct run *r, const struct run *b, uint32_t s, uint32_t j)
 {
@@ -387,6 +394,8 @@ rel_err(const struct run *r, const struct run *b, uint32_t s, uint32_t j)
 		e2 += d * d;
 		n2 += (double)c[i] * c[i];
 	}
+	if (!isfinite(e2) || !isfinite(n2))
+		return INFINITY;
 	return n2 > 0 ? sqrt(e2 / n2) : sqrt(e2);
 }
 
@@ -447,6 +456,23 @@ main(int argc, char **argv)
 		}
 		if (H == 0)
 			H = h;
+	}
+	/* Every shard must serve the same model width. */
+	for (i = 0; i < nshards; i++) {
+		uint32_t h = 0, nlay = 0;
+
+		if (lc_http_stats(&shards[i].http, &h, &nlay) < 0) {
+			fprintf(stderr, "ffn-bench: %s\n", shards[i].http.err);
+			return 1;
+		}
+		if (h != H) {
+			fprintf(stderr, "ffn-bench: shard %s:%s has hidden_size "
+				"%u, expected %u\n", shards[i].http.host,
+				shards[i].http.port, h, H);
+			return 1;
+		}
+		if (model_layers == 0)
+			model_layers = nlay;
 	}
 	if (nl == 0) {	/* one bare URL: every layer of the model */
 		shards[0].last = model_layers ? model_layers - 1 : 0;
@@ -510,12 +536,15 @@ main(int argc, char **argv)
 	}
 	base = runs[0];
 	printf("\nformat req  top1    top5-set top5-ovl  max-rel   mean-rel  "
-	       "body B/tok wire B/tok wall ms/tok srv ms/tok\n");
+	       "body B/tok wire B/tok wall ms/tok srv ms/tok non-finite\n");
 	for (i = 0; i < nruns; i++) {
 		struct run *r = runs[i];
 		uint32_t t1 = 0, t5 = 0, ov = 0, k5 = topk < 5 ? topk : 5;
 		double mx = 0, sum = 0;
+		uint64_t nf = 0;
 
+		for (j = 0; j < nl; j++)
+			nf += r->nonfin[j];
 		for (s = 0; s < steps; s++) {
 			const uint32_t *a = r->top + (size_t)s * topk;
 			const uint32_t *b = base->top + (size_t)s * topk;
@@ -537,12 +566,12 @@ main(int argc, char **argv)
 			}
 		}
 		printf("%-6s %-4s %3u/%-3u %3u/%-3u %6.3f  %9.3g %9.3g %10.1f "
-		       "%10.1f %11.3f %10.3f%s\n", lc_fmt_name(r->fmt),
+		       "%10.1f %11.3f %10.3f %10llu%s\n", lc_fmt_name(r->fmt),
 		       lc_fmt_name(r->rfmt), t1, steps, t5, steps,
 		       (double)ov / (steps * k5), mx, sum / (steps * nl),
 		       (double)r->body_bytes / steps,
 		       (double)r->wire_bytes / steps, r->wall_ms / steps,
-		       r->server_ms / steps,
+		       r->server_ms / steps, (unsigned long long)nf,
 		       r->fallbacks ? "  (server fell back: format not "
 		       "enabled)" : "");
 	}
@@ -568,6 +597,9 @@ main(int argc, char **argv)
 				sum += e;
 			}
 			printf("  %9.3g/%-9.3g", mx, sum / steps);
+			if (runs[i]->nonfin[j])
+				printf(" !%llu non-finite", (unsigned long long)
+				       runs[i]->nonfin[j]);
 		}
 		printf("%s\n", base->y_over[j] || base->h_over[j] ?
 		       "  <- beyond f16 range" : "");

@@ -27,13 +27,17 @@ usage(void)
 "         [--wire f32|f16|i8] [--request-wire f32|f16|i8] [--batch]\n"
 "         [--seq-len S] [--hidden H] --input FILE | --random SEED\n"
 "         [--out FILE] [--verify MODEL_DIR] [--max-err R] [--show N]\n"
+"         [--json] [--repeat N]\n"
 "  --wire         response format asked for in Accept (default f32)\n"
 "  --request-wire format of the request body (default f32)\n"
 "  --hidden       else read from GET /v1/stats hidden_size\n"
 "  --input        seq_len x hidden raw little-endian f32\n"
 "  --out          write the decoded outputs, raw f32, results in order\n"
 "  --verify       recompute locally; report max abs / relative error\n"
-"  --max-err      with --verify: exit 3 when max|err|/max|ref| > R\n");
+"  --max-err      with --verify: exit 3 when max|err|/max|ref| > R\n"
+"  --json         use the JSON path (spec/wire.md §6, full output)\n"
+"  --repeat       send the request N times on one kept-alive connection,\n"
+"                 report wall/server latency min/p50/max; last is shown\n");
 	exit(2);
 }
 
@@ -67,6 +71,14 @@ rng_normal(void)
 	if (u < 1e-300)
 		u = 1e-300;
 	return (float)(sqrt(-2 * log(u)) * cos(2 * M_PI * w));
+}
+
+static int
+cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
 }
 
 static int
@@ -126,12 +138,16 @@ main(int argc, char **argv)
 		{ "verify", required_argument, NULL, 'v' },
 		{ "max-err", required_argument, NULL, 'e' },
 		{ "show", required_argument, NULL, 'n' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "repeat", required_argument, NULL, 'N' },
 		{ NULL, 0, NULL, 0 }
 	};
 	const char *input = NULL, *out_path = NULL, *verify = NULL, *url;
 	uint32_t layers[MAX_LAYERS], nlayers = 0, seq = 1, hidden = 0, i;
 	int wire = LC_F32, rwire = LC_F32, batch = 0, have_seed = 0, c, rc;
-	double max_err = -1, t0, wall;
+	double max_err = -1, t0, wall, *walls, *srvs;
+	unsigned repeat = 1, it;
+	int json = 0;
 	unsigned show = 8;
 	struct lc_http_resp resp;
 	struct lc_response dec;
@@ -184,12 +200,18 @@ main(int argc, char **argv)
 		case 'n':
 			show = strtoul(optarg, NULL, 10);
 			break;
+		case 'j':
+			json = 1;
+			break;
+		case 'N':
+			repeat = strtoul(optarg, NULL, 10);
+			break;
 		default:
 			usage();
 		}
 	}
 	if (optind != argc - 1 || nlayers == 0 || wire < 0 || rwire < 0 ||
-	    (input == NULL) == !have_seed)
+	    (input == NULL) == !have_seed || repeat == 0)
 		usage();
 	url = argv[optind];
 	if (lc_http_init(&http, url) < 0) {
@@ -210,43 +232,85 @@ main(int argc, char **argv)
 		for (i = 0; i < seq * hidden; i++)
 			x[i] = rng_normal();
 	}
-	blen = 8 + 4 * nlayers + 12 + lc_payload_bytes(rwire, seq, hidden);
-	body = malloc(blen);
+	if (json) {
+		size_t jl;
+
+		body = (uint8_t *)lc_json_request(layers, nlayers, seq, hidden,
+						  x, &jl);
+		blen = jl;
+		rwire = LC_F32;	/* JSON carries the input exactly */
+	} else {
+		blen = 8 + 4 * nlayers + 12 +
+			lc_payload_bytes(rwire, seq, hidden);
+		body = malloc(blen);
+		if (body != NULL)
+			blen = lc_encode_request(body, blen, layers, nlayers,
+						 batch, seq, hidden, x, rwire);
+	}
 	if (body == NULL)
 		return 1;
-	blen = lc_encode_request(body, blen, layers, nlayers, batch, seq,
-				 hidden, x, rwire);
-	t0 = now_ms();
-	rc = lc_http_request(&http, "POST", "/v1/walk-ffn", lc_fmt_ctype(rwire),
-			     lc_fmt_accept(wire), body, blen, &resp);
-	wall = now_ms() - t0;
-	if (rc < 0) {
-		fprintf(stderr, "ffn-client: POST /v1/walk-ffn: %s\n",
-			http.err);
+	walls = calloc(repeat, sizeof(double));
+	srvs = calloc(repeat, sizeof(double));
+	if (walls == NULL || srvs == NULL)
 		return 1;
+	/* --repeat: the same request again over the kept-alive connection. */
+	for (it = 0; it < repeat; it++) {
+		if (it > 0)
+			lc_response_free(&dec);
+		t0 = now_ms();
+		rc = lc_http_request(&http, "POST", "/v1/walk-ffn",
+				     json ? "application/json" :
+				     lc_fmt_ctype(rwire),
+				     json ? NULL : lc_fmt_accept(wire), body,
+				     blen, &resp);
+		walls[it] = now_ms() - t0;
+		if (rc < 0) {
+			fprintf(stderr, "ffn-client: POST /v1/walk-ffn: %s\n",
+				http.err);
+			return 1;
+		}
+		if (resp.status != 200) {
+			printf("status %d  content-type %s\n", resp.status,
+			       resp.ctype);
+			printf("body %.*s\n", (int)resp.body_len, resp.body);
+			return 1;
+		}
+		if (json)
+			rc = lc_json_decode(&dec, resp.body, resp.body_len, err,
+					    sizeof(err));
+		else
+			rc = lc_decode_response(&dec, resp.body, resp.body_len,
+						lc_fmt_of_ctype(resp.ctype),
+						hidden, err, sizeof(err));
+		if (rc < 0) {
+			fprintf(stderr, "ffn-client: %s\n", err);
+			return 1;
+		}
+		srvs[it] = dec.latency_ms;
 	}
+	wall = walls[repeat - 1];
 	printf("status %d  content-type %s\n", resp.status, resp.ctype);
-	if (resp.status != 200) {
-		printf("body %.*s\n", (int)resp.body_len, resp.body);
-		return 1;
-	}
-	if (lc_fmt_of_ctype(resp.ctype) != (enum lc_fmt)wire)
+	if (!json && lc_fmt_of_ctype(resp.ctype) != (enum lc_fmt)wire)
 		printf("note: asked for %s, server answered %s\n",
 		       lc_fmt_name(wire),
 		       lc_fmt_name(lc_fmt_of_ctype(resp.ctype)));
-	rc = lc_decode_response(&dec, resp.body, resp.body_len,
-				lc_fmt_of_ctype(resp.ctype), hidden, err,
-				sizeof(err));
-	if (rc < 0) {
-		fprintf(stderr, "ffn-client: %s\n", err);
-		return 1;
+	if (repeat > 1) {
+		qsort(walls, repeat, sizeof(double), cmp_double);
+		qsort(srvs, repeat, sizeof(double), cmp_double);
+		printf("repeat   %u requests on %s connection(s): wall min "
+		       "%.3f p50 %.3f max %.3f ms; server p50 %.3f ms\n",
+		       repeat, http.connects > 1 ? "several" : "one",
+		       walls[0], walls[repeat / 2], walls[repeat - 1],
+		       srvs[repeat / 2]);
 	}
 	printf("request  %s  %zu body bytes, %zu on the wire\n",
-	       lc_fmt_name(rwire), (size_t)blen, resp.req_len);
-	printf("response %s  %zu body bytes, %zu on the wire  (%s frame, "
-	       "%u results)\n", lc_fmt_name(lc_fmt_of_ctype(resp.ctype)),
+	       json ? "json" : lc_fmt_name(rwire), (size_t)blen, resp.req_len);
+	printf("response %s  %zu body bytes, %zu on the wire  (%s %s, "
+	       "%u results)\n", json ? "json" :
+	       lc_fmt_name(lc_fmt_of_ctype(resp.ctype)),
 	       resp.body_len, resp.head_len + resp.body_len,
-	       dec.batch ? "batch" : "single", dec.n);
+	       dec.batch ? "batch" : "single", json ? "object" : "frame",
+	       dec.n);
 	printf("latency  server %.3f ms  wall %.3f ms\n", dec.latency_ms,
 	       wall);
 	for (i = 0; i < dec.n; i++) {

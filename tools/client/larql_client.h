@@ -77,6 +77,17 @@ int lc_decode_response(struct lc_response *out, const void *body,
 		       char *err, size_t errlen);
 void lc_response_free(struct lc_response *r);
 
+/**
+ * A §6 JSON request in full-output mode ("layers", "residual", "seq_len",
+ * "full_output": true), malloc'd; NULL when out of memory.
+ */
+char *lc_json_request(const uint32_t *layers, uint32_t nlayers,
+		      uint32_t seq_len, uint32_t hidden, const float *x,
+		      size_t *len);
+/** Decode a §6 full-output JSON response (one result or "results"). */
+int lc_json_decode(struct lc_response *r, const void *body, size_t len,
+		   char *err, size_t errlen);
+
 /* ---- HTTP/1.1 client -------------------------------------------------- */
 
 struct lc_http {
@@ -89,6 +100,7 @@ struct lc_http {
 	uint64_t bytes_out;	/**< everything written, headers included */
 	uint64_t bytes_in;
 	unsigned requests;	/**< on the current connection */
+	unsigned connects;	/**< connections opened so far */
 };
 
 struct lc_http_resp {

@@ -137,6 +137,7 @@ http_connect(struct lc_http *c)
 	}
 	c->fd = fd;
 	c->requests = 0;
+	c->connects++;
 	return 0;
 }
 
@@ -166,11 +167,12 @@ read_more(struct lc_http *c, size_t want)
 {
 	ssize_t r;
 
-	if (c->cap - c->len < want) {
+	/* One spare byte keeps the buffer NUL-terminated for sscanf. */
+	if (c->cap - c->len < want + 1) {
 		size_t ncap = c->cap ? c->cap : 16384;
 		uint8_t *nb;
 
-		while (ncap - c->len < want)
+		while (ncap - c->len < want + 1)
 			ncap *= 2;
 		nb = realloc(c->buf, ncap);
 		if (nb == NULL)
@@ -179,12 +181,13 @@ read_more(struct lc_http *c, size_t want)
 		c->cap = ncap;
 	}
 	do {
-		r = recv(c->fd, c->buf + c->len, c->cap - c->len, 0);
+		r = recv(c->fd, c->buf + c->len, c->cap - c->len - 1, 0);
 	} while (r < 0 && errno == EINTR);
 	if (r < 0)
 		return fail(c, -errno, "recv from %s:%s: %s", c->host,
 			    c->port, strerror(errno));
 	c->len += r;
+	c->buf[c->len] = '\0';
 	c->bytes_in += r;
 	return r;
 }

@@ -12,6 +12,7 @@ PKGS=(
 	libopenblas-dev libnuma-dev libcmocka-dev libjson-c-dev
 	iproute2 ethtool curl wrk tcpdump procps kmod
 	python3 python3-numpy python3-scapy
+	iputils-ping arping
 )
 
 missing=()

@@ -11,7 +11,7 @@
 `example` is the hand-checkable model of vindex.md §3. `random` draws
 weights ~ N(0, 1/sqrt(fan_in)), so outputs stay O(1) at any size; --vocab
 adds embeddings.bin [V, H] f32 (what ffn-bench uses as embeddings and tied
-LM head).
+LM head); --down-scale L:F scales one layer's W_down (outliers).
 """
 
 import argparse
@@ -117,12 +117,20 @@ def main(argv=None):
     ap.add_argument("--layers", type=int, default=4)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--vocab", type=int, default=0)
+    ap.add_argument("--down-scale", action="append", default=[],
+                    metavar="L:F", help="multiply layer L's W_down by F "
+                    "(outliers, e.g. beyond the f16 range)")
     a = ap.parse_args(argv)
     if a.kind == "example":
         layers = EXAMPLE
         emb = None
     else:
         layers = random_layers(a.hidden, a.features, a.layers, a.seed)
+        for spec in a.down_scale:
+            L, _, f = spec.partition(":")
+            G, U, Wd = layers[int(L)]
+            layers[int(L)] = (G, U, (Wd * np.float32(float(f))).astype(
+                np.float32))
         emb = None
         if a.vocab:
             rng = np.random.default_rng(a.seed + 1000)

@@ -297,6 +297,30 @@ class TestChecks(unittest.TestCase):
         self.assertEqual(c("*/*", True, True), "f32")
 
 
+class TestEnvironment(unittest.TestCase):
+    """§5.1: the server reads LARQL_I8_WIRE / LARQL_F16_WIRE_DISABLE by
+    presence; defaults f16 on, i8 off."""
+
+    def shard(self, env):
+        saved = dict(os.environ)
+        for k in ("LARQL_I8_WIRE", "LARQL_F16_WIRE_DISABLE"):
+            os.environ.pop(k, None)
+        os.environ.update(env)
+        try:
+            with tempfile.TemporaryDirectory() as tmp:
+                mkmodel.write(tmp, mkmodel.EXAMPLE, "features")
+                return server.Shard(tmp, None)
+        finally:
+            os.environ.clear()
+            os.environ.update(saved)
+
+    def test_defaults_and_presence(self):
+        s = self.shard({})
+        self.assertEqual((s.i8, s.f16), (False, True))
+        s = self.shard({"LARQL_I8_WIRE": "", "LARQL_F16_WIRE_DISABLE": "0"})
+        self.assertEqual((s.i8, s.f16), (True, False))
+
+
 class TestServer(unittest.TestCase):
     """server.py over a real socket: routes, negotiation, keep-alive."""
 

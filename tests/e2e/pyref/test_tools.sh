@@ -14,6 +14,7 @@
 #   the §5.3 bound of the response format (f32 1e-5, f16 2^-11, i8 1/254
 #   of the largest value);
 # - negotiation: i8 asked of a server without LARQL_I8_WIRE answers f16;
+# - the §6 JSON path; 30 requests on one kept-alive connection;
 # - a §4 error comes back as a non-zero exit with the status;
 # - ffn-bench over two shards with --assert-topk-match.
 set -u
@@ -102,8 +103,40 @@ for m in example llama gemma dense16 feat16; do
 			done
 		done
 	done
+	# §6 JSON path, full output, several rows and layers.
+	out=$(timeout 20 "$CLIENT" "$url" --json --layers 1,0 --seq-len 2 \
+		--random 9 --verify "$TMP/$m" --max-err 1e-5 2>&1)
+	if [ $? -eq 0 ] && echo "$out" | grep -q '^verify   ok'; then
+		ok "client $m json --layers 1,0 --seq-len 2"
+	else
+		bad "client $m json"; echo "$out"
+	fi
 	port=$((port + 1))
 done
+
+# --input/--out on the §3 example: x = [1, -2, 0.5, 3] gives the table.
+"$PY" -c "import numpy as np; np.array([1,-2,0.5,3],'<f4').tofile('$TMP/x.bin')"
+out=$(timeout 20 "$CLIENT" http://127.0.0.1:18200 --layers 0,1 --hidden 4 \
+	--input "$TMP/x.bin" --out "$TMP/y.bin" 2>&1)
+if [ $? -eq 0 ] && "$PY" -c "
+import numpy as np, sys
+y = np.fromfile('$TMP/y.bin', '<f4')
+want = [1.827646, 0.9536234, -6.794814, -4.013545,
+        0.6224593, 0, 0.6131809, -8.573167]
+sys.exit(0 if np.allclose(y, want, rtol=2e-6, atol=1e-6) else 1)"; then
+	ok "client --input/--out: vindex.md §3 table, layers 0 and 1"
+else
+	bad "client --input/--out"; echo "$out"
+fi
+
+# Keep-alive: 30 requests on one connection, each answer still right.
+out=$(timeout 30 "$CLIENT" http://127.0.0.1:18201 --layer 3 --wire f16 \
+	--random 2 --repeat 30 --verify "$TMP/llama" --max-err 4.9e-4 2>&1)
+if [ $? -eq 0 ] && echo "$out" | grep -q 'repeat   30 requests on one conn'; then
+	ok "client: 30 requests on one kept-alive connection"
+else
+	bad "client: keep-alive"; echo "$out"
+fi
 
 # §5.1: i8 asked, i8 not enabled -> f16, silently.
 serve $port "$TMP/llama" ""

@@ -1,0 +1,392 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 ffn-shard authors
+ *
+ * ffn-shard: the appliance. One config file describes EAL, ports and shard
+ * units (lib/conf); everything is validated and loaded before any lcore
+ * starts (as DPDK's l3fwd does), then network and worker lcores run the
+ * data path of lib/shard until SIGINT/SIGTERM.
+ *
+ *   ffn-shard -c FILE                   run
+ *   ffn-shard [EAL args] -- -c FILE     run, EAL args replace [eal] args
+ *   ffn-shard --check -c FILE           validate (EAL too) and print plan
+ *   ffn-shard --check-static -c FILE    validate the file alone (no EAL),
+ *                                       e.g. for another host's config
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_launch.h>
+#include <rte_lcore.h>
+#include <rte_log.h>
+
+#include "conf.h"
+#include "quant.h"
+#include "net.h"
+#include "shard_server.h"
+
+#define EAL_ARGV_MAX 64
+#define DRAIN_MS 5000
+
+static struct conf conf;
+static struct shard_unit units[CONF_MAX_UNITS];
+static struct shard_srv_unit *srv_units[CONF_MAX_UNITS];
+static struct net_port *ports[CONF_MAX_PORTS];
+static volatile sig_atomic_t got_signal;
+
+/* What each lcore runs. */
+static struct {
+	int (*fn)(void *);
+	void *arg;
+} role[RTE_MAX_LCORE];
+
+static void
+on_signal(int sig)
+{
+	got_signal = sig;
+	shard_server_stop(DRAIN_MS);
+}
+
+static void
+usage(const char *argv0)
+{
+	fprintf(stderr,
+		"usage: %s [EAL args --] -c FILE [--check | --check-static]\n"
+		"  -c FILE          appliance config (configs/*.conf)\n"
+		"  --check          validate everything (starts EAL, reads the\n"
+		"                   models' index.json) and print the plan\n"
+		"  --check-static   validate the file only, print the plan\n",
+		argv0);
+}
+
+/* conf_facts: the model's layer count from its index.json. */
+static int
+model_layers(const char *dir, void *arg, char *why, size_t whylen)
+{
+	char path[CONF_STR_MAX + 16];
+	struct json_object *o, *n;
+	int layers;
+
+	(void)arg;
+	snprintf(path, sizeof(path), "%s/index.json", dir);
+	o = json_object_from_file(path);
+	if (o == NULL) {
+		snprintf(why, whylen, "cannot read %s: %s", path,
+			 json_util_get_last_err() ?
+			 json_util_get_last_err() : "unknown error");
+		return -ENOENT;
+	}
+	if (!json_object_object_get_ex(o, "num_layers", &n) ||
+	    !json_object_is_type(n, json_type_int) ||
+	    (layers = json_object_get_int(n)) <= 0) {
+		snprintf(why, whylen, "%s: num_layers missing or not a "
+			 "positive integer", path);
+		json_object_put(o);
+		return -EINVAL;
+	}
+	json_object_put(o);
+	return layers;
+}
+
+static uint32_t
+prefix_mask_be(uint8_t prefix)
+{
+	return htonl(prefix == 0 ? 0 : 0xffffffffu << (32 - prefix));
+}
+
+static int
+start_ports(void)
+{
+	for (unsigned int i = 0; i < conf.n_ports; i++) {
+		const struct conf_port *cp = &conf.ports[i];
+		struct net_port_conf pc;
+		uint16_t port_id;
+		int rc;
+
+		if (conf_eal_port_id(cp->device, &port_id) < 0) {
+			fprintf(stderr, "%s: [%s] device: \"%s\": no such "
+				"DPDK port\n", conf.path, cp->section,
+				cp->device);
+			return -ENODEV;
+		}
+		memset(&pc, 0, sizeof(pc));
+		pc.port_id = port_id;
+		pc.nb_queues = cp->rx_queues;
+		pc.mtu = cp->mtu;
+		pc.ip_be = htonl(cp->addr);
+		pc.netmask_be = prefix_mask_be(cp->prefix);
+		pc.gateway_be = htonl(cp->gateway);
+		pc.vlan = cp->vlan != 0;
+		pc.vlan_id = cp->vlan;
+		rc = net_port_init(&pc, &ports[cp->index]);
+		if (rc < 0) {
+			fprintf(stderr, "%s: [%s]: net_port_init(%s): %s\n",
+				conf.path, cp->section, cp->device,
+				strerror(-rc));
+			return rc;
+		}
+	}
+	return 0;
+}
+
+static int
+load_units(void)
+{
+	for (unsigned int i = 0; i < conf.n_units; i++) {
+		const struct conf_unit *cu = &conf.units[i];
+		struct shard_unit_conf uc = {
+			.name = cu->name,
+			.model_dir = cu->model,
+			.first_layer = (int)cu->layer_first,
+			.last_layer = (int)cu->layer_last,
+			.numa_node = cu->numa_node,
+			.wire = { .f16 = cu->f16, .i8 = cu->i8 },
+			.api_key = cu->has_api_key ? cu->api_key : NULL,
+			.batch_max_rows = cu->batch_max_rows,
+			.batch_wait_us = cu->batch_wait_us,
+		};
+		struct shard_limits lim = {
+			.max_body = cu->max_body,
+			.max_header = cu->max_header,
+			.max_connections = cu->max_connections,
+			.pipeline_depth = cu->pipeline_depth,
+			.idle_timeout_ms = cu->idle_timeout_ms,
+			.header_timeout_ms = cu->header_timeout_ms,
+		};
+		char err[512];
+		int rc;
+
+		rc = shard_unit_init(&units[i], &uc, err, sizeof(err));
+		if (rc < 0) {
+			fprintf(stderr, "%s: [%s] model: \"%s\": %s\n",
+				conf.path, cu->section, cu->model, err);
+			return rc;
+		}
+		units[i].q6k_layout = cu->q6k_layout == CONF_Q6K_GGML ?
+				      "ggml" : "private";
+		units[i].metrics_enabled = conf.metrics;
+		units[i].metrics_extra = shard_server_metrics;
+		srv_units[i] = shard_srv_unit_create(&units[i], cu->listen,
+						     &lim, cu->numa_node);
+		if (srv_units[i] == NULL) {
+			fprintf(stderr, "%s: [%s]: cannot allocate its "
+				"memory on node %d: %s\n", conf.path,
+				cu->section, cu->numa_node,
+				rte_strerror(rte_errno));
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+static int
+setup_lcores(void)
+{
+	/* Workers first: a unit with workers routes jobs through its ring,
+	 * which must exist before the network lcores look at it. */
+	for (unsigned int i = 0; i < conf.n_units; i++) {
+		const struct conf_unit *cu = &conf.units[i];
+
+		if (cu->single_lcore)
+			continue;
+		for (unsigned int l = conf_lcores_next(&cu->worker_lcores, 0);
+		     l < CONF_MAX_LCORE;
+		     l = conf_lcores_next(&cu->worker_lcores, l + 1)) {
+			struct shard_worker *w =
+				shard_worker_create(l, srv_units[i]);
+
+			if (w == NULL) {
+				fprintf(stderr, "%s: [%s] worker_lcores: "
+					"lcore %u: setup failed: %s\n",
+					conf.path, cu->section, l,
+					rte_strerror(rte_errno));
+				return -ENOMEM;
+			}
+			role[l].fn = shard_worker_run;
+			role[l].arg = w;
+		}
+	}
+	for (unsigned int pi = 0; pi < conf.n_ports; pi++) {
+		const struct conf_port *cp = &conf.ports[pi];
+		struct shard_srv_unit *on_port[CONF_MAX_UNITS];
+		unsigned int n = 0;
+		uint16_t queue = 0;
+
+		for (unsigned int i = 0; i < conf.n_units; i++)
+			if (conf.units[i].port == cp->index)
+				on_port[n++] = srv_units[i];
+		for (unsigned int i = 0; i < conf.n_units; i++) {
+			const struct conf_unit *cu = &conf.units[i];
+
+			if (cu->port != cp->index)
+				continue;
+			for (unsigned int l =
+			     conf_lcores_next(&cu->net_lcores, 0);
+			     l < CONF_MAX_LCORE;
+			     l = conf_lcores_next(&cu->net_lcores, l + 1)) {
+				struct shard_netlc *lc = shard_netlc_create(l,
+					ports[cp->index], queue++, on_port, n);
+
+				if (lc == NULL) {
+					fprintf(stderr, "%s: [%s] net_lcores: "
+						"lcore %u: setup failed\n",
+						conf.path, cu->section, l);
+					return -ENOMEM;
+				}
+				role[l].fn = shard_netlc_run;
+				role[l].arg = lc;
+			}
+		}
+	}
+	return 0;
+}
+
+static void
+print_serving(void)
+{
+	for (unsigned int i = 0; i < conf.n_units; i++) {
+		const struct conf_unit *cu = &conf.units[i];
+		const struct conf_port *cp = conf_port_by_index(&conf,
+								cu->port);
+		const struct ffn_info *fi = ffn_model_info(units[i].model);
+		struct in_addr a = { .s_addr = htonl(cp->addr) };
+
+		printf("ffn-shard: [%s] serving layers %u-%u of %u (%s, %s, "
+		       "hidden %u) on %s:%u, %s mode, kernels %s\n",
+		       cu->section, fi->first_layer, fi->last_layer,
+		       fi->num_layers, fi->model_type, fi->dtype, fi->hidden,
+		       inet_ntoa(a), cu->listen,
+		       cu->single_lcore ? "single-lcore" : "worker",
+		       ffn_isa_name(ffn_active_isa()));
+	}
+	fflush(stdout);
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "check", no_argument, NULL, 'k' },
+		{ "check-static", no_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	char err[CONF_ERR_MAX + 256], eal_buf[CONF_STR_MAX];
+	char *eal_argv[EAL_ARGV_MAX];
+	int eal_argc = 0, app_first = 1, check = 0, check_static = 0;
+	const char *path = NULL;
+	unsigned int main_lcore;
+	int c, rc;
+
+	/* "ffn-shard [EAL args] -- -c FILE": EAL args from the command line. */
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], "--") == 0) {
+			app_first = i + 1;
+			eal_argc = i;
+			break;
+		}
+	optind = app_first;
+	while ((c = getopt_long(argc, argv, "c:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'c': path = optarg; break;
+		case 'k': check = 1; break;
+		case 's': check_static = 1; break;
+		case 'h': usage(argv[0]); return 0;
+		default: usage(argv[0]); return 2;
+		}
+	}
+	if (path == NULL || optind < argc) {
+		usage(argv[0]);
+		return 2;
+	}
+	rc = conf_load(path, &conf, err, sizeof(err));
+	if (rc < 0) {
+		fprintf(stderr, "ffn-shard: %s\n", err);
+		return 1;
+	}
+	conf_apply_wire_env(&conf, NULL);
+	if (check_static) {
+		conf_print_plan(&conf, stdout);
+		return 0;
+	}
+	if (eal_argc > 0) {
+		for (int i = 0; i < eal_argc && i < EAL_ARGV_MAX; i++)
+			eal_argv[i] = argv[i];
+	} else {
+		eal_argc = conf_eal_argv(&conf, argv[0], eal_buf, eal_argv,
+					 EAL_ARGV_MAX);
+		if (eal_argc < 0) {
+			fprintf(stderr, "ffn-shard: %s: [eal] args: more than "
+				"%d arguments\n", conf.path, EAL_ARGV_MAX);
+			return 1;
+		}
+	}
+	rc = rte_eal_init(eal_argc, eal_argv);
+	if (rc < 0) {
+		fprintf(stderr, "ffn-shard: %s: [eal] args: rte_eal_init "
+			"failed: %s (EAL's messages above say why)\n",
+			conf.path, rte_strerror(rte_errno));
+		return 1;
+	}
+	{
+		struct conf_facts f = {
+			.lcore_socket = conf_eal_lcore_socket,
+			.port_exists = conf_eal_port_exists,
+			.model_layers = model_layers,
+		};
+
+		rc = conf_check_runtime(&conf, &f, err, sizeof(err));
+		if (rc < 0) {
+			fprintf(stderr, "ffn-shard: %s\n", err);
+			rte_eal_cleanup();
+			return 1;
+		}
+	}
+	if (check) {
+		conf_print_plan(&conf, stdout);
+		printf("ffn-shard: %s: OK\n", conf.path);
+		rte_eal_cleanup();
+		return 0;
+	}
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	/* Pick the kernels now, before lcores share the dispatch tables. */
+	(void)quant_kernels_active();
+	if (load_units() < 0 || start_ports() < 0 || setup_lcores() < 0 ||
+	    net_telemetry_register() < 0) {
+		rte_eal_cleanup();
+		return 1;
+	}
+	print_serving();
+	main_lcore = rte_get_main_lcore();
+	RTE_LCORE_FOREACH_WORKER(c) {
+		if (role[c].fn != NULL)
+			rte_eal_remote_launch(role[c].fn, role[c].arg, c);
+	}
+	if (role[main_lcore].fn != NULL)
+		role[main_lcore].fn(role[main_lcore].arg);
+	else
+		while (!got_signal)
+			usleep(100000);
+	rte_eal_mp_wait_lcore();
+	if (got_signal)
+		printf("ffn-shard: signal %d: drained and stopped\n",
+		       (int)got_signal);
+	for (unsigned int i = 0; i < conf.n_ports; i++)
+		if (ports[conf.ports[i].index] != NULL)
+			net_port_close(ports[conf.ports[i].index]);
+	for (unsigned int i = 0; i < conf.n_units; i++)
+		shard_unit_fini(&units[i]);
+	conf_free(&conf);
+	rte_eal_cleanup();
+	return 0;
+}

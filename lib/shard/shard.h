@@ -1,0 +1,264 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 ffn-shard authors
+ */
+#ifndef FFN_SHARD_H
+#define FFN_SHARD_H
+
+/**
+ * @file
+ * A shard unit and the lifecycle of one request (spec/wire.md §2-§6),
+ * independent of how bytes arrive. The appliance (shard_server.h) and the
+ * offline tool ffn-frame run exactly this code:
+ *
+ *   shard_route()            method + path -> route, or 404 / 405
+ *   shard_handle()           a whole request -> response, on this thread
+ *   -- or, split across lcores (the appliance) --
+ *   shard_walk_prepare()     network lcore: decode + validate + allocate
+ *   shard_jobs_compute()     worker lcore: FFN for one or more jobs,
+ *                            rows of jobs at the same layer batched
+ *   shard_job_finish()       worker lcore: narrow in place, frame
+ *   shard_resp_release()     network lcore: after the last byte is acked
+ *
+ * The binary path allocates once per request (job memory: the f32 input
+ * when it cannot be read in place, the result slots, the iovecs) through
+ * the caller's struct shard_mem; the compute writes into the slots, which
+ * are narrowed in place and sent by reference (zero copy). The JSON path
+ * and the small routes allocate with malloc (not the fast path).
+ *
+ * Counters are per lcore (struct shard_stats, one writer each); readers
+ * sum them (shard_stats_sum), so the data path takes no lock.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "ffn.h"
+#include "wire.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Most lcores a unit keeps counters for (matches RTE_MAX_LCORE here). */
+#define SHARD_MAX_LCORE 128
+
+enum shard_route {
+	SHARD_R_NONE = 0,	/**< unknown path: 404 */
+	SHARD_R_WALK,		/**< POST /v1/walk-ffn */
+	SHARD_R_WALK_Q8K,	/**< POST /v1/walk-ffn-q8k (404 until served) */
+	SHARD_R_STATS,		/**< GET /v1/stats */
+	SHARD_R_HEALTH,		/**< GET /v1/health */
+	SHARD_R_METRICS,	/**< GET /metrics */
+	SHARD_R_COUNT
+};
+
+/** Exact statuses counted per route; others go to the last bucket. */
+#define SHARD_STATUSES(X) X(200) X(400) X(401) X(404) X(405) X(408) \
+	X(413) X(417) X(431) X(500) X(501) X(503) X(505)
+#define SHARD_N_STATUS 14
+
+/** Upper bounds (µs) of the compute-time histogram; last bucket +Inf. */
+#define SHARD_LAT_BUCKETS 12
+/** Upper bounds of the rows-per-compute-pass histogram; last +Inf. */
+#define SHARD_BATCH_BUCKETS 8
+
+/** One lcore's counters (written by that lcore only). */
+struct shard_stats {
+	uint64_t requests[SHARD_R_COUNT][SHARD_N_STATUS];
+	uint64_t walk_in[4];		/**< f32, f16, i8, json */
+	uint64_t walk_out[4];		/**< f32, f16, i8, json */
+	uint64_t walk_served;		/**< walk-ffn answered 200 */
+	uint64_t layers_computed;
+	uint64_t rows_computed;
+	uint64_t bytes_in;		/**< request bodies */
+	uint64_t bytes_out;		/**< response bodies */
+	uint64_t lat_hist[SHARD_LAT_BUCKETS];
+	double lat_sum_ms;
+	uint64_t batch_hist[SHARD_BATCH_BUCKETS];
+} __attribute__((aligned(64)));
+
+/** What a unit needs to exist (from the config's [shard NAME]). */
+struct shard_unit_conf {
+	const char *name;
+	const char *model_dir;
+	int first_layer, last_layer;	/**< -1: the model's whole range */
+	int numa_node;			/**< -1: local */
+	bool mmap_weights;		/**< fast start: serve from the files */
+	struct wire_opts wire;		/**< after config and environment */
+	const char *api_key;		/**< NULL: no auth */
+	uint64_t max_response;		/**< 0: 1 GiB */
+	unsigned int batch_max_rows;	/**< 0: 64 */
+	unsigned int batch_wait_us;
+};
+
+struct shard_unit {
+	char name[32];
+	struct ffn_model *model;
+	struct wire_model facts;
+	struct wire_opts wire;
+	char api_key[256];
+	size_t api_key_len;		/**< 0: no auth */
+	uint64_t max_response;
+	unsigned int batch_max_rows;
+	unsigned int batch_wait_us;
+	uint64_t start_ns;		/**< CLOCK_MONOTONIC at creation */
+	const char *q6k_layout;		/**< for /v1/stats */
+	bool metrics_enabled;		/**< GET /metrics served (else 404) */
+	struct shard_stats stats[SHARD_MAX_LCORE];
+	/** Extra Prometheus text appended to /metrics (the server's
+	 * TCP/net counters); may be NULL. Returns bytes written. */
+	size_t (*metrics_extra)(void *arg, char *buf, size_t cap);
+	void *metrics_extra_arg;
+};
+
+/**
+ * Load the unit's model and set it up. err names what failed (the
+ * loader's message). Returns 0 or a negative ffn_error / -errno.
+ */
+int shard_unit_init(struct shard_unit *u, const struct shard_unit_conf *c,
+		    char *err, size_t errlen);
+void shard_unit_fini(struct shard_unit *u);
+
+/** Allocator of job memory: 64-byte aligned, NULL on failure. */
+struct shard_mem {
+	void *(*alloc)(void *arg, size_t size);
+	void (*free)(void *arg, void *p);
+	void *arg;
+};
+
+/** malloc-backed shard_mem (aligned_alloc), for tools and tests. */
+extern const struct shard_mem shard_mem_heap;
+
+/** A request as the HTTP layer saw it. Strings need no NUL; NULL/0 when
+ * the header is absent. accept is the first Accept field's value. */
+struct shard_http_req {
+	int method;			/**< enum http_method */
+	const char *path;
+	size_t path_len;
+	const char *content_type;
+	size_t content_type_len;
+	const char *accept;
+	size_t accept_len;
+	const char *authorization;
+	size_t authorization_len;
+	const uint8_t *body;
+	size_t body_len;
+};
+
+/** A response: status, type and a body as iovecs, plus what to free. */
+struct shard_resp {
+	int status;
+	const char *content_type;	/**< static; NULL: no body type */
+	const struct iovec *iov;
+	unsigned int iovcnt;
+	size_t len;			/**< body bytes */
+	enum shard_route route;
+	int fmt_out;			/**< 0..2 wire_fmt, 3 json, -1 n/a */
+	/* ownership (shard_resp_release) */
+	char *heap;			/**< malloc'd body */
+	void *mem;			/**< job memory */
+	const struct shard_mem *mem_ops;
+	struct iovec one;		/**< storage for a one-range body */
+};
+
+/** Free what a response owns (its body memory). Idempotent. */
+void shard_resp_release(struct shard_resp *r);
+
+/**
+ * Route a request line (spec/wire.md §2). Returns the route, or
+ * SHARD_R_NONE with *status 404 (unknown path) or 405 (known path,
+ * wrong method).
+ */
+enum shard_route shard_route(int method, const char *path, size_t len,
+			     int *status);
+
+/**
+ * Authorization (issue 4): with a key configured, every route but
+ * health needs "Authorization: Bearer KEY" (compared in constant time).
+ * Returns true when the request may proceed.
+ */
+bool shard_authorized(const struct shard_unit *u, enum shard_route route,
+		      const char *auth, size_t len);
+
+/** Fill r with an error: status and {"error":"msg"} (malloc'd body). */
+void shard_resp_error(struct shard_resp *r, int status, const char *msg);
+
+/**
+ * Handle a whole request on this thread (ffn-frame, single-lcore mode):
+ * route, auth, the route's work. Always fills resp (errors included).
+ * lcore indexes the counters. scratch serves the compute (NULL: one is
+ * made and freed for this call).
+ */
+void shard_handle(struct shard_unit *u, const struct shard_http_req *rq,
+		  struct shard_resp *resp, const struct shard_mem *mem,
+		  struct ffn_scratch *scratch, unsigned int lcore);
+
+/** A binary walk-ffn request in flight between lcores. */
+struct shard_job {
+	struct shard_unit *u;
+	struct wire_req req;
+	enum wire_fmt out_fmt;
+	uint32_t hidden;
+	const float *x;			/**< seq_len x hidden inputs */
+	uint8_t *slots;			/**< n_layers slots of slot_size */
+	size_t slot_size;
+	struct iovec *iov;		/**< n_layers + 1 entries */
+	uint32_t next;			/**< next layer index to compute */
+	int error;			/**< compute failure: 500 */
+	uint64_t t_start_ns;		/**< after decode + validate */
+	uint64_t t_end_ns;		/**< after the last layer */
+	struct wire_frame frame;
+	struct shard_resp resp;		/**< filled by shard_job_finish */
+	void *owner;			/**< free for the caller (server) */
+	uint64_t owner_tag;
+};
+
+/**
+ * Network side of a binary walk-ffn: decode and validate the body
+ * (spec/wire.md §4 order), negotiate the response format, allocate the
+ * job memory and decode the input. The body must stay valid until the job
+ * is released (f32 inputs are read in place when aligned).
+ * Returns 0 with job ready for shard_jobs_compute(), or -1 with *err
+ * holding the error response (already counted).
+ */
+int shard_walk_prepare(struct shard_unit *u, const struct shard_http_req *rq,
+		       struct shard_job *job, struct shard_resp *err,
+		       const struct shard_mem *mem, unsigned int lcore);
+
+/**
+ * Compute every layer of n jobs. Jobs whose next layer is the same are
+ * computed together (their rows in one pass), so each weight byte is read
+ * once per batch. Sets each job's t_end_ns. lcore indexes the counters.
+ */
+void shard_jobs_compute(struct shard_job *const *jobs, unsigned int n,
+			struct ffn_scratch *s, unsigned int lcore);
+
+/**
+ * After compute: narrow every result in place, frame it (latency_ms is
+ * t_end - t_start, spec/wire.md §5.2) and fill job->resp (body by
+ * reference into the job memory, which job->resp now owns).
+ */
+void shard_job_finish(struct shard_job *job, unsigned int lcore);
+
+/** Count a response in lcore's counters (status, route, bytes). */
+void shard_count(struct shard_unit *u, const struct shard_resp *r,
+		 size_t bytes_in, unsigned int lcore);
+
+/** Sum of every lcore's counters. */
+void shard_stats_sum(const struct shard_unit *u, struct shard_stats *out);
+
+/** CLOCK_MONOTONIC in nanoseconds. */
+uint64_t shard_now_ns(void);
+
+/* Bodies of the small routes (malloc'd; NULL on allocation failure). */
+char *shard_stats_json(const struct shard_unit *u, size_t *len);
+char *shard_health_json(const struct shard_unit *u, size_t *len);
+char *shard_metrics_text(const struct shard_unit *u, size_t *len);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* FFN_SHARD_H */

@@ -1,0 +1,407 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 ffn-shard authors
+ *
+ * Network and worker lcore loops, job memory, and the server's counters
+ * for /metrics. See shard_server.h.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <rte_cycles.h>
+#include <rte_errno.h>
+#include <rte_lcore.h>
+#include <rte_log.h>
+#include <rte_malloc.h>
+#include <rte_pause.h>
+
+#include "net_tcp.h"
+#include "shard_srv_priv.h"
+
+volatile int shard_stop_flag;
+volatile uint64_t shard_drain_deadline_ns;
+
+static struct shard_netlc *netlcs[RTE_MAX_LCORE];
+static unsigned int n_netlcs;
+
+/* ---- job and body memory --------------------------------------------
+ * Size classes from rte_mempools (per-lcore caches: no lock in the common
+ * case), rte_malloc beyond the largest class. A 64-byte header in front of
+ * each block says where it came from, so any lcore can free it.
+ */
+static const size_t class_size[SHARD_MEM_CLASSES] = {
+	16 << 10, 256 << 10, 4 << 20,
+};
+static const unsigned int class_count[SHARD_MEM_CLASSES] = {
+	2048, 128, 16,
+};
+#define MEM_HDR 64
+#define MEM_FROM_MALLOC 0xffu
+
+static void *
+srv_alloc(void *arg, size_t size)
+{
+	struct shard_srv_unit *su = arg;
+	uint8_t *p = NULL;
+	unsigned int c;
+
+	if (size > SIZE_MAX - MEM_HDR)
+		return NULL;
+	for (c = 0; c < SHARD_MEM_CLASSES; c++)
+		if (su->pool[c] != NULL && size + MEM_HDR <= su->pool_elt[c])
+			break;
+	if (c < SHARD_MEM_CLASSES &&
+	    rte_mempool_get(su->pool[c], (void **)&p) == 0) {
+		p[0] = (uint8_t)c;
+	} else {
+		p = rte_malloc_socket("shard_job", size + MEM_HDR, 64,
+				      su->numa_node < 0 ? SOCKET_ID_ANY :
+				      su->numa_node);
+		if (p == NULL)
+			return NULL;
+		p[0] = MEM_FROM_MALLOC;
+	}
+	return p + MEM_HDR;
+}
+
+static void
+srv_free(void *arg, void *ptr)
+{
+	struct shard_srv_unit *su = arg;
+	uint8_t *p;
+
+	if (ptr == NULL)
+		return;
+	p = (uint8_t *)ptr - MEM_HDR;
+	if (p[0] == MEM_FROM_MALLOC)
+		rte_free(p);
+	else
+		rte_mempool_put(su->pool[p[0]], p);
+}
+
+struct shard_srv_unit *
+shard_srv_unit_create(struct shard_unit *u, uint16_t listen,
+		      const struct shard_limits *lim, int numa_node)
+{
+	static unsigned int seq;
+	struct shard_srv_unit *su;
+	int socket = numa_node < 0 ? SOCKET_ID_ANY : numa_node;
+
+	su = rte_zmalloc_socket("shard_srv_unit", sizeof(*su), 64, socket);
+	if (su == NULL)
+		return NULL;
+	su->u = u;
+	su->listen = listen;
+	su->lim = *lim;
+	su->numa_node = numa_node;
+	for (unsigned int c = 0; c < SHARD_MEM_CLASSES; c++) {
+		char name[RTE_MEMPOOL_NAMESIZE];
+
+		snprintf(name, sizeof(name), "shm%u_%u", seq, c);
+		su->pool_elt[c] = class_size[c];
+		su->pool[c] = rte_mempool_create(name, class_count[c],
+				class_size[c], class_count[c] >= 512 ? 64 : 4,
+				0, NULL, NULL, NULL, NULL, socket, 0);
+		/* A missing class falls back to rte_malloc: not fatal. */
+		if (su->pool[c] == NULL)
+			RTE_LOG(WARNING, USER1, "shard %s: mempool %s of "
+				"%u x %zu bytes: %s; using rte_malloc\n",
+				u->name, name, class_count[c], class_size[c],
+				rte_strerror(rte_errno));
+	}
+	seq++;
+	su->mem.alloc = srv_alloc;
+	su->mem.free = srv_free;
+	su->mem.arg = su;
+	return su;
+}
+
+/* ---- workers ------------------------------------------------------- */
+
+struct shard_worker *
+shard_worker_create(unsigned int lcore_id, struct shard_srv_unit *su)
+{
+	int socket = (int)rte_lcore_to_socket_id(lcore_id);
+	struct shard_worker *w;
+
+	if (su->jobs == NULL) {
+		static unsigned int seq;
+		char name[RTE_RING_NAMESIZE];
+
+		snprintf(name, sizeof(name), "shjobs_%u", seq++);
+		/* Many network lcores produce, many workers consume. */
+		su->jobs = rte_ring_create(name, 4096, socket, 0);
+		if (su->jobs == NULL)
+			return NULL;
+	}
+	w = rte_zmalloc_socket("shard_worker", sizeof(*w), 64, socket);
+	if (w == NULL)
+		return NULL;
+	w->lcore_id = lcore_id;
+	w->su = su;
+	w->scratch = ffn_scratch_new(su->u->model, su->u->batch_max_rows,
+				     socket);
+	if (w->scratch == NULL) {
+		rte_free(w);
+		return NULL;
+	}
+	su->n_workers++;
+	return w;
+}
+
+static unsigned int
+job_rows(struct shard_job *const *jobs, unsigned int n)
+{
+	unsigned int rows = 0;
+
+	for (unsigned int i = 0; i < n; i++)
+		rows += jobs[i]->req.seq_len;
+	return rows;
+}
+
+int
+shard_worker_run(void *arg)
+{
+	struct shard_worker *w = arg;
+	struct shard_srv_unit *su = w->su;
+	struct shard_unit *u = su->u;
+	struct shard_job *jobs[SHARD_BURST];
+	uint64_t hz = rte_get_tsc_hz();
+
+	while (!shard_stop_flag || !rte_ring_empty(su->jobs)) {
+		unsigned int n = rte_ring_dequeue_burst(su->jobs,
+				(void **)jobs, SHARD_BURST, NULL);
+
+		if (n == 0) {
+			rte_pause();
+			continue;
+		}
+		/* Batch (issue 4): wait a little for more rows of the same
+		 * layers, so the weights are read once for all of them. */
+		if (u->batch_wait_us > 0 && n < SHARD_BURST &&
+		    job_rows(jobs, n) < u->batch_max_rows) {
+			uint64_t end = rte_get_tsc_cycles() +
+				       hz * u->batch_wait_us / 1000000;
+
+			while (n < SHARD_BURST &&
+			       job_rows(jobs, n) < u->batch_max_rows &&
+			       rte_get_tsc_cycles() < end)
+				n += rte_ring_dequeue_burst(su->jobs,
+					(void **)jobs + n, SHARD_BURST - n,
+					NULL);
+		}
+		shard_jobs_compute(jobs, n, w->scratch, w->lcore_id);
+		for (unsigned int i = 0; i < n; i++) {
+			struct shard_pend *p = jobs[i]->owner;
+			struct shard_netlc *lc = (struct shard_netlc *)
+				(uintptr_t)jobs[i]->owner_tag;
+
+			shard_job_finish(jobs[i], w->lcore_id);
+			/* The done ring is sized for every job in flight. */
+			while (rte_ring_enqueue(lc->done, p) != 0)
+				rte_pause();
+		}
+	}
+	return 0;
+}
+
+/* ---- network lcores ------------------------------------------------ */
+
+struct shard_netlc *
+shard_netlc_create(unsigned int lcore_id, struct net_port *port,
+		   uint16_t queue, struct shard_srv_unit *const *units,
+		   unsigned int n_units)
+{
+	int socket = (int)rte_lcore_to_socket_id(lcore_id);
+	struct tcp_stack_config tc;
+	struct shard_netlc *lc;
+	char name[RTE_RING_NAMESIZE];
+	uint32_t max_conns = 0, idle_ms = 0;
+
+	if (n_units == 0 || n_units > SHARD_MAX_UNITS)
+		return NULL;
+	lc = rte_zmalloc_socket("shard_netlc", sizeof(*lc), 64, socket);
+	if (lc == NULL)
+		return NULL;
+	lc->lcore_id = lcore_id;
+	lc->n_units = n_units;
+	for (unsigned int i = 0; i < n_units; i++) {
+		lc->units[i] = units[i];
+		max_conns += units[i]->lim.max_connections;
+		if (units[i]->lim.idle_timeout_ms > idle_ms)
+			idle_ms = units[i]->lim.idle_timeout_ms;
+	}
+	lc->nl = net_lcore_create(port, queue, socket);
+	if (lc->nl == NULL)
+		goto fail;
+	memset(&tc, 0, sizeof(tc));
+	tc.mtu = net_port_mtu(port);
+	tc.socket_id = socket;
+	tc.max_conns = max_conns;
+	tc.idle_timeout_us = idle_ms * 1000u;
+	lc->tcp = net_tcp_attach(lc->nl, &tc);
+	if (lc->tcp == NULL)
+		goto fail;
+	snprintf(name, sizeof(name), "shdone_%u", lcore_id);
+	/* Single producer per worker, many workers: MP; this lcore: SC. */
+	lc->done = rte_ring_create(name, 1u << 16, socket, RING_F_SC_DEQ);
+	if (lc->done == NULL)
+		goto fail;
+	for (unsigned int i = 0; i < n_units; i++)
+		if (units[i]->jobs == NULL) {
+			lc->scratch[i] = ffn_scratch_new(units[i]->u->model,
+					units[i]->u->batch_max_rows, socket);
+			if (lc->scratch[i] == NULL)
+				goto fail;
+		}
+	if (shard_conn_listen(lc) < 0)
+		goto fail;
+	netlcs[n_netlcs++] = lc;
+	return lc;
+fail:
+	RTE_LOG(ERR, USER1, "network lcore %u: setup failed: %s\n",
+		lcore_id, rte_strerror(rte_errno));
+	return NULL;
+}
+
+/* Single-lcore mode: the jobs prepared during this RX burst, all batched
+ * (rows at the same layer computed together), then answered. */
+static void
+compute_local(struct shard_netlc *lc)
+{
+	unsigned int n = lc->n_local;
+
+	if (n == 0)
+		return;
+	for (unsigned int ui = 0; ui < lc->n_units; ui++) {
+		struct shard_job *mine[SHARD_LOCAL_JOBS];
+		unsigned int k = 0;
+
+		for (unsigned int i = 0; i < n; i++)
+			if (lc->local[i]->u == lc->units[ui]->u)
+				mine[k++] = lc->local[i];
+		if (k > 0)
+			shard_jobs_compute(mine, k, lc->scratch[ui],
+					   lc->lcore_id);
+	}
+	lc->n_local = 0;
+	for (unsigned int i = 0; i < n; i++) {
+		shard_job_finish(lc->local[i], lc->lcore_id);
+		shard_conn_job_done(lc, lc->local[i]);
+	}
+}
+
+int
+shard_netlc_run(void *arg)
+{
+	struct shard_netlc *lc = arg;
+	void *done[SHARD_BURST];
+
+	RTE_LOG(INFO, USER1, "network lcore %u: polling queue %u\n",
+		lc->lcore_id, net_lcore_queue(lc->nl));
+	for (;;) {
+		uint64_t now = net_now_ns();
+		unsigned int n;
+
+		net_lcore_poll(lc->nl, now);
+		compute_local(lc);
+		n = rte_ring_dequeue_burst(lc->done, done, SHARD_BURST, NULL);
+		for (unsigned int i = 0; i < n; i++)
+			shard_conn_job_done(lc, &((struct shard_pend *)
+					    done[i])->job);
+		net_lcore_flush(lc->nl);
+		if (now >= lc->next_sweep_ns) {
+			shard_conn_sweep(lc, now);
+			lc->next_sweep_ns = now + 10 * 1000000ull;
+		}
+		if (shard_stop_flag) {
+			if (!lc->draining) {
+				lc->draining = true;
+				for (unsigned int i = 0; i < lc->n_units; i++)
+					tcp_unlisten(lc->tcp,
+						     lc->units[i]->listen);
+			}
+			if (lc->n_conns == 0 ||
+			    now >= shard_drain_deadline_ns)
+				break;
+		}
+	}
+	shard_conn_close_all(lc);
+	/* Let the FINs/RSTs leave. */
+	for (int i = 0; i < 100; i++) {
+		net_lcore_poll(lc->nl, net_now_ns());
+		net_lcore_flush(lc->nl);
+		rte_delay_us_block(1000);
+	}
+	return 0;
+}
+
+void
+shard_server_stop(unsigned int drain_ms)
+{
+	shard_drain_deadline_ns = net_now_ns() +
+				  (uint64_t)drain_ms * 1000000ull;
+	__atomic_store_n(&shard_stop_flag, 1, __ATOMIC_RELEASE);
+}
+
+/* Counters of other lcores are read without their cooperation: each is a
+ * u64 written by one lcore, so a reader sees a recent value, never a torn
+ * one (x86-64, aligned). */
+size_t
+shard_server_metrics(void *arg, char *buf, size_t cap)
+{
+	size_t len = 0;
+	int n;
+
+	(void)arg;
+#define OUT(...) do { \
+		n = snprintf(buf + len, cap - len, __VA_ARGS__); \
+		if (n < 0 || (size_t)n >= cap - len) \
+			return len; \
+		len += (size_t)n; \
+	} while (0)
+	OUT("# HELP ffn_tcp TCP counters per network lcore.\n"
+	    "# TYPE ffn_tcp_segments_total counter\n");
+	for (unsigned int i = 0; i < n_netlcs; i++) {
+		struct tcp_stats ts;
+		unsigned int l = netlcs[i]->lcore_id;
+
+		tcp_stack_stats(netlcs[i]->tcp, &ts);
+		OUT("ffn_tcp_segments_total{lcore=\"%u\",dir=\"in\"} %llu\n"
+		    "ffn_tcp_segments_total{lcore=\"%u\",dir=\"out\"} %llu\n"
+		    "ffn_tcp_retransmits_total{lcore=\"%u\"} %llu\n"
+		    "ffn_tcp_resets_total{lcore=\"%u\",dir=\"out\"} %llu\n"
+		    "ffn_tcp_syncookies_total{lcore=\"%u\"} %llu\n", l,
+		    (unsigned long long)ts.seg_in, l,
+		    (unsigned long long)ts.seg_out, l,
+		    (unsigned long long)ts.retransmits, l,
+		    (unsigned long long)ts.resets_out, l,
+		    (unsigned long long)ts.syncookies_sent);
+		for (int d = 0; d < TCP_DROP_MAX; d++)
+			if (ts.drops[d])
+				OUT("ffn_tcp_drops_total{lcore=\"%u\","
+				    "reason=\"%s\"} %llu\n", l,
+				    tcp_drop_reason_name(d),
+				    (unsigned long long)ts.drops[d]);
+		for (int s = 0; s < TCP_STATE_MAX; s++)
+			if (ts.conns[s])
+				OUT("ffn_tcp_connections{lcore=\"%u\","
+				    "state=\"%s\"} %llu\n", l,
+				    tcp_state_name(s),
+				    (unsigned long long)ts.conns[s]);
+	}
+	{
+		struct net_stats ns;
+		const uint64_t *v = (const uint64_t *)&ns;
+
+		net_stats_total(&ns);
+		OUT("# TYPE ffn_net_total counter\n");
+		for (unsigned int i = 0; i < net_stats_count(); i++)
+			if (v[i])
+				OUT("ffn_net_total{counter=\"%s\"} %llu\n",
+				    net_stats_name(i),
+				    (unsigned long long)v[i]);
+	}
+#undef OUT
+	return len;
+}

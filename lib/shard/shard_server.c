@@ -1,0 +1,656 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 ffn-shard authors
+ *
+ * HTTP/1.1 connections on the kernel-bypass TCP: parse (lib/http), answer
+ * through the request lifecycle (shard.h), send responses in request order
+ * with their bodies by reference. Everything here runs on the network lcore
+ * that owns the connection.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <rte_log.h>
+#include <rte_mbuf.h>
+
+#include "shard_srv_priv.h"
+
+/* Bytes a chunked body starts with; it doubles as it grows. */
+#define CHUNKED_START (64u << 10)
+/* iovecs handed to TCP per call. */
+#define SEND_IOV_MAX 16
+
+static void conn_destroy(struct shard_conn *c);
+
+/* ---- pends ---------------------------------------------------------- */
+
+static struct shard_pend *
+pend_get(struct shard_netlc *lc, struct shard_conn *c)
+{
+	struct shard_pend *p = lc->free_pend;
+
+	if (p != NULL)
+		lc->free_pend = p->next;
+	else
+		p = malloc(sizeof(*p));
+	if (p == NULL)
+		return NULL;
+	memset(p, 0, sizeof(*p));
+	p->lc = lc;
+	p->conn = c;
+	p->su = c->su;
+	p->job.resp.fmt_out = -1;
+	return p;
+}
+
+/* Free p once nothing refers to it: handed to TCP (or its connection is
+ * gone), every zero-copy range released, no worker holding its job. */
+void
+shard_pend_try_free(struct shard_netlc *lc, struct shard_pend *p)
+{
+	if ((!p->queued && p->conn != NULL) || p->refs > 0 || p->in_flight)
+		return;
+	shard_resp_release(&p->resp);
+	if (p->body != NULL)
+		p->su->mem.free(p->su->mem.arg, p->body);
+	p->body = NULL;
+	p->next = lc->free_pend;
+	lc->free_pend = p;
+}
+
+static void
+pend_release_cb(void *arg)
+{
+	struct shard_pend *p = arg;
+
+	p->refs--;
+	shard_pend_try_free(p->lc, p);
+}
+
+/* ---- sending, in request order -------------------------------------- */
+
+/* Hand as much of p as TCP takes now. true when p is fully queued. */
+static bool
+send_pend(struct shard_conn *c, struct shard_pend *p)
+{
+	struct shard_resp *r = &p->resp;
+
+	if (p->head_len == 0) {
+		struct http_response h = {
+			.status = r->status,
+			.content_type = r->content_type,
+			.content_length = r->len,
+			.keep_alive = p->keep_alive && !c->lc->draining,
+			.date = http_date_get(&c->lc->date, time(NULL)),
+		};
+		ssize_t n = http_write_head(p->head, sizeof(p->head), &h);
+
+		if (n < 0)
+			return true; /* cannot happen: fixed-size head */
+		p->head_len = (uint32_t)n;
+		if (!h.keep_alive)
+			c->closing = true;
+	}
+	while (p->head_off < p->head_len) {
+		int n = tcp_send(c->tc, p->head + p->head_off,
+				 p->head_len - p->head_off);
+
+		if (n < 0) {
+			c->closing = true;
+			return true;
+		}
+		if (n == 0)
+			return false;
+		p->head_off += (uint32_t)n;
+	}
+	while (p->iov_i < r->iovcnt) {
+		const struct iovec *v = &r->iov[p->iov_i];
+
+		if (r->mem == NULL) {
+			/* Small heap bodies (JSON, errors): copied. */
+			int n = tcp_send(c->tc, (char *)v->iov_base +
+					 p->iov_off, (uint32_t)(v->iov_len -
+					 p->iov_off));
+
+			if (n < 0) {
+				c->closing = true;
+				return true;
+			}
+			if (n == 0)
+				return false;
+			p->iov_off += (size_t)n;
+		} else {
+			/* Result slots: by reference, released on ack. */
+			struct iovec sub[SEND_IOV_MAX];
+			uint32_t space = tcp_send_space(c->tc);
+			size_t take = 0;
+			unsigned int k = 0, i = p->iov_i;
+			size_t off = p->iov_off;
+			int rc;
+
+			while (k < SEND_IOV_MAX && i < r->iovcnt &&
+			       take < space) {
+				size_t len = r->iov[i].iov_len - off;
+
+				if (len > space - take)
+					len = space - take;
+				sub[k].iov_base = (char *)r->iov[i].iov_base +
+						  off;
+				sub[k].iov_len = len;
+				take += len;
+				k++;
+				off += len;
+				if (off == r->iov[i].iov_len) {
+					i++;
+					off = 0;
+				}
+			}
+			if (k == 0)
+				return false;
+			p->refs++;
+			rc = tcp_send_iov(c->tc, sub, (int)k, pend_release_cb,
+					  p);
+			if (rc < 0) {
+				p->refs--;
+				if (rc == -ENOBUFS)
+					return false;
+				c->closing = true;
+				return true;
+			}
+			p->iov_i = i;
+			p->iov_off = off;
+			continue;
+		}
+		if (p->iov_off == v->iov_len) {
+			p->iov_i++;
+			p->iov_off = 0;
+		}
+	}
+	return true;
+}
+
+static void
+conn_send(struct shard_conn *c)
+{
+	struct shard_netlc *lc = c->lc;
+
+	while (c->q_head != NULL && c->q_head->ready) {
+		struct shard_pend *p = c->q_head;
+
+		if (!send_pend(c, p))
+			break;
+		c->q_head = p->next;
+		if (c->q_head == NULL)
+			c->q_tail = NULL;
+		c->q_len--;
+		p->queued = true;
+		p->next = NULL;
+		shard_pend_try_free(lc, p);
+	}
+	tcp_flush(c->tc);
+	if (c->closing && c->q_head == NULL && c->cur == NULL) {
+		tcp_close(c->tc);
+		conn_destroy(c);
+	}
+}
+
+/* ---- requests ------------------------------------------------------- */
+
+static void
+pend_ready_error(struct shard_pend *p, int status, const char *msg,
+		 enum shard_route route)
+{
+	p->resp.route = route;
+	p->resp.fmt_out = -1;
+	if (status == 401) {
+		p->resp.status = 401; /* empty body (issue 4) */
+	} else {
+		shard_resp_error(&p->resp, status, msg);
+	}
+	shard_count(p->su->u, &p->resp, p->body_in, p->lc->lcore_id);
+	p->ready = true;
+}
+
+static void
+enqueue(struct shard_conn *c, struct shard_pend *p)
+{
+	p->next = NULL;
+	if (c->q_tail != NULL)
+		c->q_tail->next = p;
+	else
+		c->q_head = p;
+	c->q_tail = p;
+	c->q_len++;
+}
+
+static int
+on_head(struct shard_conn *c)
+{
+	struct http_request *rq = &c->hp.req;
+	struct shard_srv_unit *su = c->su;
+	struct shard_pend *p = pend_get(c->lc, c);
+	enum shard_route route;
+	int status = 0;
+
+	if (p == NULL)
+		return -ENOMEM;
+	c->cur = p;
+	route = shard_route(rq->method, rq->path.p, rq->path.len, &status);
+	p->resp.route = route;
+	if (route == SHARD_R_NONE)
+		p->reject = status;
+	else if (!shard_authorized(su->u, route, rq->authorization.p,
+				   rq->authorization.len))
+		p->reject = 401;
+	if (!rq->has_body)
+		return 0;
+	if (p->reject || route != SHARD_R_WALK) {
+		/* Read and drop it: the connection stays usable. */
+		http_body_discard(&c->hp);
+		return 0;
+	}
+	p->body_cap = rq->chunked ? CHUNKED_START : rq->content_length;
+	p->body = su->mem.alloc(su->mem.arg, p->body_cap);
+	if (p->body == NULL) {
+		p->reject = 503;
+		http_body_discard(&c->hp);
+		return 0;
+	}
+	http_body_buf(&c->hp, p->body, p->body_cap);
+	/* RFC 9110 §10.1.1: tell the client to go on, unless an earlier
+	 * response is still due (interim responses must not jump it). */
+	if (rq->expect_continue && c->q_head == NULL) {
+		char buf[64];
+		ssize_t n = http_write_continue(buf, sizeof(buf));
+
+		if (n > 0 && tcp_send(c->tc, buf, (uint32_t)n) == n)
+			tcp_flush(c->tc);
+	}
+	return 0;
+}
+
+static int
+on_need_buf(struct shard_conn *c)
+{
+	struct shard_pend *p = c->cur;
+	struct shard_srv_unit *su = c->su;
+	uint64_t have = c->hp.req.body_len, cap = p->body_cap * 2;
+	void *nb;
+
+	if (cap > su->lim.max_body)
+		cap = su->lim.max_body;
+	if (cap <= have)
+		return -EFBIG; /* the parser's limit answers 413 first */
+	nb = su->mem.alloc(su->mem.arg, cap);
+	if (nb == NULL)
+		return -ENOMEM;
+	memcpy(nb, p->body, have);
+	su->mem.free(su->mem.arg, p->body);
+	p->body = nb;
+	p->body_cap = cap;
+	return http_body_buf(&c->hp, nb, cap);
+}
+
+static void
+on_done(struct shard_conn *c)
+{
+	struct shard_netlc *lc = c->lc;
+	struct shard_srv_unit *su = c->su;
+	struct http_request *hr = &c->hp.req;
+	struct shard_pend *p = c->cur;
+	struct shard_http_req rq = {
+		.method = hr->method,
+		.path = hr->path.p, .path_len = hr->path.len,
+		.content_type = hr->content_type.len ? hr->content_type.p :
+				NULL,
+		.content_type_len = hr->content_type.len,
+		.accept = hr->accept.len ? hr->accept.p : NULL,
+		.accept_len = hr->accept.len,
+		.authorization = hr->authorization.p,
+		.authorization_len = hr->authorization.len,
+		.body = p->body,
+		.body_len = p->body ? hr->body_len : 0,
+	};
+	enum wire_fmt fmt;
+	unsigned int ui;
+
+	c->cur = NULL;
+	p->keep_alive = hr->keep_alive;
+	p->body_in = rq.body_len;
+	enqueue(c, p);
+	if (!p->keep_alive) {
+		c->closing = true;
+		c->stop_rx = true;
+	}
+	if (p->reject) {
+		pend_ready_error(p, p->reject, p->reject == 404 ?
+				 "not found" : p->reject == 405 ?
+				 "method not allowed" :
+				 "out of memory for the request body",
+				 p->resp.route);
+		return;
+	}
+	if (p->resp.route == SHARD_R_WALK &&
+	    wire_request_format(rq.content_type, rq.content_type_len, &fmt)) {
+		if (shard_walk_prepare(su->u, &rq, &p->job, &p->resp, &su->mem,
+				       lc->lcore_id) < 0) {
+			shard_count(su->u, &p->resp, p->body_in, lc->lcore_id);
+			p->ready = true;
+			return;
+		}
+		p->is_job = true;
+		p->job.owner = p;
+		p->job.owner_tag = (uint64_t)(uintptr_t)lc;
+		if (su->jobs != NULL) {
+			p->in_flight = true;
+			if (rte_ring_enqueue(su->jobs, &p->job) != 0) {
+				p->in_flight = false;
+				shard_resp_release(&p->job.resp);
+				pend_ready_error(p, 503, "compute queue full",
+						 SHARD_R_WALK);
+			}
+		} else if (lc->n_local < SHARD_LOCAL_JOBS) {
+			p->in_flight = true;
+			lc->local[lc->n_local++] = &p->job;
+		} else {
+			shard_resp_release(&p->job.resp);
+			pend_ready_error(p, 503, "compute queue full",
+					 SHARD_R_WALK);
+		}
+		return;
+	}
+	for (ui = 0; ui < lc->n_units && lc->units[ui] != su; ui++)
+		;
+	shard_handle(su->u, &rq, &p->resp, &su->mem,
+		     ui < lc->n_units ? lc->scratch[ui] : NULL, lc->lcore_id);
+	p->ready = true;
+}
+
+void
+shard_conn_job_done(struct shard_netlc *lc, struct shard_job *job)
+{
+	struct shard_pend *p = job->owner;
+	struct shard_conn *c = p->conn;
+
+	p->in_flight = false;
+	p->resp = job->resp;
+	if (p->resp.iov == &job->resp.one)
+		p->resp.iov = &p->resp.one;
+	job->resp.mem = NULL;
+	job->resp.heap = NULL;
+	shard_count(p->su->u, &p->resp, p->body_in, lc->lcore_id);
+	p->ready = true;
+	if (c == NULL) {
+		shard_pend_try_free(lc, p);
+		return;
+	}
+	conn_send(c);
+}
+
+/* ---- input ---------------------------------------------------------- */
+
+static void
+drop_hold(struct shard_conn *c)
+{
+	if (c->hold != NULL)
+		rte_pktmbuf_free(c->hold);
+	c->hold = NULL;
+	c->hold_off = 0;
+}
+
+/* Consume held input until it is gone, the pipeline is full, or the
+ * connection stops reading. */
+static void
+conn_process(struct shard_conn *c)
+{
+	uint32_t consumed = 0;
+
+	/* Events come one per http_feed(); a pending one (DONE after a head
+	 * without body) needs a call with no bytes, so the loop runs until
+	 * the parser wants more input and none is held. */
+	while (!c->stop_rx && c->q_len < c->su->lim.pipeline_depth) {
+		struct rte_mbuf *seg = c->hold;
+		const uint8_t *data = NULL;
+		size_t len = 0, used = 0;
+		int ev;
+
+		if (seg != NULL) {
+			data = rte_pktmbuf_mtod_offset(seg, uint8_t *,
+						       c->hold_off);
+			len = seg->data_len - c->hold_off;
+		}
+		ev = http_feed(&c->hp, data, len, &used);
+		c->hold_off += (uint32_t)used;
+		consumed += (uint32_t)used;
+		if (ev < 0) {
+			struct shard_pend *p = c->cur ? c->cur :
+					       pend_get(c->lc, c);
+
+			c->cur = NULL;
+			if (p != NULL) {
+				enqueue(c, p);
+				pend_ready_error(p, c->hp.status, c->hp.err,
+						 SHARD_R_NONE);
+			}
+			/* Framing is lost: answer, then close. */
+			c->closing = true;
+			c->stop_rx = true;
+			break;
+		}
+		if (ev == HTTP_EV_HEAD) {
+			c->head_start_ns = 0;
+			if (on_head(c) < 0) {
+				c->stop_rx = true;
+				c->closing = true;
+			}
+		} else if (ev == HTTP_EV_NEED_BUF) {
+			if (on_need_buf(c) < 0) {
+				c->cur->reject = 413;
+				http_body_discard(&c->hp);
+			}
+		} else if (ev == HTTP_EV_DONE) {
+			on_done(c);
+			http_next(&c->hp);
+		}
+		if (seg != NULL && c->hold_off == seg->data_len) {
+			struct rte_mbuf *next = seg->next;
+
+			if (next != NULL) {
+				next->nb_segs = seg->nb_segs - 1;
+				next->pkt_len = seg->pkt_len - seg->data_len;
+			}
+			seg->next = NULL;
+			seg->nb_segs = 1;
+			rte_pktmbuf_free_seg(seg);
+			c->hold = next;
+			c->hold_off = 0;
+		}
+		if (ev == HTTP_EV_MORE && c->hold == NULL)
+			break;
+	}
+	if (c->stop_rx)
+		drop_hold(c);
+	if (consumed)
+		tcp_recved(c->tc, consumed);
+	if (c->head_start_ns == 0 && http_parser_in_head(&c->hp))
+		c->head_start_ns = net_now_ns();
+	conn_send(c);
+}
+
+/* ---- TCP callbacks -------------------------------------------------- */
+
+static int
+on_accepted(void *listen_arg, struct tcp_conn *tc, void **conn_arg)
+{
+	struct shard_listener *l = listen_arg;
+	struct shard_netlc *lc = l->lc;
+	struct shard_srv_unit *su = l->su;
+	struct shard_conn *c;
+
+	if (lc->n_conns >= su->lim.max_connections * lc->n_units)
+		return -EMFILE;
+	c = calloc(1, sizeof(*c) + su->lim.max_header);
+	if (c == NULL)
+		return -ENOMEM;
+	c->tc = tc;
+	c->lc = lc;
+	c->su = su;
+	c->last_rx_ns = net_now_ns();
+	http_parser_init(&c->hp, c->head_buf, su->lim.max_header,
+			 su->lim.max_body);
+	tcp_set_manual_recv(tc, true);
+	c->next_c = lc->conns;
+	if (lc->conns != NULL)
+		lc->conns->prev_c = c;
+	lc->conns = c;
+	lc->n_conns++;
+	*conn_arg = c;
+	return 0;
+}
+
+static void
+on_data(void *arg, struct tcp_conn *tc, struct rte_mbuf *m)
+{
+	struct shard_conn *c = arg;
+
+	(void)tc;
+	c->last_rx_ns = net_now_ns();
+	if (c->stop_rx) {
+		tcp_recved(c->tc, m->pkt_len);
+		rte_pktmbuf_free(m);
+		return;
+	}
+	if (c->hold == NULL) {
+		c->hold = m;
+		c->hold_off = 0;
+	} else if (rte_pktmbuf_chain(c->hold, m) != 0) {
+		/* More segments held than an mbuf chain can count: the
+		 * peer pipelines far past our depth. */
+		rte_pktmbuf_free(m);
+		c->stop_rx = true;
+		c->closing = true;
+	}
+	conn_process(c);
+}
+
+static void
+on_eof(void *arg, struct tcp_conn *tc)
+{
+	struct shard_conn *c = arg;
+
+	(void)tc;
+	/* Answer what was asked, then close (RFC 9112 §9.6). */
+	c->closing = true;
+	conn_process(c);
+}
+
+static void
+on_sent(void *arg, struct tcp_conn *tc, uint32_t acked)
+{
+	struct shard_conn *c = arg;
+
+	(void)tc;
+	(void)acked;
+	if (c->hold != NULL)
+		conn_process(c);
+	else
+		conn_send(c);
+}
+
+static void
+on_closed(void *arg, struct tcp_conn *tc, int reason)
+{
+	(void)tc;
+	(void)reason;
+	conn_destroy(arg);
+}
+
+static const struct tcp_ops conn_ops = {
+	.accepted = on_accepted,
+	.data = on_data,
+	.eof = on_eof,
+	.sent = on_sent,
+	.closed = on_closed,
+};
+
+static void
+conn_destroy(struct shard_conn *c)
+{
+	struct shard_netlc *lc = c->lc;
+	struct shard_pend *p = c->q_head;
+
+	while (p != NULL) {
+		struct shard_pend *next = p->next;
+
+		p->conn = NULL;
+		p->next = NULL;
+		shard_pend_try_free(lc, p);
+		p = next;
+	}
+	if (c->cur != NULL) {
+		c->cur->conn = NULL;
+		shard_pend_try_free(lc, c->cur);
+	}
+	drop_hold(c);
+	if (c->prev_c != NULL)
+		c->prev_c->next_c = c->next_c;
+	else
+		lc->conns = c->next_c;
+	if (c->next_c != NULL)
+		c->next_c->prev_c = c->prev_c;
+	lc->n_conns--;
+	free(c);
+}
+
+int
+shard_conn_listen(struct shard_netlc *lc)
+{
+	for (unsigned int i = 0; i < lc->n_units; i++) {
+		int rc;
+
+		lc->lst[i].lc = lc;
+		lc->lst[i].su = lc->units[i];
+		rc = tcp_listen(lc->tcp, lc->units[i]->listen, 0, &conn_ops,
+				&lc->lst[i]);
+		if (rc < 0) {
+			RTE_LOG(ERR, USER1, "lcore %u: tcp_listen(%u): %s\n",
+				lc->lcore_id, lc->units[i]->listen,
+				strerror(-rc));
+			return rc;
+		}
+	}
+	return 0;
+}
+
+/* Slow heads (slowloris) are closed; idle connections are the TCP
+ * stack's (its idle timeout). */
+void
+shard_conn_sweep(struct shard_netlc *lc, uint64_t now_ns)
+{
+	struct shard_conn *c = lc->conns;
+
+	while (c != NULL) {
+		struct shard_conn *next = c->next_c;
+		uint64_t lim = (uint64_t)c->su->lim.header_timeout_ms *
+			       1000000ull;
+
+		if (c->head_start_ns != 0 && lim != 0 &&
+		    now_ns - c->head_start_ns > lim && c->q_head == NULL) {
+			tcp_abort(c->tc);
+			conn_destroy(c);
+		}
+		c = next;
+	}
+}
+
+void
+shard_conn_close_all(struct shard_netlc *lc)
+{
+	while (lc->conns != NULL) {
+		struct shard_conn *c = lc->conns;
+
+		tcp_close(c->tc);
+		conn_destroy(c);
+	}
+}

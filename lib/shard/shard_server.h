@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 ffn-shard authors
+ */
+#ifndef FFN_SHARD_SERVER_H
+#define FFN_SHARD_SERVER_H
+
+/**
+ * @file
+ * The appliance's data path on DPDK lcores (issue 4): HTTP/1.1 (lib/http)
+ * on the kernel-bypass TCP (lib/net), the request lifecycle of shard.h.
+ *
+ * Network lcores own one RX/TX queue pair each and every connection that
+ * RSS puts there; they parse, validate and answer the small routes, and
+ * hand binary walk-ffn jobs to the unit's worker lcores through an rte_ring
+ * (or, in single-lcore mode, compute them themselves after each RX burst,
+ * all jobs of the burst batched). Workers batch the rows of jobs that wait
+ * for the same layer (up to batch_max_rows, waiting at most batch_wait_us
+ * for more), narrow the results in place and return the job to the ring of
+ * the network lcore that owns the connection, which sends the slots by
+ * reference (tcp_send_iov) and frees them when the peer has acknowledged
+ * every byte. Responses leave in request order (pipelining).
+ *
+ * All state is per lcore; the rings are the only shared objects. Setup
+ * (shard_srv_*_create) happens on the main lcore before any lcore runs.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "net.h"
+#include "shard.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Per-unit limits (config keys of [shard NAME], lib/conf). */
+struct shard_limits {
+	uint64_t max_body;		/**< 413 beyond (64 MiB) */
+	uint32_t max_header;		/**< 431 beyond (8 KiB) */
+	uint32_t max_connections;	/**< per network lcore */
+	uint32_t pipeline_depth;	/**< responses queued per connection */
+	uint32_t idle_timeout_ms;	/**< no bytes from the peer: close */
+	uint32_t header_timeout_ms;	/**< head not complete: close */
+};
+
+struct shard_srv_unit;
+struct shard_netlc;
+struct shard_worker;
+
+/**
+ * Serve unit u on TCP port listen. Workers are attached with
+ * shard_worker_create(); a unit without workers is served in single-lcore
+ * mode by its network lcores. numa_node places the job memory.
+ */
+struct shard_srv_unit *shard_srv_unit_create(struct shard_unit *u,
+		uint16_t listen, const struct shard_limits *lim,
+		int numa_node);
+
+/**
+ * A network lcore polling queue `queue` of port (created on the calling
+ * thread's behalf for lcore_id's NUMA node). It listens on every unit of
+ * units[] (all units on that port: RSS may bring any flow to any queue).
+ */
+struct shard_netlc *shard_netlc_create(unsigned int lcore_id,
+		struct net_port *port, uint16_t queue,
+		struct shard_srv_unit *const *units, unsigned int n_units);
+
+/** A worker lcore computing jobs of unit su. */
+struct shard_worker *shard_worker_create(unsigned int lcore_id,
+		struct shard_srv_unit *su);
+
+/** Run loops (rte_eal_remote_launch entry points; arg is the object). */
+int shard_netlc_run(void *netlc);
+int shard_worker_run(void *worker);
+
+/**
+ * Ask every loop to stop: network lcores stop accepting, finish what is
+ * in flight (at most drain_ms), close their connections and return.
+ */
+void shard_server_stop(unsigned int drain_ms);
+
+/** Prometheus text of the network lcores' TCP and net counters, for
+ * shard_unit.metrics_extra. arg is ignored. */
+size_t shard_server_metrics(void *arg, char *buf, size_t cap);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* FFN_SHARD_SERVER_H */

@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 ffn-shard authors
+ *
+ * Private to lib/shard's server files.
+ */
+#ifndef FFN_SHARD_SRV_PRIV_H
+#define FFN_SHARD_SRV_PRIV_H
+
+#include <rte_common.h>
+#include <rte_mempool.h>
+#include <rte_ring.h>
+
+#include "http.h"
+#include "shard_server.h"
+#include "tcp.h"
+
+#define SHARD_MAX_UNITS 16
+#define SHARD_BURST 32
+/* Jobs one network lcore computes after an RX burst (single-lcore). */
+#define SHARD_LOCAL_JOBS 1024
+#define SHARD_MEM_CLASSES 3
+
+struct shard_srv_unit {
+	struct shard_unit *u;
+	uint16_t listen;
+	struct shard_limits lim;
+	int numa_node;
+	struct rte_ring *jobs;		/* to workers; NULL: single-lcore */
+	unsigned int n_workers;
+	struct shard_mem mem;		/* job and body memory */
+	struct rte_mempool *pool[SHARD_MEM_CLASSES];
+	size_t pool_elt[SHARD_MEM_CLASSES];
+};
+
+/* One request/response of a connection, from head to last ack. */
+struct shard_pend {
+	struct shard_pend *next;	/* FIFO of the connection / free list */
+	struct shard_conn *conn;	/* NULL once the connection is gone */
+	struct shard_netlc *lc;
+	struct shard_srv_unit *su;
+	struct shard_job job;		/* binary walk-ffn */
+	struct shard_resp resp;		/* the response (any route) */
+	void *body;			/* request body (shard_mem) */
+	uint64_t body_cap;
+	size_t body_in;			/* request body bytes, for counters */
+	int reject;			/* status decided at head time */
+	bool is_job;
+	bool ready;			/* resp complete, may be sent */
+	bool queued;			/* fully handed to TCP */
+	bool in_flight;			/* job at a worker */
+	bool keep_alive;
+	bool head_only;			/* HEAD request: no body sent */
+	uint32_t refs;			/* zero-copy sends not yet released */
+	/* send progress */
+	char head[256];
+	uint32_t head_len, head_off;
+	unsigned int iov_i;
+	size_t iov_off;
+};
+
+struct shard_conn {
+	struct tcp_conn *tc;
+	struct shard_netlc *lc;
+	struct shard_srv_unit *su;
+	struct http_parser hp;
+	struct shard_pend *cur;		/* request being received */
+	struct shard_pend *q_head, *q_tail;
+	unsigned int q_len;
+	struct rte_mbuf *hold;		/* unparsed input (pipeline full) */
+	uint32_t hold_off;
+	uint64_t last_rx_ns;
+	uint64_t head_start_ns;		/* 0: not inside a head */
+	bool closing;			/* close after the queued responses */
+	bool stop_rx;			/* input ignored (error, close) */
+	bool gone;			/* TCP connection is closed */
+	struct shard_conn *prev_c, *next_c;	/* the lcore's list */
+	char head_buf[];		/* lim.max_header bytes */
+};
+
+struct shard_listener {
+	struct shard_netlc *lc;
+	struct shard_srv_unit *su;
+};
+
+struct shard_netlc {
+	unsigned int lcore_id;
+	struct shard_listener lst[SHARD_MAX_UNITS];
+	struct net_lcore *nl;
+	struct tcp_stack *tcp;
+	struct shard_srv_unit *units[SHARD_MAX_UNITS];
+	unsigned int n_units;
+	struct rte_ring *done;		/* jobs back from workers */
+	struct shard_pend *free_pend;
+	struct shard_conn *conns;	/* every live connection */
+	unsigned int n_conns;
+	struct shard_job *local[SHARD_LOCAL_JOBS];
+	unsigned int n_local;
+	struct http_date_cache date;
+	uint64_t next_sweep_ns;
+	struct ffn_scratch *scratch[SHARD_MAX_UNITS];	/* single-lcore */
+	bool draining;
+} __rte_cache_aligned;
+
+struct shard_worker {
+	unsigned int lcore_id;
+	struct shard_srv_unit *su;
+	struct ffn_scratch *scratch;
+} __rte_cache_aligned;
+
+/* shard_server.c */
+int shard_conn_listen(struct shard_netlc *lc);
+void shard_conn_job_done(struct shard_netlc *lc, struct shard_job *job);
+void shard_conn_sweep(struct shard_netlc *lc, uint64_t now_ns);
+void shard_conn_close_all(struct shard_netlc *lc);
+void shard_pend_try_free(struct shard_netlc *lc, struct shard_pend *p);
+
+/* shard_lcore.c */
+extern volatile int shard_stop_flag;
+extern volatile uint64_t shard_drain_deadline_ns;
+
+#endif /* FFN_SHARD_SRV_PRIV_H */

@@ -1,0 +1,327 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 ffn-shard authors
+ *
+ * A shard unit (model + switches + counters) and the bodies of the small
+ * routes: /v1/stats, /v1/health (spec/wire.md §2), /metrics (issue 4).
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "shard.h"
+
+int
+shard_unit_init(struct shard_unit *u, const struct shard_unit_conf *c,
+		char *err, size_t errlen)
+{
+	struct ffn_load_opts lo;
+	const struct ffn_info *fi;
+	int rc;
+
+	memset(u, 0, sizeof(*u));
+	snprintf(u->name, sizeof(u->name), "%s", c->name ? c->name : "shard");
+	ffn_load_opts_default(&lo);
+	lo.first_layer = c->first_layer;
+	lo.last_layer = c->last_layer;
+	lo.numa_node = c->numa_node;
+	lo.placement = c->mmap_weights ? FFN_PLACE_MMAP : FFN_PLACE_COPY;
+	rc = ffn_model_load(c->model_dir, &lo, &u->model, err, errlen);
+	if (rc < 0)
+		return rc;
+	fi = ffn_model_info(u->model);
+	u->facts.loaded = true;
+	u->facts.hidden = fi->hidden;
+	u->facts.num_layers = fi->num_layers;
+	u->facts.owns_all = false;
+	u->facts.first = fi->first_layer;
+	u->facts.last = fi->last_layer;
+	u->wire = c->wire;
+	if (c->api_key != NULL) {
+		u->api_key_len = strlen(c->api_key);
+		if (u->api_key_len >= sizeof(u->api_key)) {
+			snprintf(err, errlen, "api_key longer than %zu bytes",
+				 sizeof(u->api_key) - 1);
+			ffn_model_free(u->model);
+			u->model = NULL;
+			return -EINVAL;
+		}
+		memcpy(u->api_key, c->api_key, u->api_key_len);
+	}
+	u->max_response = c->max_response ? c->max_response : (1ull << 30);
+	u->batch_max_rows = c->batch_max_rows ? c->batch_max_rows : 64;
+	u->batch_wait_us = c->batch_wait_us;
+	u->q6k_layout = "private";
+	u->metrics_enabled = true;
+	u->start_ns = shard_now_ns();
+	return 0;
+}
+
+void
+shard_unit_fini(struct shard_unit *u)
+{
+	if (u->model != NULL)
+		ffn_model_free(u->model);
+	u->model = NULL;
+}
+
+void
+shard_stats_sum(const struct shard_unit *u, struct shard_stats *out)
+{
+	const uint64_t *src;
+	uint64_t *dst = (uint64_t *)out;
+	size_t words = offsetof(struct shard_stats, lat_sum_ms) / 8;
+
+	memset(out, 0, sizeof(*out));
+	for (unsigned int l = 0; l < SHARD_MAX_LCORE; l++) {
+		src = (const uint64_t *)&u->stats[l];
+		/* Counters are u64 up to lat_sum_ms, then batch_hist. */
+		for (size_t i = 0; i < words; i++)
+			dst[i] += src[i];
+		out->lat_sum_ms += u->stats[l].lat_sum_ms;
+		for (int b = 0; b < SHARD_BATCH_BUCKETS; b++)
+			out->batch_hist[b] += u->stats[l].batch_hist[b];
+	}
+}
+
+static uint64_t
+uptime_s(const struct shard_unit *u)
+{
+	return (shard_now_ns() - u->start_ns) / 1000000000ull;
+}
+
+static char *
+json_take(struct json_object *o, size_t *len)
+{
+	const char *s = json_object_to_json_string_ext(o,
+			JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+	char *r = s ? strdup(s) : NULL;
+
+	if (r != NULL)
+		*len = strlen(r);
+	json_object_put(o);
+	return r;
+}
+
+#define J_ADD(o, k, v) json_object_object_add((o), (k), (v))
+
+/* spec/wire.md §2: model, family, mode, layers (the model's count),
+ * hidden_size, features_per_layer, dtype; then the shard's own facts. */
+char *
+shard_stats_json(const struct shard_unit *u, size_t *len)
+{
+	const struct ffn_info *fi = ffn_model_info(u->model);
+	struct json_object *o = json_object_new_object();
+	struct json_object *owned = json_object_new_object();
+	struct json_object *wire = json_object_new_array();
+	struct json_object *w = json_object_new_object();
+	struct shard_stats s;
+
+	shard_stats_sum(u, &s);
+	J_ADD(o, "model", json_object_new_string(fi->model));
+	J_ADD(o, "family", json_object_new_string(fi->family));
+	J_ADD(o, "mode", json_object_new_string("ffn-service"));
+	J_ADD(o, "layers", json_object_new_int64(fi->num_layers));
+	J_ADD(o, "hidden_size", json_object_new_int64(fi->hidden));
+	J_ADD(o, "features_per_layer", json_object_new_int64(
+		      fi->intermediate));
+	J_ADD(o, "dtype", json_object_new_string(fi->dtype));
+	J_ADD(o, "shard", json_object_new_string(u->name));
+	J_ADD(owned, "first", json_object_new_int64(fi->first_layer));
+	J_ADD(owned, "last", json_object_new_int64(fi->last_layer));
+	J_ADD(o, "owned_layers", owned);
+	json_object_array_add(wire, json_object_new_string("f32"));
+	if (u->wire.f16)
+		json_object_array_add(wire, json_object_new_string("f16"));
+	if (u->wire.i8)
+		json_object_array_add(wire, json_object_new_string("i8"));
+	J_ADD(o, "wire_formats", wire);
+	J_ADD(o, "model_type", json_object_new_string(fi->model_type));
+	J_ADD(o, "activation", json_object_new_string(ffn_act_name(fi->act)));
+	J_ADD(o, "layout", json_object_new_string(ffn_layout_name(fi->layout)));
+	J_ADD(o, "q6k_layout", json_object_new_string(u->q6k_layout));
+	J_ADD(o, "weights_bytes", json_object_new_int64(
+		      (int64_t)fi->bytes_loaded));
+	J_ADD(o, "numa_node", json_object_new_int(fi->numa_node));
+	J_ADD(o, "pages", json_object_new_string(ffn_pages_name(fi->pages)));
+	J_ADD(o, "kernels", json_object_new_string(
+		      ffn_isa_name(ffn_active_isa())));
+	J_ADD(o, "uptime_seconds", json_object_new_int64(
+		      (int64_t)uptime_s(u)));
+	J_ADD(w, "requests_served", json_object_new_int64(
+		      (int64_t)s.walk_served));
+	J_ADD(w, "layers_computed", json_object_new_int64(
+		      (int64_t)s.layers_computed));
+	J_ADD(w, "rows_computed", json_object_new_int64(
+		      (int64_t)s.rows_computed));
+	J_ADD(w, "bytes_in", json_object_new_int64((int64_t)s.bytes_in));
+	J_ADD(w, "bytes_out", json_object_new_int64((int64_t)s.bytes_out));
+	J_ADD(o, "counters", w);
+	return json_take(o, len);
+}
+
+char *
+shard_health_json(const struct shard_unit *u, size_t *len)
+{
+	struct json_object *o = json_object_new_object();
+	struct shard_stats s;
+
+	shard_stats_sum(u, &s);
+	J_ADD(o, "status", json_object_new_string("ok"));
+	J_ADD(o, "uptime_seconds", json_object_new_int64(
+		      (int64_t)uptime_s(u)));
+	J_ADD(o, "requests_served", json_object_new_int64(
+		      (int64_t)s.walk_served));
+	return json_take(o, len);
+}
+
+/* A growing text buffer for /metrics. */
+struct tbuf {
+	char *p;
+	size_t len, cap;
+	int oom;
+};
+
+static void
+tb_printf(struct tbuf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (b->oom)
+		return;
+	for (;;) {
+		va_start(ap, fmt);
+		n = vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
+		va_end(ap);
+		if (n >= 0 && (size_t)n < b->cap - b->len) {
+			b->len += (size_t)n;
+			return;
+		}
+		char *np = realloc(b->p, b->cap * 2 + (size_t)(n > 0 ? n : 0));
+
+		if (np == NULL) {
+			b->oom = 1;
+			return;
+		}
+		b->cap = b->cap * 2 + (size_t)(n > 0 ? n : 0);
+		b->p = np;
+	}
+}
+
+static const char *const route_names[SHARD_R_COUNT] = {
+	"other", "walk-ffn", "walk-ffn-q8k", "stats", "health", "metrics",
+};
+static const char *const fmt_names[4] = { "f32", "f16", "i8", "json" };
+
+/* Prometheus text exposition format 0.0.4. */
+char *
+shard_metrics_text(const struct shard_unit *u, size_t *len)
+{
+	static const int codes[] = {
+#define SHARD_CODE(c) c,
+		SHARD_STATUSES(SHARD_CODE)
+#undef SHARD_CODE
+	};
+	static const char *const lat_le[SHARD_LAT_BUCKETS] = {
+		"0.05", "0.1", "0.25", "0.5", "1", "2.5", "5", "10", "25",
+		"50", "100", "+Inf",
+	};
+	struct tbuf b = { .cap = 8192 };
+	struct shard_stats s;
+	uint64_t cum = 0, total = 0;
+
+	b.p = malloc(b.cap);
+	if (b.p == NULL)
+		return NULL;
+	b.p[0] = '\0';
+	shard_stats_sum(u, &s);
+	tb_printf(&b, "# HELP ffn_requests_total Requests by route and "
+		  "status.\n# TYPE ffn_requests_total counter\n");
+	for (int r = 0; r < SHARD_R_COUNT; r++)
+		for (int c = 0; c < SHARD_N_STATUS; c++) {
+			char code[8];
+
+			if (s.requests[r][c] == 0)
+				continue;
+			if (c < (int)(sizeof(codes) / sizeof(codes[0])))
+				snprintf(code, sizeof(code), "%d", codes[c]);
+			else
+				snprintf(code, sizeof(code), "other");
+			tb_printf(&b, "ffn_requests_total{shard=\"%s\","
+				  "route=\"%s\",status=\"%s\"} %llu\n",
+				  u->name, route_names[r], code,
+				  (unsigned long long)s.requests[r][c]);
+		}
+	tb_printf(&b, "# HELP ffn_walk_requests_total walk-ffn requests by "
+		  "direction and wire format.\n"
+		  "# TYPE ffn_walk_requests_total counter\n");
+	for (int f = 0; f < 4; f++) {
+		tb_printf(&b, "ffn_walk_requests_total{shard=\"%s\","
+			  "direction=\"in\",format=\"%s\"} %llu\n", u->name,
+			  fmt_names[f], (unsigned long long)s.walk_in[f]);
+		tb_printf(&b, "ffn_walk_requests_total{shard=\"%s\","
+			  "direction=\"out\",format=\"%s\"} %llu\n", u->name,
+			  fmt_names[f], (unsigned long long)s.walk_out[f]);
+	}
+	tb_printf(&b, "# TYPE ffn_body_bytes_total counter\n"
+		  "ffn_body_bytes_total{shard=\"%s\",direction=\"in\"} %llu\n"
+		  "ffn_body_bytes_total{shard=\"%s\",direction=\"out\"} "
+		  "%llu\n", u->name, (unsigned long long)s.bytes_in, u->name,
+		  (unsigned long long)s.bytes_out);
+	tb_printf(&b, "# TYPE ffn_layers_computed_total counter\n"
+		  "ffn_layers_computed_total{shard=\"%s\"} %llu\n"
+		  "# TYPE ffn_rows_computed_total counter\n"
+		  "ffn_rows_computed_total{shard=\"%s\"} %llu\n", u->name,
+		  (unsigned long long)s.layers_computed, u->name,
+		  (unsigned long long)s.rows_computed);
+	tb_printf(&b, "# HELP ffn_compute_ms Compute time per request "
+		  "(spec/wire.md §5.2 latency_ms).\n"
+		  "# TYPE ffn_compute_ms histogram\n");
+	for (int i = 0; i < SHARD_LAT_BUCKETS; i++) {
+		cum += s.lat_hist[i];
+		tb_printf(&b, "ffn_compute_ms_bucket{shard=\"%s\",le=\"%s\"} "
+			  "%llu\n", u->name, lat_le[i],
+			  (unsigned long long)cum);
+	}
+	tb_printf(&b, "ffn_compute_ms_sum{shard=\"%s\"} %.6f\n"
+		  "ffn_compute_ms_count{shard=\"%s\"} %llu\n", u->name,
+		  s.lat_sum_ms, u->name, (unsigned long long)cum);
+	tb_printf(&b, "# HELP ffn_batch_rows Rows per compute pass.\n"
+		  "# TYPE ffn_batch_rows histogram\n");
+	cum = 0;
+	for (int i = 0; i < SHARD_BATCH_BUCKETS; i++) {
+		char le[16];
+
+		cum += s.batch_hist[i];
+		if (i == SHARD_BATCH_BUCKETS - 1)
+			snprintf(le, sizeof(le), "+Inf");
+		else
+			snprintf(le, sizeof(le), "%u", 1u << i);
+		tb_printf(&b, "ffn_batch_rows_bucket{shard=\"%s\",le=\"%s\"} "
+			  "%llu\n", u->name, le, (unsigned long long)cum);
+		total = cum;
+	}
+	tb_printf(&b, "ffn_batch_rows_count{shard=\"%s\"} %llu\n", u->name,
+		  (unsigned long long)total);
+	if (u->metrics_extra != NULL && !b.oom) {
+		size_t room = 1 << 16;
+		char *np = realloc(b.p, b.len + room);
+
+		if (np != NULL) {
+			b.p = np;
+			b.cap = b.len + room;
+			b.len += u->metrics_extra(u->metrics_extra_arg,
+						  b.p + b.len, room);
+		}
+	}
+	if (b.oom) {
+		free(b.p);
+		return NULL;
+	}
+	*len = b.len;
+	return b.p;
+}

@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright(c) 2026 ffn-shard authors
+#
+# lib/net against the Linux kernel through net_tap (issue 3, "Tests").
+# net_testd runs inside a namespace of its own (prefix fsn, 198.18.1.0/24,
+# docs/DEVELOPING.md), so its tap device and the kernel peer never touch the
+# root namespace.  The kernel side is 198.18.1.1, the stack 198.18.1.2.
+#
+# usage: net_tap.sh NET_TESTD [TCP_CLIENT_PY]
+#   With TCP_CLIENT_PY (tests/e2e/net_tcp_client.py) also runs the TCP
+#   checks: transfers of 1 B..64 MiB verified byte for byte, 1000
+#   concurrent connections, and the same under tc netem.
+set -euo pipefail
+
+testd=$1
+client=${2:-}
+ns=fsn-tap-$$
+prefix=fsn_tap_$$
+dir=$(mktemp -d /tmp/fsn-tap.XXXXXX)
+pid=
+step=setup
+
+cleanup() {
+	rc=$?
+	if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
+		kill -TERM "$pid" 2>/dev/null || true
+		wait "$pid" 2>/dev/null || true
+	fi
+	ip netns del "$ns" 2>/dev/null || true
+	rm -rf "/var/run/dpdk/$prefix"
+	if [ "$rc" -ne 0 ]; then
+		echo "net_tap.sh: FAILED at step '$step'" >&2
+		tail -n 60 "$dir/testd.out" >&2 2>/dev/null || true
+	fi
+	rm -rf "$dir"
+	exit "$rc"
+}
+trap cleanup EXIT INT TERM
+
+nsx() { ip netns exec "$ns" "$@"; }
+stat_of() { awk -v k="$1" '$1 == k { print $2 }' "$dir/testd.out"; }
+
+ip netns add "$ns"
+nsx ip link set lo up
+# No IPv6 chatter (router/MLD solicitations) in the counters.
+nsx sysctl -qw net.ipv6.conf.all.disable_ipv6=1
+nsx sysctl -qw net.ipv6.conf.default.disable_ipv6=1
+
+svc=()
+[ -n "$client" ] && svc=(--echo 7 --sink 9)
+# Not through nsx: a shell function in the background is a subshell, and
+# $! must be timeout(1) itself so that TERM reaches net_testd.
+ip netns exec "$ns" timeout 900 "$testd" --no-pci --no-huge -m 512 --file-prefix "$prefix" \
+	-l 0 --vdev=net_tap0,iface=fsn0 --log-level=pmd.net.tap:error \
+	-- --ip 198.18.1.2/24 --seconds 880 --idle-us 20 "${svc[@]}" \
+	>"$dir/testd.out" 2>&1 &
+pid=$!
+
+step="tap device"
+for _ in $(seq 100); do
+	nsx ip link show fsn0 >/dev/null 2>&1 && break
+	sleep 0.1
+done
+nsx ip addr add 198.18.1.1/24 dev fsn0
+nsx ip link set fsn0 up
+for _ in $(seq 100); do
+	grep -q 'net_testd: up' "$dir/testd.out" && break
+	sleep 0.1
+done
+grep -q 'net_testd: up' "$dir/testd.out"
+
+step="ping"
+nsx timeout 20 ping -q -c 5 -i 0.2 -W 2 198.18.1.2
+step="ping full MTU with pattern"
+nsx timeout 20 ping -q -c 3 -i 0.2 -W 2 -s 1472 -p a55a0ff0 -M do 198.18.1.2
+step="arping"
+nsx timeout 20 arping -q -c 3 -w 5 -I fsn0 198.18.1.2
+step="fragmented ping is dropped"
+if nsx timeout 10 ping -q -c 2 -i 0.2 -W 1 -s 2000 -M dont 198.18.1.2; then
+	echo "a fragmented echo request was answered" >&2
+	exit 1
+fi
+
+if [ -n "$client" ]; then
+	step="tcp"
+	nsx timeout 700 taskset -c 1 python3 "$client" 198.18.1.2 7 9
+fi
+
+step="counters"
+kill -TERM "$pid"
+wait "$pid" || true
+pid=
+for _ in $(seq 100); do
+	grep -q '^drop_no_mbuf ' "$dir/testd.out" && break
+	sleep 0.1
+done
+cat "$dir/testd.out" | grep -v ' 0$' || true
+[ "$(stat_of icmp_echo_tx)" -ge 8 ]
+[ "$(stat_of arp_req_answered)" -ge 3 ]
+[ "$(stat_of drop_ip_frag)" -ge 2 ]
+[ "$(stat_of drop_ip_cksum)" -eq 0 ]
+echo "net_tap.sh: ok"

@@ -1,0 +1,309 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 ffn-shard authors
+ */
+
+/*
+ * net_testd TCP services on the lcore's tcp_stack:
+ *  - echo: every byte back, in order.  Receive flow control is manual, so
+ *    data not yet echoed (send memory full) holds the peer's window closed
+ *    instead of piling up here.
+ *  - source: the client sends "N\n"; we send N bytes of testd_pattern()
+ *    and close.  Clients verify every byte.
+ */
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_mbuf.h>
+
+#include "net_tcp.h"
+#include "net_testd.h"
+
+enum svc_kind { SVC_ECHO, SVC_SOURCE };
+
+struct svc_conn {
+	struct tcp_conn *c;
+	enum svc_kind kind;
+	/* echo: segments not yet echoed, walked by (cur, off) */
+	struct rte_mbuf *head, *tail;
+	uint16_t off;
+	bool eof;
+	/* source */
+	char req[24];
+	unsigned int req_len;
+	uint64_t total, sent;
+};
+
+static struct tcp_stack *svc_tcp;
+static uint64_t n_accepted, n_closed, n_echo_bytes, n_src_bytes;
+
+static inline uint8_t
+testd_pattern(uint64_t i)
+{
+	return (uint8_t)(i * 131 + (i >> 9));
+}
+
+/* tcp.h: after tcp_close() no callback mentions the connection again,
+ * so its state goes now; callers return right after. */
+static void
+svc_finish(struct svc_conn *s)
+{
+	tcp_close(s->c);
+	if (s->head != NULL)
+		rte_pktmbuf_free(s->head);	/* the rest of the list */
+	n_closed++;
+	free(s);
+}
+
+static void
+echo_pump(struct svc_conn *s)
+{
+	bool any = false;
+
+	while (s->head != NULL) {
+		struct rte_mbuf *m = s->head;
+		uint32_t room = tcp_send_space(s->c);
+		uint32_t n = m->data_len - s->off;
+		int rc;
+
+		if (n > 0) {
+			if (room == 0)
+				break;
+			rc = tcp_send(s->c, rte_pktmbuf_mtod_offset(m, void *,
+					s->off), RTE_MIN(n, room));
+			if (rc <= 0)
+				break;
+			s->off += rc;
+			tcp_recved(s->c, rc);
+			n_echo_bytes += rc;
+			any = true;
+			if ((uint32_t)rc < n)
+				break;
+		}
+		s->head = m->next;
+		if (s->head == NULL)
+			s->tail = NULL;
+		m->next = NULL;
+		rte_pktmbuf_free_seg(m);
+		s->off = 0;
+	}
+	if (any)
+		tcp_flush(s->c);
+	if (s->head == NULL && s->eof)
+		svc_finish(s);
+}
+
+static void
+source_pump(struct svc_conn *s)
+{
+	uint8_t buf[16384];
+	bool any = false;
+
+	while (s->sent < s->total) {
+		uint32_t room = tcp_send_space(s->c);
+		uint32_t n = RTE_MIN((uint64_t)sizeof(buf), s->total - s->sent);
+		uint32_t i;
+		int rc;
+
+		n = RTE_MIN(n, room);
+		if (n == 0)
+			break;
+		for (i = 0; i < n; i++)
+			buf[i] = testd_pattern(s->sent + i);
+		rc = tcp_send(s->c, buf, n);
+		if (rc <= 0)
+			break;
+		s->sent += rc;
+		n_src_bytes += rc;
+		any = true;
+	}
+	if (any)
+		tcp_flush(s->c);
+	if (s->sent == s->total)
+		svc_finish(s);
+}
+
+static void
+on_data(void *arg, struct tcp_conn *c, struct rte_mbuf *m)
+{
+	struct svc_conn *s = arg;
+	struct rte_mbuf *seg;
+	uint32_t i;
+
+	(void)c;
+	if (s->kind == SVC_ECHO) {
+		if (s->tail != NULL)
+			s->tail->next = m;
+		else
+			s->head = m;
+		for (seg = m; seg->next != NULL; seg = seg->next)
+			;
+		s->tail = seg;
+		echo_pump(s);
+		return;
+	}
+	/* source: read the request line "N\n" */
+	for (seg = m; seg != NULL && s->total == 0; seg = seg->next) {
+		const char *p = rte_pktmbuf_mtod(seg, const char *);
+
+		for (i = 0; i < seg->data_len; i++) {
+			if (p[i] == '\n') {
+				s->req[s->req_len] = '\0';
+				s->total = strtoull(s->req, NULL, 10);
+				break;
+			}
+			if (s->req_len + 1 >= sizeof(s->req)) {
+				rte_pktmbuf_free(m);
+				tcp_abort(s->c);
+				n_closed++;
+				free(s);
+				return;
+			}
+			s->req[s->req_len++] = p[i];
+		}
+	}
+	rte_pktmbuf_free(m);
+	if (s->total > 0)
+		source_pump(s);
+}
+
+static void
+on_sent(void *arg, struct tcp_conn *c, uint32_t acked)
+{
+	struct svc_conn *s = arg;
+
+	(void)c;
+	(void)acked;
+	if (s->kind == SVC_ECHO)
+		echo_pump(s);
+	else if (s->total > 0)
+		source_pump(s);
+}
+
+static void
+on_eof(void *arg, struct tcp_conn *c)
+{
+	struct svc_conn *s = arg;
+
+	(void)c;
+	s->eof = true;
+	if (s->kind == SVC_ECHO && s->head == NULL)
+		svc_finish(s);
+	else if (s->kind == SVC_SOURCE && s->total == 0)
+		svc_finish(s);
+}
+
+static void
+on_closed(void *arg, struct tcp_conn *c, int reason)
+{
+	struct svc_conn *s = arg;
+
+	(void)c;
+	(void)reason;
+	if (s->head != NULL)
+		rte_pktmbuf_free(s->head);	/* the rest of the segment list */
+	n_closed++;
+	free(s);
+}
+
+static int
+accept_kind(struct tcp_conn *c, void **carg, enum svc_kind kind)
+{
+	struct svc_conn *s = calloc(1, sizeof(*s));
+
+	if (s == NULL)
+		return -ENOMEM;
+	s->c = c;
+	s->kind = kind;
+	if (kind == SVC_ECHO)
+		tcp_set_manual_recv(c, true);
+	*carg = s;
+	n_accepted++;
+	return 0;
+}
+
+static int
+on_accept_echo(void *larg, struct tcp_conn *c, void **carg)
+{
+	(void)larg;
+	return accept_kind(c, carg, SVC_ECHO);
+}
+
+static int
+on_accept_source(void *larg, struct tcp_conn *c, void **carg)
+{
+	(void)larg;
+	return accept_kind(c, carg, SVC_SOURCE);
+}
+
+static const struct tcp_ops echo_ops = {
+	.accepted = on_accept_echo, .data = on_data, .sent = on_sent,
+	.eof = on_eof, .closed = on_closed,
+};
+static const struct tcp_ops source_ops = {
+	.accepted = on_accept_source, .data = on_data, .sent = on_sent,
+	.eof = on_eof, .closed = on_closed,
+};
+
+int
+testd_services_start(struct net_lcore *lc, const struct testd_conf *c)
+{
+	struct tcp_stack_config tc;
+	int rc;
+
+	if (c->echo_port == 0 && c->sink_port == 0)
+		return 0;
+	memset(&tc, 0, sizeof(tc));
+	tc.max_conns = 8192;
+	tc.syn_backlog = 1024;
+	svc_tcp = net_tcp_attach(lc, &tc);
+	if (svc_tcp == NULL)
+		return -ENOMEM;
+	if (c->echo_port) {
+		rc = tcp_listen(svc_tcp, c->echo_port, 0, &echo_ops, NULL);
+		if (rc != 0)
+			return rc;
+	}
+	if (c->sink_port) {
+		rc = tcp_listen(svc_tcp, c->sink_port, 0, &source_ops, NULL);
+		if (rc != 0)
+			return rc;
+	}
+	return 0;
+}
+
+void
+testd_services_stop(struct net_lcore *lc)
+{
+	(void)lc;
+}
+
+void
+testd_services_report(struct net_lcore *lc)
+{
+	struct tcp_stats st;
+	unsigned int i;
+
+	if (svc_tcp == NULL)
+		return;
+	tcp_stack_stats(svc_tcp, &st);
+	printf("tcp_accepted %lu\ntcp_closed %lu\ntcp_echo_bytes %lu\n"
+		"tcp_source_bytes %lu\n", (unsigned long)n_accepted,
+		(unsigned long)n_closed, (unsigned long)n_echo_bytes,
+		(unsigned long)n_src_bytes);
+	printf("tcp_seg_in %lu\ntcp_seg_out %lu\ntcp_retransmits %lu\n"
+		"tcp_rto_expired %lu\ntcp_fast_retransmits %lu\n"
+		"tcp_syncookies_sent %lu\ntcp_resets_out %lu\n",
+		(unsigned long)st.seg_in, (unsigned long)st.seg_out,
+		(unsigned long)st.retransmits, (unsigned long)st.rto_expired,
+		(unsigned long)st.fast_retransmits,
+		(unsigned long)st.syncookies_sent,
+		(unsigned long)st.resets_out);
+	for (i = 0; i < TCP_DROP_MAX; i++)
+		printf("tcp_drop_%s %lu\n", tcp_drop_reason_name(i),
+			(unsigned long)st.drops[i]);
+	net_tcp_detach(lc, svc_tcp);
+	svc_tcp = NULL;
+}

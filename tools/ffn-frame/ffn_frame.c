@@ -1,0 +1,176 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 ffn-shard authors
+ *
+ * ffn-frame: the appliance's request pipeline, offline. Reads a request
+ * body on stdin, runs exactly the code the server runs (lib/shard:
+ * route, decode, validate, compute, narrow, frame), writes the response
+ * body to stdout and "STATUS CONTENT-TYPE" as the last line on stderr.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "http.h"
+#include "shard.h"
+
+static void
+usage(const char *argv0)
+{
+	fprintf(stderr,
+		"usage: %s --model DIR [--layers A-B] [--content-type CT]\n"
+		"          [--accept A] [--i8-enable] [--f16-disable]\n"
+		"          [--path P] [--api-key K --authorization V]\n"
+		"          < body > response-body\n"
+		"Runs one request through the appliance's pipeline. The last\n"
+		"line on stderr is \"STATUS CONTENT-TYPE\". Environment:\n"
+		"LARQL_I8_WIRE, LARQL_F16_WIRE_DISABLE (spec/wire.md §5.1).\n",
+		argv0);
+}
+
+static uint8_t *
+read_all(FILE *f, size_t *len)
+{
+	size_t cap = 1 << 16, n = 0;
+	uint8_t *p = malloc(cap);
+
+	while (p != NULL) {
+		size_t got = fread(p + n, 1, cap - n, f);
+
+		n += got;
+		if (got == 0)
+			break;
+		if (n == cap) {
+			uint8_t *np = realloc(p, cap * 2);
+
+			if (np == NULL) {
+				free(p);
+				return NULL;
+			}
+			p = np;
+			cap *= 2;
+		}
+	}
+	*len = n;
+	return p;
+}
+
+static int
+write_all(int fd, const void *p, size_t n)
+{
+	const uint8_t *b = p;
+
+	while (n > 0) {
+		ssize_t w = write(fd, b, n);
+
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		b += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "model", required_argument, NULL, 'm' },
+		{ "layers", required_argument, NULL, 'l' },
+		{ "content-type", required_argument, NULL, 'c' },
+		{ "accept", required_argument, NULL, 'a' },
+		{ "i8-enable", no_argument, NULL, 'i' },
+		{ "f16-disable", no_argument, NULL, 'f' },
+		{ "path", required_argument, NULL, 'p' },
+		{ "api-key", required_argument, NULL, 'k' },
+		{ "authorization", required_argument, NULL, 'A' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct shard_unit_conf uc = { .first_layer = -1, .last_layer = -1,
+				      .numa_node = -1, .name = "ffn-frame" };
+	const char *ct = NULL, *accept = NULL, *path = "/v1/walk-ffn";
+	const char *auth = NULL;
+	struct shard_http_req rq = { 0 };
+	struct shard_resp resp;
+	static struct shard_unit unit;
+	char err[512];
+	int c, rc;
+
+	wire_opts_default(&uc.wire);
+	wire_opts_apply_env(&uc.wire);
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'm': uc.model_dir = optarg; break;
+		case 'l':
+			if (sscanf(optarg, "%d-%d", &uc.first_layer,
+				   &uc.last_layer) != 2 &&
+			    sscanf(optarg, "%d", &uc.first_layer) == 1)
+				uc.last_layer = uc.first_layer;
+			if (uc.first_layer < 0 || uc.last_layer <
+			    uc.first_layer) {
+				fprintf(stderr, "ffn-frame: --layers \"%s\": "
+					"expected A-B with 0 <= A <= B\n",
+					optarg);
+				return 2;
+			}
+			break;
+		case 'c': ct = optarg; break;
+		case 'a': accept = optarg; break;
+		case 'i': uc.wire.i8 = true; break;
+		case 'f': uc.wire.f16 = false; break;
+		case 'p': path = optarg; break;
+		case 'k': uc.api_key = optarg; break;
+		case 'A': auth = optarg; break;
+		case 'h': usage(argv[0]); return 0;
+		default: usage(argv[0]); return 2;
+		}
+	}
+	if (uc.model_dir == NULL) {
+		usage(argv[0]);
+		return 2;
+	}
+	rc = shard_unit_init(&unit, &uc, err, sizeof(err));
+	if (rc < 0) {
+		fprintf(stderr, "ffn-frame: cannot load %s: %s\n",
+			uc.model_dir, err);
+		return 1;
+	}
+	rq.path = path;
+	rq.path_len = strlen(path);
+	rq.method = strncmp(path, "/v1/walk-ffn", 12) == 0 ? HTTP_M_POST :
+		    HTTP_M_GET;
+	rq.content_type = ct;
+	rq.content_type_len = ct ? strlen(ct) : 0;
+	rq.accept = accept;
+	rq.accept_len = accept ? strlen(accept) : 0;
+	rq.authorization = auth;
+	rq.authorization_len = auth ? strlen(auth) : 0;
+	if (rq.method == HTTP_M_POST) {
+		rq.body = read_all(stdin, &rq.body_len);
+		if (rq.body == NULL) {
+			fprintf(stderr, "ffn-frame: reading stdin: %s\n",
+				strerror(errno ? errno : ENOMEM));
+			return 1;
+		}
+	}
+	shard_handle(&unit, &rq, &resp, &shard_mem_heap, NULL, 0);
+	for (unsigned int i = 0; i < resp.iovcnt; i++)
+		if (write_all(STDOUT_FILENO, resp.iov[i].iov_base,
+			      resp.iov[i].iov_len) < 0) {
+			fprintf(stderr, "ffn-frame: write(stdout): %s\n",
+				strerror(errno));
+			return 1;
+		}
+	fprintf(stderr, "%d %s\n", resp.status,
+		resp.content_type ? resp.content_type : "-");
+	shard_resp_release(&resp);
+	free((void *)rq.body);
+	shard_unit_fini(&unit);
+	return 0;
+}
