@@ -321,6 +321,7 @@ test_random_q4k(void **state)
 	(void)state;
 	kt_seed(11);
 	run_random(FFN_KQ_Q4_K, FFN_KQ_Q6_PRIVATE, 37, 512, 1);
+	run_random(FFN_KQ_Q4_K, FFN_KQ_Q6_PRIVATE, 23, 300, 1);
 	run_random(FFN_KQ_Q4_K, FFN_KQ_Q6_PRIVATE, 19, 300, 3);
 	run_random(FFN_KQ_Q4_K, FFN_KQ_Q6_PRIVATE, 9, 777, 8);
 	run_random(FFN_KQ_Q4_K, FFN_KQ_Q6_PRIVATE, 5, 200, 11);
@@ -333,6 +334,7 @@ test_random_q6k(void **state)
 	kt_seed(13);
 	for (int lay = 0; lay < 2; lay++) {
 		run_random(FFN_KQ_Q6_K, lay, 37, 512, 1);
+		run_random(FFN_KQ_Q6_K, lay, 23, 300, 1);
 		run_random(FFN_KQ_Q6_K, lay, 19, 300, 3);
 		run_random(FFN_KQ_Q6_K, lay, 9, 777, 8);
 		run_random(FFN_KQ_Q6_K, lay, 5, 200, 11);

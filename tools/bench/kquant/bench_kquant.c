@@ -13,6 +13,7 @@
  * best ISA the CPU has.
  *
  * Usage: bench-kquant [reps] [H:nf ...]   (default 5, 4096:14336 2560:10240)
+ * BENCH_KQ_ISA=scalar|avx2|avx512 forces the K-quant kernels.
  */
 #include <immintrin.h>
 #include <math.h>
@@ -269,6 +270,18 @@ main(int argc, char **argv)
 
 	if (reps < 1)
 		reps = 1;
+	/* BENCH_KQ_ISA=scalar|avx2|avx512 forces the K-quant kernels */
+	if (getenv("BENCH_KQ_ISA") != NULL) {
+		const char *v = getenv("BENCH_KQ_ISA");
+		int isa = !strcmp(v, "avx512") ? FFN_KQ_ISA_AVX512 :
+			  !strcmp(v, "avx2") ? FFN_KQ_ISA_AVX2 :
+			  FFN_KQ_ISA_SCALAR;
+
+		if (ffn_kq_select(isa) < 0) {
+			fprintf(stderr, "bench-kquant: %s not supported\n", v);
+			return 1;
+		}
+	}
 	if (!__builtin_cpu_supports("avx512f") ||
 	    !__builtin_cpu_supports("f16c")) {
 		fprintf(stderr, "bench-kquant: needs AVX-512F and F16C for the "
