@@ -82,22 +82,55 @@ q6_decode_z(const uint8_t *b, enum ffn_kq_q6_layout q6, __m512i qv[4])
 	}
 }
 
-/* Dot the dequantised block wb[256] with R input blocks. */
-static inline void
+/*
+ * Dot the dequantised block wb[256] with R input blocks: each weight
+ * vector is loaded once for all rows, the R accumulators stay in
+ * registers (R is a constant in each instance), two per row when few rows
+ * would leave the FMA chains latency-bound.
+ */
+static inline __attribute__((always_inline)) void
+dot_rows_n(const float *wb, const float *x, size_t ldx, size_t b,
+	   __m512 *acc, const size_t R)
+{
+	__m512 a0[FFN_KQ_RMAX], a1[FFN_KQ_RMAX];
+	const float *xb = x + 256 * b;
+
+	for (size_t r = 0; r < R; r++) {
+		a0[r] = acc[r];
+		a1[r] = _mm512_setzero_ps();
+	}
+	for (int k = 0; k < 256; k += 32) {
+		__m512 w0 = _mm512_load_ps(wb + k);
+		__m512 w1 = _mm512_load_ps(wb + k + 16);
+
+		for (size_t r = 0; r < R; r++) {
+			a0[r] = _mm512_fmadd_ps(w0, _mm512_loadu_ps(
+				xb + r * ldx + k), a0[r]);
+			if (R <= 4)
+				a1[r] = _mm512_fmadd_ps(w1, _mm512_loadu_ps(
+					xb + r * ldx + k + 16), a1[r]);
+			else
+				a0[r] = _mm512_fmadd_ps(w1, _mm512_loadu_ps(
+					xb + r * ldx + k + 16), a0[r]);
+		}
+	}
+	for (size_t r = 0; r < R; r++)
+		acc[r] = R <= 4 ? _mm512_add_ps(a0[r], a1[r]) : a0[r];
+}
+
+static void
 dot_rows(const float *wb, const float *x, size_t ldx, size_t R, size_t b,
 	 __m512 *acc)
 {
-	for (size_t r = 0; r < R; r++) {
-		const float *xb = x + r * ldx + 256 * b;
-		__m512 a0 = acc[r], a1 = _mm512_setzero_ps();
-
-		for (int k = 0; k < 256; k += 32) {
-			a0 = _mm512_fmadd_ps(_mm512_load_ps(wb + k),
-					     _mm512_loadu_ps(xb + k), a0);
-			a1 = _mm512_fmadd_ps(_mm512_load_ps(wb + k + 16),
-					     _mm512_loadu_ps(xb + k + 16), a1);
-		}
-		acc[r] = _mm512_add_ps(a0, a1);
+	switch (R) {
+	case 1: dot_rows_n(wb, x, ldx, b, acc, 1); break;
+	case 2: dot_rows_n(wb, x, ldx, b, acc, 2); break;
+	case 3: dot_rows_n(wb, x, ldx, b, acc, 3); break;
+	case 4: dot_rows_n(wb, x, ldx, b, acc, 4); break;
+	case 5: dot_rows_n(wb, x, ldx, b, acc, 5); break;
+	case 6: dot_rows_n(wb, x, ldx, b, acc, 6); break;
+	case 7: dot_rows_n(wb, x, ldx, b, acc, 7); break;
+	default: dot_rows_n(wb, x, ldx, b, acc, 8); break;
 	}
 }
 
