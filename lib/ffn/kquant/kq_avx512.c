@@ -393,19 +393,33 @@ q4k_q8k(const uint8_t *w, size_t row_bytes, size_t nrows, size_t nb,
 				const uint8_t *in = q8 + r * q8_row;
 				const int8_t *a = kq_q8_qs(in, nb, b);
 				__m512i s = _mm512_setzero_si512();
-				int32_t imin;
+				int32_t isc, imin;
 
 				for (int g = 0; g < 4; g++)
 					s = _mm512_dpwssd_epi32(s,
 						_mm512_maddubs_epi16(qv[g],
 						_mm512_loadu_si512(a + 64 * g)),
 						sv[g]);
-				imin = hsum128(_mm_madd_epi16(mv,
-					_mm_loadu_si128((const __m128i *)
+				/* both horizontal sums at once:
+				 * [isc, imin, isc, imin] */
+				{
+					__m256i t8 = _mm256_add_epi32(
+						_mm512_castsi512_si256(s),
+						_mm512_extracti64x4_epi64(s, 1));
+					__m128i h = _mm_hadd_epi32(
+						_mm_add_epi32(
+						_mm256_castsi256_si128(t8),
+						_mm256_extracti128_si256(t8, 1)),
+						_mm_madd_epi16(mv, _mm_loadu_si128(
+						(const __m128i *)
 						kq_q8_sums(in, nb, b))));
+
+					h = _mm_hadd_epi32(h, h);
+					isc = _mm_cvtsi128_si32(h);
+					imin = _mm_extract_epi32(h, 1);
+				}
 				acc[r] = kq_q4k_q8k_combine(acc[r],
-					kq_q8_d(in, nb, b), d, dmin,
-					_mm512_reduce_add_epi32(s), imin);
+					kq_q8_d(in, nb, b), d, dmin, isc, imin);
 			}
 		}
 		for (size_t r = 0; r < R; r++)
