@@ -199,6 +199,19 @@ int ffn_compute(const struct ffn_model *m, unsigned layer,
 		const float *const *x, float *const *y, unsigned rows,
 		struct ffn_scratch *s);
 
+/**
+ * ffn_compute() for rows that arrive quantised to Q8_K (the optional
+ * /v1/walk-ffn-q8k route, spec/wire.md §2): xq holds rows consecutive
+ * rows of H values, each FFN_KQ_NBLOCKS(H) * FFN_KQ_Q8K_BYTES bytes in
+ * the wire layout of kquant/ffn_kq.h (i8 qs[nb*256], f32 d[nb],
+ * i16 sums[nb*8]). K-quant layers dot them with integer instructions;
+ * dense layers take them dequantised. y rows must not overlap xq.
+ * @return 0, -ERANGE when the layer is not owned, -EINVAL on bad args.
+ */
+int ffn_compute_q8k(const struct ffn_model *m, unsigned layer,
+		    const void *xq, float *const *y, unsigned rows,
+		    struct ffn_scratch *s);
+
 /** ffn_compute() for rows at a fixed stride (in floats). */
 int ffn_compute_strided(const struct ffn_model *m, unsigned layer,
 			const float *x, size_t x_stride, float *y,

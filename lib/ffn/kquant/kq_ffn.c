@@ -161,3 +161,57 @@ ffn_model_set_kq_q8k(struct ffn_model *m, int on)
 {
 	m->info.kq_q8k = on ? 1 : 0;
 }
+
+int
+ffn_compute_q8k(const struct ffn_model *m, unsigned layer, const void *xq,
+		float *const *y, unsigned rows, struct ffn_scratch *s)
+{
+	const struct ffn_layer *ly = ffn_model_layer(m, layer);
+	size_t H, qrow;
+	enum ffn_kq_act act;
+	unsigned done, r;
+	int rc;
+
+	if (ly == NULL)
+		return -ERANGE;
+	if (s == NULL || xq == NULL || y == NULL || ly->nf > s->max_nf ||
+	    m->info.hidden != s->hidden)
+		return -EINVAL;
+	H = m->info.hidden;
+	qrow = FFN_KQ_NBLOCKS(H) * FFN_KQ_Q8K_BYTES;
+	act = m->info.act == FFN_ACT_GELU_TANH ? FFN_KQ_ACT_GELU_TANH
+					       : FFN_KQ_ACT_SILU;
+	for (done = 0; done < rows;) {
+		const uint8_t *in = (const uint8_t *)xq + done * qrow;
+		unsigned R = rows - done;
+
+		if (R > s->max_rows)
+			R = s->max_rows;
+		if (R > 64)
+			R = 64;		/* xp below */
+		if (ly->layout == FFN_LAYOUT_Q4K) {
+			rc = ffn_kq_layer_forward_q8k(
+				&m->kq.layers[layer - m->info.first_layer],
+				act, in, R, s->yb, H, s->kq, s->kq_len);
+			if (rc < 0)
+				return rc;
+			for (r = 0; r < R; r++)
+				memcpy(y[done + r], s->yb + r * H, H * 4);
+		} else {
+			/* Dense: dequantised rows in yb, which a pass reads
+			 * (or copies to xb) before it writes yb or y. */
+			const float *xp[64];
+
+			for (r = 0; r < R; r++) {
+				ffn_kq_dequant_q8k(in + r * qrow, H,
+						   s->yb + r * H);
+				xp[r] = s->yb + r * H;
+			}
+			rc = ffn_compute(m, layer, xp, y + done, R, s);
+			if (rc < 0)
+				return rc;
+		}
+		done += R;
+	}
+	return 0;
+}

@@ -320,6 +320,66 @@ test_refused(void **state)
 	assert_non_null(strstr(err, FFN_KQ_BIN_NAME));
 }
 
+/* Rows that arrive in Q8_K: K-quant layers give the same bytes as the
+ * integer path on f32 rows; dense layers as their dequantised rows. */
+static void
+test_compute_q8k(void **state)
+{
+	size_t qb = FFN_KQ_NBLOCKS(H) * FFN_KQ_Q8K_BYTES;
+	uint8_t *xq = malloc(3 * qb);
+	float x[3][H], xd[3][H], y[3][H], y2[3][H];
+	const float *xp[3] = { x[0], x[1], x[2] };
+	const float *xdp[3] = { xd[0], xd[1], xd[2] };
+	float *yp[3] = { y[0], y[1], y[2] }, *y2p[3] = { y2[0], y2[1], y2[2] };
+	struct vw_opts o = opts();
+	struct ffn_model *m;
+	struct ffn_scratch *s;
+	char err[256], dd[64];
+
+	(void)state;
+	for (int r = 0; r < 3; r++) {
+		for (int h = 0; h < H; h++)
+			x[r][h] = (float)sin(0.29 * h * (r + 1) + r);
+		ffn_kq_quantize_q8k(x[r], H, xq + r * qb);
+		ffn_kq_dequant_q8k(xq + r * qb, H, xd[r]);
+	}
+	assert_int_equal(ffn_model_load(dir_priv, NULL, &m, err, sizeof(err)),
+			 0);
+	ffn_model_set_kq_q8k(m, 1);
+	s = ffn_scratch_new(m, 2, -1);
+	assert_int_equal(ffn_compute(m, 0, xp, yp, 3, s), 0);
+	assert_int_equal(ffn_compute_q8k(m, 0, xq, y2p, 3, s), 0);
+	assert_memory_equal(y, y2, sizeof(y));
+	assert_int_equal(ffn_compute_q8k(m, 2, xq, y2p, 3, s), -ERANGE);
+	ffn_scratch_free(s);
+	ffn_model_free(m);
+	/* a dense vindex of the same shape */
+	strcpy(dd, "/tmp/kq-dense-XXXXXX");
+	assert_non_null(mkdtemp(dd));
+	o.layout = VW_FEATURE_MAJOR;
+	assert_int_equal(vw_write(dd, &o, err, sizeof(err)), 0);
+	assert_int_equal(ffn_model_load(dd, NULL, &m, err, sizeof(err)), 0);
+	s = ffn_scratch_new(m, 2, -1);
+	assert_int_equal(ffn_compute(m, 1, xdp, yp, 3, s), 0);
+	assert_int_equal(ffn_compute_q8k(m, 1, xq, y2p, 3, s), 0);
+	assert_memory_equal(y, y2, sizeof(y));
+	ffn_scratch_free(s);
+	ffn_model_free(m);
+	{
+		static const char *const f[] = { "index.json",
+			"gate_vectors.bin", "up_features.bin",
+			"down_features.bin" };
+		char p[160];
+
+		for (int i = 0; i < 4; i++) {
+			snprintf(p, sizeof(p), "%s/%s", dd, f[i]);
+			unlink(p);
+		}
+		rmdir(dd);
+	}
+	free(xq);
+}
+
 int
 main(void)
 {
@@ -328,6 +388,7 @@ main(void)
 		cmocka_unit_test(test_wrong_arrangement),
 		cmocka_unit_test(test_rows_in_place),
 		cmocka_unit_test(test_features),
+		cmocka_unit_test(test_compute_q8k),
 		cmocka_unit_test(test_refused),
 	};
 
