@@ -275,6 +275,7 @@ q6k_f32(const uint8_t *w, size_t row_bytes, size_t nrows, size_t nb,
 	float wb[256] __attribute__((aligned(64)));
 	uint8_t q[256] __attribute__((aligned(64)));
 	const __m512i k32 = _mm512_set1_epi32(32);
+	const __m512i k32b = _mm512_set1_epi8(32);
 
 	for (size_t i = 0; i < nrows; i++) {
 		const uint8_t *row = w + i * row_bytes;
@@ -287,31 +288,37 @@ q6k_f32(const uint8_t *w, size_t row_bytes, size_t nrows, size_t nb,
 			const int8_t *sc = (const int8_t *)(blk + KQ6_SC);
 			float d = f16(blk + KQ6_D);
 
-			{
-				__m512i qv[4];
+			__m512i qv[4];
 
-				q6_decode_z(blk, q6, qv);
-				for (int c = 0; c < 4; c++)
-					_mm512_store_si512(q + 64 * c, qv[c]);
-			}
+			q6_decode_z(blk, q6, qv);
 			if (R == 1) {
-				/* one row: scale each group's partial dot */
+				/* one row: q - 32 in bytes, widened from the
+				 * registers; each group's partial dot scaled */
 				const float *xb = x + 256 * b;
+				__m512 dsc = _mm512_mul_ps(_mm512_set1_ps(d),
+					_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(
+					_mm_loadu_si128((const __m128i *)sc))));
 
-				for (int g = 0; g < 16; g++) {
-					__m512 qf = _mm512_cvtepi32_ps(
-						_mm512_sub_epi32(
-						_mm512_cvtepu8_epi32(
-						_mm_load_si128((const __m128i *)
-							(q + 16 * g))), k32));
+				for (int c = 0; c < 4; c++) {
+					__m512i v = _mm512_sub_epi8(qv[c], k32b);
+					const float *xc = xb + 64 * c;
 
-					acc[0] = _mm512_fmadd_ps(_mm512_mul_ps(
-						qf, _mm512_loadu_ps(xb + 16 * g)),
-						_mm512_set1_ps(d * (float)sc[g]),
-						acc[0]);
+#define GROUP(k) acc[0] = _mm512_fmadd_ps(_mm512_mul_ps( \
+		_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32( \
+			_mm512_extracti32x4_epi32(v, (k)))), \
+		_mm512_loadu_ps(xc + 16 * (k))), \
+		_mm512_permutexvar_ps(_mm512_set1_epi32(4 * c + (k)), dsc), \
+		acc[0])
+					GROUP(0);
+					GROUP(1);
+					GROUP(2);
+					GROUP(3);
+#undef GROUP
 				}
 				continue;
 			}
+			for (int c = 0; c < 4; c++)
+				_mm512_store_si512(q + 64 * c, qv[c]);
 			for (int g = 0; g < 16; g++) {
 				__m512i v = _mm512_sub_epi32(_mm512_cvtepu8_epi32(
 					_mm_load_si128((const __m128i *)
