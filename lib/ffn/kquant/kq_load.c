@@ -306,6 +306,8 @@ ffn_kq_load(struct ffn_kq_model *m, const char *dir,
 				       FFN_KQ_BIN_NAME, strerror(errno));
 				goto out;
 			}
+			/* start reading ahead; the load itself does not wait */
+			(void)madvise(p, (size_t)st.st_size, MADV_WILLNEED);
 			m->mem = p;
 			m->mem_len = (size_t)st.st_size;
 			m->mem_kind = MEM_FILE_MAP;
