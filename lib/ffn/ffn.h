@@ -20,6 +20,12 @@
  * y = Σ_f a_f · D[f]. §2.3's down [H, nf] is transposed at load.
  * Element types stay as in the files (f32 or f16; §2.1 mixes them).
  *
+ * K-quant (§2.4) hook: the loader returns FFN_ERR_KQUANT for now.
+ * lib/ffn/kquant joins by filling struct ffn_layer with FFN_DT_Q4K /
+ * FFN_DT_Q6K matrices (layout FFN_LAYOUT_Q4K, down in checkpoint
+ * orientation [H, pad256(nf)]) and its own kernels; ffn_compute() returns
+ * -ENOTSUP for non-dense matrices until it routes them there.
+ *
  * Thread safety: a loaded model is read-only; any number of threads may
  * compute on it at once, each with its own struct ffn_scratch.
  */
@@ -167,6 +173,15 @@ int ffn_model_load(const char *dir, const struct ffn_load_opts *opts,
 
 void ffn_model_free(struct ffn_model *m);
 
+/**
+ * A model over caller-owned dense weights (benchmarks, tests): layers
+ * 0..n-1 as given (gate, up [nf, H]; down feature-major [nf, H]; f32 or
+ * f16). The buffers must outlive the model. 0 or a negative ffn_error.
+ */
+int ffn_model_wrap(unsigned hidden, enum ffn_act act,
+		   const struct ffn_layer *layers, unsigned n,
+		   struct ffn_model **out);
+
 const struct ffn_info *ffn_model_info(const struct ffn_model *m);
 
 /** The layer descriptor, or NULL when the layer is not owned. */
@@ -212,7 +227,10 @@ int ffn_compute_q8k(const struct ffn_model *m, unsigned layer,
 		    const void *xq, float *const *y, unsigned rows,
 		    struct ffn_scratch *s);
 
-/** ffn_compute() for rows at a fixed stride (in floats). */
+/**
+ * ffn_compute() for rows at a fixed stride (in floats). x == y with equal
+ * strides (in place) is allowed.
+ */
 int ffn_compute_strided(const struct ffn_model *m, unsigned layer,
 			const float *x, size_t x_stride, float *y,
 			size_t y_stride, unsigned rows, struct ffn_scratch *s);
@@ -246,8 +264,9 @@ int ffn_isa_supported(enum ffn_isa isa);
 
 /**
  * Engine for f32 layers: our kernels, or OpenBLAS (sgemv for one row,
- * sgemm for more). AUTO uses OpenBLAS for passes of at least
- * ffn_blas_min_rows rows (chosen from tools/bench/ffn; see bench_ffn.c).
+ * sgemm for more; single-threaded). AUTO uses OpenBLAS for passes of at
+ * least blas_min_rows rows when that is > 0; by default (0) never, as
+ * tools/bench/ffn measured our kernels faster at 1..64 rows.
  * f16 layers always use our kernels (OpenBLAS has no f16).
  */
 enum ffn_engine {
@@ -256,7 +275,10 @@ enum ffn_engine {
 	FFN_ENGINE_BLAS,
 };
 
-/** Set the engine of a model (before sharing it between threads). */
+/**
+ * Set the engine of a model (before sharing it between threads).
+ * blas_min_rows: for AUTO, 0 keeps the built-in default (never).
+ */
 void ffn_model_set_engine(struct ffn_model *m, enum ffn_engine e,
 			  unsigned blas_min_rows);
 

@@ -17,11 +17,13 @@
 
 /*
  * Passes of at least this many rows go to OpenBLAS sgemm on f32 layers
- * under FFN_ENGINE_AUTO. From tools/bench/ffn (bench-ffn, "engine" table):
- * our blocked kernels beat sgemv at 1 row and sgemm up to 16 rows on the
- * AVX-512 machine measured; past that OpenBLAS's packed GEMM wins.
+ * under FFN_ENGINE_AUTO; 0: never. tools/bench/ffn (bench-ffn --table),
+ * one core, AVX-512, Llama-8B and Gemma-3-4B layer sizes: our kernels beat
+ * single-threaded OpenBLAS at every row count measured (1..64; sgemv by
+ * 10-20% at 1 row, sgemm by 1.4-3x at 2..64), so AUTO never picks it.
+ * ffn_model_set_engine() overrides this (FFN_ENGINE_BLAS, or a threshold).
  */
-#define FFN_BLAS_MIN_ROWS_DEFAULT 17
+#define FFN_BLAS_MIN_ROWS_DEFAULT 0
 
 /* ---- kernel choice ---- */
 
@@ -94,83 +96,6 @@ ffn_isa_name(enum ffn_isa isa)
 	const struct ffn_kernels *k = kernels_of(isa);
 
 	return k ? k->name : "?";
-}
-
-/* ---- names ---- */
-
-const char *
-ffn_strerror(int err)
-{
-	switch (err) {
-	case 0: return "success";
-	case FFN_ERR_IO: return "file missing or unreadable";
-	case FFN_ERR_SHORT: return "file too short";
-	case FFN_ERR_JSON: return "invalid JSON";
-	case FFN_ERR_KEY: return "missing or invalid key";
-	case FFN_ERR_SHAPE: return "shape disagrees with index.json";
-	case FFN_ERR_LAYER: return "owned layer missing or empty";
-	case FFN_ERR_RANGE: return "layers outside the model";
-	case FFN_ERR_MODEL: return "model type not servable";
-	case FFN_ERR_FP4: return "fp4 not supported";
-	case FFN_ERR_KQUANT: return "K-quant payload missing or invalid";
-	case FFN_ERR_PAYLOAD: return "no FFN payload";
-	case FFN_ERR_NOMEM: return "out of memory";
-	case FFN_ERR_NUMA: return "NUMA node unavailable";
-	default: return err < 0 && err > -4096 ? strerror(-err) : "unknown";
-	}
-}
-
-const char *
-ffn_layout_name(enum ffn_layout l)
-{
-	switch (l) {
-	case FFN_LAYOUT_INTERLEAVED: return "interleaved";
-	case FFN_LAYOUT_FEATURE_MAJOR: return "feature-major";
-	case FFN_LAYOUT_Q4K: return "q4k";
-	case FFN_LAYOUT_DENSE: return "dense";
-	default: return "auto";
-	}
-}
-
-const char *
-ffn_act_name(enum ffn_act a)
-{
-	return a == FFN_ACT_GELU_TANH ? "gelu_tanh" : "silu";
-}
-
-const char *
-ffn_pages_name(enum ffn_pages p)
-{
-	switch (p) {
-	case FFN_PAGES_HUGETLB: return "hugetlb-2M";
-	case FFN_PAGES_THP: return "thp";
-	case FFN_PAGES_FILE: return "file-mmap";
-	default: return "4K";
-	}
-}
-
-/* ---- model accessors ---- */
-
-const struct ffn_info *
-ffn_model_info(const struct ffn_model *m)
-{
-	return &m->info;
-}
-
-const struct ffn_layer *
-ffn_model_layer(const struct ffn_model *m, unsigned layer)
-{
-	if (layer < m->info.first_layer || layer > m->info.last_layer)
-		return NULL;
-	return &m->layers[layer - m->info.first_layer];
-}
-
-void
-ffn_model_set_engine(struct ffn_model *m, enum ffn_engine e,
-		     unsigned blas_min_rows)
-{
-	m->engine = e;
-	m->blas_min_rows = blas_min_rows;
 }
 
 /* ---- activation (spec/wire.md §1), libm semantics ---- */
@@ -340,7 +265,7 @@ use_blas(const struct ffn_model *m, const struct ffn_layer *ly, unsigned R)
 
 	if (!is_f32(ly) || m->engine == FFN_ENGINE_KERNEL)
 		return 0;
-	return m->engine == FFN_ENGINE_BLAS || R >= min;
+	return m->engine == FFN_ENGINE_BLAS || (min > 0 && R >= min);
 }
 
 int
@@ -388,9 +313,8 @@ ffn_compute_strided(const struct ffn_model *m, unsigned layer,
 	if (s == NULL)
 		return -EINVAL;
 	/*
-	 * Chunks of whole passes, so no pass splits differently from
-	 * ffn_compute() with the same rows; x may be y (same strides)
-	 * only when one pass covers all rows.
+	 * Chunks of at most one pass each. In place (x == y, equal strides)
+	 * is safe: a chunk writes only its own rows, after reading them.
 	 */
 	for (done = 0; done < rows;) {
 		unsigned n = rows - done, lim = CHUNK;
@@ -413,19 +337,60 @@ ffn_compute_strided(const struct ffn_model *m, unsigned layer,
 
 /* ---- features mode (spec/wire.md §6) ---- */
 
+/*
+ * Rank order of features a and b (negative: a first): |dot| descending,
+ * equal |dot| by lower id, NaN last. A total order, so the result does
+ * not depend on the sort algorithm.
+ */
 static int
-cmp_feature(const void *a, const void *b, void *arg)
+feature_before(const float *g, uint32_t ia, uint32_t ib)
 {
-	const float *g = arg;
-	uint32_t ia = *(const uint32_t *)a, ib = *(const uint32_t *)b;
 	float va = fabsf(g[ia]), vb = fabsf(g[ib]);
 	int na = isnan(va), nb = isnan(vb);
 
 	if (na != nb)
-		return na - nb;		/* NaN last */
+		return na ? 0 : 1;
 	if (!na && va != vb)
-		return va < vb ? 1 : -1;	/* |dot| descending */
-	return ia < ib ? -1 : ia > ib;	/* tie: lower id first */
+		return va > vb;
+	return ia < ib;
+}
+
+/* Heap sort of ids by feature_before (in place: no allocation). */
+static void
+sift(uint32_t *ids, size_t i, size_t n, const float *g)
+{
+	for (;;) {
+		size_t c = 2 * i + 1, m = i;
+		uint32_t t;
+
+		/* max-heap of "ranks later", so the sorted array ranks first */
+		if (c < n && feature_before(g, ids[m], ids[c]))
+			m = c;
+		if (c + 1 < n && feature_before(g, ids[m], ids[c + 1]))
+			m = c + 1;
+		if (m == i)
+			return;
+		t = ids[i];
+		ids[i] = ids[m];
+		ids[m] = t;
+		i = m;
+	}
+}
+
+static void
+sort_features(uint32_t *ids, size_t n, const float *g)
+{
+	size_t i;
+
+	for (i = n / 2; i-- > 0;)
+		sift(ids, i, n, g);
+	for (i = n; i-- > 1;) {
+		uint32_t t = ids[0];
+
+		ids[0] = ids[i];
+		ids[i] = t;
+		sift(ids, 0, i, g);
+	}
 }
 
 int
@@ -452,7 +417,7 @@ ffn_features(const struct ffn_model *m, unsigned layer, const float *x,
 	}
 	for (i = 0; i < ly->nf; i++)
 		s->ids[i] = i;
-	qsort_r(s->ids, ly->nf, sizeof(uint32_t), cmp_feature, s->g);
+	sort_features(s->ids, ly->nf, s->g);
 	n = top_k < ly->nf ? top_k : ly->nf;
 	for (i = 0; i < n; i++) {
 		ids[i] = s->ids[i];

@@ -66,6 +66,8 @@ avx2_reduce(__m256 v)
 #define DN_NW(R) ((R) == 1 ? 8u : (R) == 2 ? 4u : (R) <= 4 ? 2u : 1u)
 #define DN_NR 8u
 
+#define MV1_DUAL 0
+
 #define KNAME ffn_kernels_avx2
 #define KISA FFN_ISA_AVX2
 #define KSTR "avx2"

@@ -595,19 +595,28 @@ align_up(size_t v)
 }
 
 /* §2.3 down [H, nf] to feature-major [nf, H], in 32 x 32 tiles. */
+#define TRANSPOSE(T)							\
+	do {								\
+		T *d = (T *)dst;					\
+		const T *s = (const T *)src;				\
+		for (h0 = 0; h0 < H; h0 += 32)				\
+			for (f0 = 0; f0 < nf; f0 += 32)			\
+				for (f = f0; f < f0 + 32 && f < nf; f++) \
+					for (h = h0; h < h0 + 32 && h < H; h++) \
+						d[(size_t)f * H + h] =	\
+							s[(size_t)h * nf + f]; \
+	} while (0)
+
 static void
 transpose(uint8_t *dst, const uint8_t *src, uint32_t H, uint32_t nf,
 	  uint32_t es)
 {
 	uint32_t h0, f0, h, f;
 
-	for (h0 = 0; h0 < H; h0 += 32)
-		for (f0 = 0; f0 < nf; f0 += 32)
-			for (f = f0; f < f0 + 32 && f < nf; f++)
-				for (h = h0; h < h0 + 32 && h < H; h++)
-					memcpy(dst + ((size_t)f * H + h) * es,
-					       src + ((size_t)h * nf + f) * es,
-					       es);
+	if (es == 2)
+		TRANSPOSE(uint16_t);
+	else
+		TRANSPOSE(uint32_t);
 }
 
 /* Copy (or map) the located matrices into their final place. */
@@ -799,20 +808,4 @@ ffn_model_load(const char *dir, const struct ffn_load_opts *opts,
 	l.m->blas_min_rows = 0;	/* see ffn_compute.c: default_blas_rows */
 	*out = l.m;
 	return 0;
-}
-
-void
-ffn_model_free(struct ffn_model *m)
-{
-	int i;
-
-	if (m == NULL)
-		return;
-	ffn_mem_free(m->arena, m->arena_len);
-	ffn_kq_unload(&m->kq);
-	for (i = 0; i < FFN_MAX_MAPS; i++)
-		if (m->maps[i].addr != NULL)
-			munmap(m->maps[i].addr, m->maps[i].len);
-	free(m->layers);
-	free(m);
 }

@@ -73,6 +73,35 @@ bind_node(void *p, size_t len, int node)
 	return 1;
 }
 
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23	/* Linux 5.14 */
+#endif
+
+/*
+ * 2 MiB pages from the hugetlb pool, bound to node. The pool is counted
+ * globally at mmap time but pages come from the node at fault time, so a
+ * node short of pages would SIGBUS in the copy: populate now, where that
+ * is an error to fall back from (kernels before 5.14: EINVAL, go on).
+ */
+static void *
+hugetlb_alloc(size_t hlen, int node, int *bound)
+{
+	void *p = mmap(NULL, hlen, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
+	int rc;
+
+	if (p == MAP_FAILED)
+		return NULL;
+	rc = bind_node(p, hlen, node);
+	if (rc < 0 || (madvise(p, hlen, MADV_POPULATE_WRITE) != 0 &&
+		       errno != EINVAL)) {
+		munmap(p, hlen);
+		return NULL;
+	}
+	*bound = rc;
+	return p;
+}
+
 void *
 ffn_mem_alloc(size_t len, int node, int no_huge, enum ffn_pages *pages,
 	      int *bound)
@@ -83,10 +112,12 @@ ffn_mem_alloc(size_t len, int node, int no_huge, enum ffn_pages *pages,
 
 	*pages = FFN_PAGES_NORMAL;
 	if (!no_huge) {
-		p = mmap(NULL, hlen, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
-		if (p != MAP_FAILED)
+		void *h = hugetlb_alloc(hlen, node, bound);
+
+		if (h != NULL) {
 			*pages = FFN_PAGES_HUGETLB;
+			return h;
+		}
 	}
 	if (p == MAP_FAILED) {
 		p = mmap(NULL, hlen, PROT_READ | PROT_WRITE,

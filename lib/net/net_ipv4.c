@@ -17,6 +17,8 @@
 
 #include "net_priv.h"
 
+#include "tcp_cksum.h"
+
 #define IPV4_DF 0x4000
 #define IPV4_TTL 64
 
@@ -79,7 +81,7 @@ icmp_input(struct net_lcore *lc, struct rte_mbuf *m, struct rte_ipv4_hdr *ip,
 		lc->st.drop_icmp_bad++;
 		goto drop;
 	}
-	if (rte_raw_cksum_mbuf(m, ihl, len, &sum) != 0 || sum != 0xffff) {
+	if (tcp_cksum_mbuf(m, ihl, len, &sum) != 0 || sum != 0xffff) {
 		lc->st.drop_icmp_bad++;
 		goto drop;
 	}
@@ -91,7 +93,7 @@ icmp_input(struct net_lcore *lc, struct rte_mbuf *m, struct rte_ipv4_hdr *ip,
 	lc->st.icmp_echo_rx++;
 	ic->icmp_type = RTE_IP_ICMP_ECHO_REPLY;
 	ic->icmp_cksum = 0;
-	rte_raw_cksum_mbuf(m, ihl, len, &sum);
+	tcp_cksum_mbuf(m, ihl, len, &sum);
 	ic->icmp_cksum = (uint16_t)~sum;
 	src = ip->src_addr;
 	ip->src_addr = ip->dst_addr;
@@ -231,9 +233,19 @@ l4_cksum(struct net_lcore *lc, struct rte_mbuf *m, struct rte_ipv4_hdr *ip,
 	if (lc->port->caps & cap) {
 		v = rte_ipv4_phdr_cksum(ip, m->ol_flags);
 	} else {
+		uint32_t s = rte_ipv4_phdr_cksum(ip, 0);
+		uint16_t raw = 0;
+
 		m->ol_flags &= ~offload_flag;
 		memcpy(field, &v, sizeof(v));
-		v = rte_ipv4_udptcp_cksum_mbuf(m, ip, sizeof(*ip));
+		/* Not rte_ipv4_udptcp_cksum_mbuf: see tcp_cksum.h. */
+		tcp_cksum_mbuf(m, sizeof(*ip), m->pkt_len - sizeof(*ip), &raw);
+		s += raw;
+		s = (s & 0xffff) + (s >> 16);
+		s = (s & 0xffff) + (s >> 16);
+		v = (uint16_t)~s;
+		if (v == 0 && offload_flag == RTE_MBUF_F_TX_UDP_CKSUM)
+			v = 0xffff; /* RFC 768: 0 means no checksum */
 	}
 	memcpy(field, &v, sizeof(v));
 }

@@ -118,6 +118,15 @@ pick_offloads(const struct net_port_conf *conf,
 	*caps = 0;
 	if (conf->no_offloads)
 		return;
+	/* net_tap's TX "offload" is a software checksum in the PMD that adds
+	 * per-segment sums without regard to odd offsets (22.11
+	 * tap_tx_l4_add_rcksum), so multi-segment TCP (a copied head plus a
+	 * zero-copy body) leaves with a wrong checksum. It saves no
+	 * hardware work either: do it ourselves (tcp_cksum.h). */
+	if (di->driver_name != NULL && strcmp(di->driver_name, "net_tap") == 0)
+		tx &= ~(uint64_t)(RTE_ETH_TX_OFFLOAD_TCP_CKSUM |
+				  RTE_ETH_TX_OFFLOAD_UDP_CKSUM |
+				  RTE_ETH_TX_OFFLOAD_TCP_TSO);
 	if (tx & RTE_ETH_TX_OFFLOAD_MULTI_SEGS) {
 		ec->txmode.offloads |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
 		*caps |= NET_CAP_MULTI_SEGS;

@@ -96,8 +96,10 @@ void quant_f32_to_i8_rows(void *dst, const float *src, size_t rows,
 
 /**
  * Decode rows i8 rows of n values (value = q * scale; zero_point ignored,
- * spec/wire.md §3) to f32. dst and src must not overlap. The scale may be
- * unaligned in src.
+ * spec/wire.md §3) to f32: the f32 product (float)q * scale, the same bits
+ * in every kernel, for every q (-128, which a peer may send, included).
+ * dst and src must not overlap.
+ * The scale may be unaligned in src.
  */
 void quant_i8_rows_to_f32(float *dst, const void *src, size_t rows,
 			  size_t n);
@@ -108,7 +110,10 @@ void quant_i8_rows_to_f32(float *dst, const void *src, size_t rows,
  */
 const struct quant_kernels *quant_kernels_get(enum quant_isa isa);
 
-/** The kernels the quant_* functions use (the best supported). */
+/**
+ * The kernels the quant_* functions use: the best supported, unless
+ * quant_select() or quant_limit() chose others.
+ */
 const struct quant_kernels *quant_kernels_active(void);
 
 /**

@@ -131,35 +131,36 @@ avx2_max_abs(const float *x, size_t n)
 
 /*
  * q = roundf(clamp(v / scale, -127, 127)) as int32 lanes; NaN gives
- * 0x80000000 (see below).
+ * 0x80000000 (see below). Worked on |v|, the sign put back last: the
+ * division, the clamp and roundf are all symmetric about 0.
  * - True division (vdivps): a reciprocal changes some results (§5.3).
- * - Rounding half away from zero: trunc(q + copysign(P, q)) with
- *   P = 0.49999997f = 0.5 - 2^-25, the sum rounded to nearest. For
- *   0 <= q < 2^23, m = floor(q), s = spacing of the floats in [m, m + 1):
- *   if q - m >= 0.5, q + P >= m + 1 - 2^-25, which rounds to m + 1 (the
+ * - Rounding half away from zero of a = |v| / scale >= 0: trunc(a + P)
+ *   with P = 0.49999997f = 0.5 - 2^-25, the sum rounded to nearest. For
+ *   0 <= a < 2^23, m = floor(a), s = spacing of the floats in [m, m + 1):
+ *   if a - m >= 0.5, a + P >= m + 1 - 2^-25, which rounds to m + 1 (the
  *   float below m + 1 is at least 2^-24 away; at m = 0 the tie goes to the
- *   even 1.0); if q - m < 0.5, q <= m + 0.5 - s, so q + P <= m + 1 - s -
+ *   even 1.0); if a - m < 0.5, a <= m + 0.5 - s, so a + P <= m + 1 - s -
  *   2^-25, below the midpoint m + 1 - s/2, and stays under m + 1 (for
- *   m = 0, below 1 - 2^-25). Negative q is the mirror image. (P = 0.5 would
- *   give 1 for 0.49999997.) The slow test checks every q in [-127, 127].
+ *   m = 0, a + P <= 1 - 2^-24). (P = 0.5 would give 1 for 0.49999997.)
+ *   The slow test checks every q in [-127, 127].
+ * - vpsignd negates where v < 0 and gives 0 where v = +0 (a is 0 there,
+ *   or NaN for 0/0, which must give 0 too).
+ * - NaN: vminps returns its second operand when either is NaN, so with a
+ *   second a NaN stays NaN through the clamp, becomes 0x80000000 in
+ *   vcvttps2dq (vpsignd leaves it so: -0x80000000 wraps to itself), -128
+ *   in the packs, and avx2_quantise32 turns that (which no number gives)
+ *   into 0.
  */
 static inline __m256i
 avx2_quantise8(__m256 v, __m256 scale)
 {
-	const __m256 sign = _mm256_set1_ps(-0.0f);
-	__m256 q = _mm256_div_ps(v, scale);
+	__m256 a = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), v);
 
-	/*
-	 * vmaxps/vminps return their second operand when either is NaN:
-	 * with q second, a NaN stays NaN through the clamp, becomes
-	 * 0x80000000 in vcvttps2dq and -128 in the packs, and
-	 * avx2_quantise32 turns that (which no number gives) into 0.
-	 */
-	q = _mm256_min_ps(_mm256_set1_ps(127.0f),
-			  _mm256_max_ps(_mm256_set1_ps(-127.0f), q));
-	q = _mm256_add_ps(q, _mm256_or_ps(_mm256_and_ps(q, sign),
-					  _mm256_set1_ps(0.49999997f)));
-	return _mm256_cvttps_epi32(q);
+	a = _mm256_div_ps(a, scale);
+	a = _mm256_min_ps(_mm256_set1_ps(127.0f), a);
+	a = _mm256_add_ps(a, _mm256_set1_ps(0.49999997f));
+	return _mm256_sign_epi32(_mm256_cvttps_epi32(a),
+				 _mm256_castps_si256(v));
 }
 
 /* 32 values as 32 int8, in order (NaN -> 0). */

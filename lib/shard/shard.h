@@ -221,7 +221,7 @@ struct shard_job {
  * job memory and decode the input. The body must stay valid until the job
  * is released (f32 inputs are read in place when aligned).
  * Returns 0 with job ready for shard_jobs_compute(), or -1 with *err
- * holding the error response (already counted).
+ * holding the error response (not yet counted: shard_count()).
  */
 int shard_walk_prepare(struct shard_unit *u, const struct shard_http_req *rq,
 		       struct shard_job *job, struct shard_resp *err,

@@ -83,6 +83,9 @@ send_pend(struct shard_conn *c, struct shard_pend *p)
 			.content_length = r->len,
 			.keep_alive = p->keep_alive && !c->lc->draining,
 			.date = http_date_get(&c->lc->date, time(NULL)),
+			/* RFC 9110 §15.5.2: a 401 names the scheme. */
+			.extra = r->status == 401 ?
+				 "WWW-Authenticate: Bearer\r\n" : NULL,
 		};
 		ssize_t n = http_write_head(p->head, sizeof(p->head), &h);
 

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "http.h"
@@ -123,19 +124,26 @@ bool
 shard_authorized(const struct shard_unit *u, enum shard_route route,
 		 const char *auth, size_t len)
 {
-	static const char bearer[] = "Bearer ";
-	const size_t blen = sizeof(bearer) - 1;
+	static const char scheme[] = "bearer";
+	const size_t slen = sizeof(scheme) - 1;
 	unsigned char diff = 0;
+	size_t i;
 
 	if (u->api_key_len == 0 || route == SHARD_R_HEALTH)
 		return true;
-	if (auth == NULL || len != blen + u->api_key_len ||
-	    memcmp(auth, bearer, blen) != 0)
+	/* RFC 9110 §11.1: the scheme is case-insensitive; §11.4:
+	 * credentials = auth-scheme 1*SP token68. */
+	if (auth == NULL || len <= slen || strncasecmp(auth, scheme, slen) != 0
+	    || auth[slen] != ' ')
+		return false;
+	for (i = slen; i < len && auth[i] == ' '; i++)
+		;
+	if (len - i != u->api_key_len)
 		return false;
 	/* Constant time in the key's bytes: no early exit on mismatch. */
-	for (size_t i = 0; i < u->api_key_len; i++)
-		diff |= (unsigned char)auth[blen + i] ^
-			(unsigned char)u->api_key[i];
+	for (size_t k = 0; k < u->api_key_len; k++)
+		diff |= (unsigned char)auth[i + k] ^
+			(unsigned char)u->api_key[k];
 	return diff == 0;
 }
 
@@ -276,17 +284,33 @@ shard_walk_prepare(struct shard_unit *u, const struct shard_http_req *rq,
 /* Rows gathered for one compute pass; more rows make more passes. */
 #define SHARD_PASS_ROWS 256
 
+/* One pass of rows at one layer; a failure fails every job in it. */
+static void
+pass_run(struct shard_unit *u, uint32_t layer, const float **xr,
+	 float **yr, struct shard_job **who, unsigned int rows,
+	 struct ffn_scratch *s, unsigned int lcore)
+{
+	if (rows == 0)
+		return;
+	if (ffn_compute(u->model, layer, xr, yr, rows, s) < 0)
+		for (unsigned int r = 0; r < rows; r++)
+			who[r]->error = -EIO;
+	count_batch(&u->stats[lcore % SHARD_MAX_LCORE], rows);
+}
+
 void
 shard_jobs_compute(struct shard_job *const *jobs, unsigned int n,
 		   struct ffn_scratch *s, unsigned int lcore)
 {
 	const float *xr[SHARD_PASS_ROWS];
 	float *yr[SHARD_PASS_ROWS];
+	struct shard_job *who[SHARD_PASS_ROWS];
 
 	for (;;) {
 		struct shard_job *lead = NULL;
 		uint32_t layer;
 		unsigned int rows = 0;
+		uint64_t now;
 
 		for (unsigned int i = 0; i < n && lead == NULL; i++)
 			if (jobs[i]->next < jobs[i]->req.n_layers &&
@@ -297,7 +321,7 @@ shard_jobs_compute(struct shard_job *const *jobs, unsigned int n,
 		layer = wire_req_layer(&lead->req, lead->next);
 		for (unsigned int i = 0; i < n; i++) {
 			struct shard_job *j = jobs[i];
-			struct shard_unit *u = j->u;
+			struct shard_stats *st;
 			float *y;
 
 			if (j->error || j->next >= j->req.n_layers ||
@@ -310,33 +334,25 @@ shard_jobs_compute(struct shard_job *const *jobs, unsigned int n,
 			for (uint32_t r = 0; r < j->req.seq_len; r++) {
 				xr[rows] = j->x + (size_t)r * j->hidden;
 				yr[rows] = y + (size_t)r * j->hidden;
+				who[rows] = j;
 				if (++rows == SHARD_PASS_ROWS) {
-					if (ffn_compute(u->model, layer, xr, yr,
-							rows, s) < 0)
-						j->error = -EIO;
-					count_batch(&u->stats[lcore %
-						    SHARD_MAX_LCORE], rows);
+					pass_run(lead->u, layer, xr, yr, who,
+						 rows, s, lcore);
 					rows = 0;
 				}
 			}
 			j->next++;
-			u->stats[lcore % SHARD_MAX_LCORE].layers_computed++;
-			u->stats[lcore % SHARD_MAX_LCORE].rows_computed +=
-				j->req.seq_len;
+			st = &j->u->stats[lcore % SHARD_MAX_LCORE];
+			st->layers_computed++;
+			st->rows_computed += j->req.seq_len;
 		}
-		if (rows > 0) {
-			if (ffn_compute(lead->u->model, layer, xr, yr, rows,
-					s) < 0)
-				lead->error = -EIO;
-			count_batch(&lead->u->stats[lcore % SHARD_MAX_LCORE],
-				    rows);
-		}
+		pass_run(lead->u, layer, xr, yr, who, rows, s, lcore);
 		/* A job whose last layer was just computed is done now. */
-		uint64_t now = shard_now_ns();
-
+		now = shard_now_ns();
 		for (unsigned int i = 0; i < n; i++)
 			if (jobs[i]->t_end_ns == 0 &&
-			    jobs[i]->next >= jobs[i]->req.n_layers)
+			    (jobs[i]->next >= jobs[i]->req.n_layers ||
+			     jobs[i]->error))
 				jobs[i]->t_end_ns = now;
 	}
 }
@@ -407,6 +423,19 @@ walk_json(struct shard_unit *u, const struct shard_http_req *rq,
 		return;
 	}
 	nl = wire_json_req_n_layers(&jr);
+	/* The same bound as the binary path (shard_walk_prepare). */
+	if (jr.full_output && jr.seq_len * H != 0 &&
+	    nl > u->max_response / (jr.seq_len * H * sizeof(float))) {
+		char msg[160];
+
+		snprintf(msg, sizeof(msg), "response of %zu layers x %llu "
+			 "values exceeds the shard's limit of %llu bytes", nl,
+			 (unsigned long long)(jr.seq_len * H),
+			 (unsigned long long)u->max_response);
+		shard_resp_error(resp, 413, msg);
+		wire_json_req_free(&jr);
+		return;
+	}
 	t0 = shard_now_ns();
 	if (jr.full_output) {
 		size_t nv = (size_t)jr.seq_len * H;
@@ -549,6 +578,9 @@ shard_handle(struct shard_unit *u, const struct shard_http_req *rq,
 			shard_jobs_compute(&jp, 1, scratch, lcore);
 			shard_job_finish(&job, lcore);
 			*resp = job.resp;
+			/* An error body's range lives in the resp itself. */
+			if (job.resp.iov == &job.resp.one)
+				resp->iov = &resp->one;
 		} else {
 			walk_json(u, rq, resp, scratch, lcore);
 		}

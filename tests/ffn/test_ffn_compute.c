@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <numa.h>
 
 #include "ffn.h"
 #include "ffn_test_util.h"
@@ -367,8 +368,17 @@ test_layer_subset_and_mmap(void **state)
 			assert_int_equal(in->max_features, 50);
 			assert_int_equal(in->num_layers, 4);
 			assert_int_equal(in->placement, lo.placement);
-			if (pl)
+			if (pl) {
 				assert_int_equal(in->pages, FFN_PAGES_FILE);
+			} else {
+				/* copied: some page size was obtained, on
+				 * the local node when the system has NUMA */
+				assert_true(in->pages == FFN_PAGES_NORMAL ||
+					    in->pages == FFN_PAGES_THP ||
+					    in->pages == FFN_PAGES_HUGETLB);
+				if (numa_available() >= 0)
+					assert_true(in->numa_node >= 0);
+			}
 			/* gate f16 always; up/down f16 only in §2.3 */
 			assert_int_equal(in->bytes_loaded,
 					 (17 + 50) * 40 *
@@ -456,6 +466,114 @@ test_features_order(void **state)
 	tu_rmtree(dir);
 }
 
+/* Features mode on a wider random layer: a total order, scores = G·x. */
+static void
+test_features_random(void **state)
+{
+	struct vw_opts o;
+	struct ffn_model *m;
+	struct ffn_scratch *s;
+	char dir[64], err[256];
+	uint32_t ids[300];
+	float sc[300], x[37], *G, *U, *D;
+	uint8_t seen[300];
+	int isa, n, i;
+
+	(void)state;
+	vw_defaults(&o);
+	o.hidden = 37;
+	o.intermediate = 300;
+	o.layers = 1;
+	o.f16 = 1;
+	assert_non_null(tu_tmpdir(dir, sizeof(dir)));
+	assert_int_equal(vw_write(dir, &o, err, sizeof(err)), 0);
+	G = malloc(300 * 37 * 4);
+	U = malloc(300 * 37 * 4);
+	D = malloc(300 * 37 * 4);
+	assert_true(G && U && D);
+	vw_layer(&o, 0, G, U, D);
+	random_rows(x, 1, 37, 3);
+	m = load_dir(dir, NULL);
+	s = ffn_scratch_new(m, 1, -1);
+	assert_non_null(s);
+	for (isa = 0; isa < FFN_ISA_COUNT; isa++) {
+		if (ffn_select_isa(isa) != 0)
+			continue;
+		n = ffn_features(m, 0, x, 8092, ids, sc, s);
+		assert_int_equal(n, 300);
+		memset(seen, 0, sizeof(seen));
+		for (i = 0; i < n; i++) {
+			double ref = 0, bound = 0;
+			int h;
+
+			assert_true(ids[i] < 300 && !seen[ids[i]]);
+			seen[ids[i]] = 1;
+			for (h = 0; h < 37; h++) {
+				ref += (double)G[ids[i] * 37 + h] * x[h];
+				bound += fabs((double)G[ids[i] * 37 + h] * x[h]);
+			}
+			/* f32 dot of 37 terms: |err| <= 37 eps Σ|terms| */
+			assert_true(fabs(sc[i] - ref) <= 37 * 0x1p-24 * bound);
+			if (i > 0)
+				assert_true(fabsf(sc[i - 1]) > fabsf(sc[i]) ||
+					    (fabsf(sc[i - 1]) == fabsf(sc[i]) &&
+					     ids[i - 1] < ids[i]));
+		}
+		/* top_k 10 is the head of the full order */
+		assert_int_equal(ffn_features(m, 0, x, 10, ids + 100, sc, s),
+				 10);
+		assert_memory_equal(ids + 100, ids, 10 * sizeof(uint32_t));
+	}
+	select_best();
+	free(G);
+	free(U);
+	free(D);
+	ffn_scratch_free(s);
+	ffn_model_free(m);
+	tu_rmtree(dir);
+}
+
+/* ffn_model_wrap: caller-owned weights (as bench-ffn uses) compute alike. */
+static void
+test_wrap(void **state)
+{
+	struct vw_opts o;
+	struct ffn_layer ly[2];
+	struct ffn_model *m;
+	struct ffn_scratch *s;
+	float G[2][12], U[2][12], Wd[12], D[2][12], y[4];
+	unsigned L, f, h;
+
+	(void)state;
+	vw_defaults(&o);
+	o.example = 1;
+	memset(ly, 0, sizeof(ly));
+	for (L = 0; L < 2; L++) {
+		vw_layer(&o, L, G[L], U[L], Wd);
+		for (f = 0; f < 3; f++)	/* down feature-major: Wdᵀ */
+			for (h = 0; h < 4; h++)
+				D[L][f * 4 + h] = Wd[h * 3 + f];
+		ly[L].nf = 3;
+		ly[L].gate = (struct ffn_mat){ G[L], 16, 3, 4, FFN_DT_F32 };
+		ly[L].up = (struct ffn_mat){ U[L], 16, 3, 4, FFN_DT_F32 };
+		ly[L].down = (struct ffn_mat){ D[L], 16, 3, 4, FFN_DT_F32 };
+	}
+	assert_int_equal(ffn_model_wrap(4, FFN_ACT_GELU_TANH, ly, 2, &m), 0);
+	assert_int_equal(ffn_model_info(m)->max_features, 3);
+	s = ffn_scratch_new(m, 1, -1);
+	assert_non_null(s);
+	for (L = 0; L < 2; L++) {
+		assert_int_equal(ffn_compute_strided(m, L, ex_x, 4, y, 4, 1, s),
+				 0);
+		for (h = 0; h < 4; h++)
+			assert_float_equal(y[h], ex_gelu[L][h], EX_TOL);
+	}
+	assert_int_equal(ffn_compute_strided(m, 2, ex_x, 4, y, 4, 1, s),
+			 -ERANGE);
+	ffn_scratch_free(s);
+	ffn_model_free(m);
+}
+
 int
 main(void)
 {
@@ -464,6 +582,8 @@ main(void)
 		cmocka_unit_test(test_random_vs_double),
 		cmocka_unit_test(test_layer_subset_and_mmap),
 		cmocka_unit_test(test_features_order),
+		cmocka_unit_test(test_features_random),
+		cmocka_unit_test(test_wrap),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

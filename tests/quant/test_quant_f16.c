@@ -228,6 +228,36 @@ test_f16_worked_frame(void **state)
 		quant_f32_to_f16(h, out, 4);
 		assert_memory_equal(h, want + 12, 8);
 	}
+	/*
+	 * §8's batch response (layer 5 -> [0.25, -1.5], layer 20 ->
+	 * [100, -0.001], hidden 2) as f16: each result's payload narrowed in
+	 * place after its own header, num_values still 2.
+	 */
+	static const uint8_t batch_want[] = {
+		0xff, 0xff, 0xff, 0xff, 0x02, 0, 0, 0, 0x9a, 0x99, 0xe9, 0x40,
+		0x05, 0, 0, 0, 0x01, 0, 0, 0, 0x02, 0, 0, 0, 0x00, 0x34,
+		0x00, 0xbe,
+		0x14, 0, 0, 0, 0x01, 0, 0, 0, 0x02, 0, 0, 0, 0x40, 0x56,
+		0x19, 0x94,
+	};
+
+	for (int isa = 0; isa < QUANT_ISA_COUNT; isa++) {
+		const struct quant_kernels *k = quant_kernels_get(isa);
+		uint8_t frame[sizeof(batch_want)];
+		float res[2];
+
+		if (k == NULL)
+			continue;
+		memcpy(frame, batch_want, 24); /* frame and first headers */
+		memcpy(res, out, 8);
+		k->f32_to_f16((uint16_t *)res, res, 2);
+		memcpy(frame + 24, res, 4);
+		memcpy(frame + 28, batch_want + 28, 12);
+		memcpy(res, out + 2, 8);
+		k->f32_to_f16((uint16_t *)res, res, 2);
+		memcpy(frame + 40, res, 4);
+		assert_memory_equal(frame, batch_want, sizeof(batch_want));
+	}
 	/* Widening the f16 back: exact values of the rounded numbers. */
 	float back[4];
 

@@ -13,6 +13,7 @@
 #include <rte_ip.h>
 
 #include "tcp_priv.h"
+#include "tcp_cksum.h"
 
 #define PAWS_IDLE_US (24ull * 24 * 3600 * 1000000)	/* RFC 7323 §5.5 */
 
@@ -886,10 +887,10 @@ tcp_input(struct tcp_stack *s, struct rte_mbuf *m, uint32_t src_ip_be,
 			uint16_t len;
 		} __rte_packed ph = { src_ip_be, dst_ip_be, 0, IPPROTO_TCP,
 				      rte_cpu_to_be_16((uint16_t)m->pkt_len) };
-		uint16_t raw;
+		uint16_t raw = 0;
 		uint32_t sum;
 
-		rte_raw_cksum_mbuf(m, 0, m->pkt_len, &raw);
+		tcp_cksum_mbuf(m, 0, m->pkt_len, &raw);
 		sum = (uint32_t)raw + rte_raw_cksum(&ph, sizeof(ph));
 		sum = (sum & 0xffff) + (sum >> 16);
 		if (sum != 0xffff) {

@@ -14,6 +14,7 @@
 #include <rte_ip.h>
 
 #include "tcp_priv.h"
+#include "tcp_cksum.h"
 
 /* Payload up to this many bytes from our own copy buffers (tcp_send) is
  * copied into the header mbuf instead of chaining a reference: cheaper
@@ -192,7 +193,7 @@ tcp_xmit(struct tcp_stack *s, struct rte_mbuf *m, uint32_t dst)
 		th->cksum = (uint16_t)sum;
 		m->ol_flags |= RTE_MBUF_F_TX_TCP_CKSUM;
 	} else {
-		rte_raw_cksum_mbuf(m, 0, m->pkt_len, &raw);
+		tcp_cksum_mbuf(m, 0, m->pkt_len, &raw);
 		sum += raw;
 		sum = (sum & 0xffff) + (sum >> 16);
 		sum = (sum & 0xffff) + (sum >> 16);

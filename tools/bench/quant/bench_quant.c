@@ -8,8 +8,9 @@
  * - a large array (default 64 MiB of f32) out of cache: bytes read plus
  *   bytes written per second, as a share of what memcpy() moves per second
  *   (it reads and writes the same buffer size), measured in the same rounds.
- * Timings are the minimum over rounds, which interleave all items so that
- * noise from other processes hits them alike.
+ * Timings are minima over rounds, which interleave all items so that
+ * noise from other processes hits them alike; large arrays are timed per
+ * 1 MiB chunk (see main) so that one preemption spoils one chunk only.
  *
  * usage: bench-quant [MiB of f32 for the large array, default 64]
  */
@@ -22,9 +23,9 @@
 #include "quant.h"
 
 #define ROW 4096
-#define ROW_BATCH 2000	/* calls per timed batch, in cache */
-#define ROUNDS_ROW 15
-#define ROUNDS_BIG 7
+#define CHUNK (256 * 1024)	/* values per timed piece of a large array */
+#define ROUNDS_ROW 41
+#define ROUNDS_BIG 15
 
 enum op { OP_F16, OP_F16W, OP_I8, OP_I8W, OP_COUNT };
 
@@ -85,21 +86,26 @@ bufs_init(struct bufs *b, size_t n)
 	quant_kernels_scalar.f32_to_i8_rows(b->i8, b->f32, b->rows, ROW);
 }
 
+/* One kernel over values [v, v + cnt) of b (whole i8 rows). */
 static void
-run(const struct quant_kernels *k, enum op op, struct bufs *b)
+run(const struct quant_kernels *k, enum op op, struct bufs *b, size_t v,
+    size_t cnt)
 {
+	size_t r = v / ROW;
+	uint8_t *i8 = b->i8 + r * QUANT_I8_ROW_BYTES(ROW);
+
 	switch (op) {
 	case OP_F16:
-		k->f32_to_f16(b->f16, b->f32, b->n);
+		k->f32_to_f16(b->f16 + v, b->f32 + v, cnt);
 		break;
 	case OP_F16W:
-		k->f16_to_f32(b->f32_out, b->f16, b->n);
+		k->f16_to_f32(b->f32_out + v, b->f16 + v, cnt);
 		break;
 	case OP_I8:
-		k->f32_to_i8_rows(b->i8, b->f32, b->rows, ROW);
+		k->f32_to_i8_rows(i8, b->f32 + v, cnt / ROW, ROW);
 		break;
 	default:
-		k->i8_rows_to_f32(b->f32_out, b->i8, b->rows, ROW);
+		k->i8_rows_to_f32(b->f32_out + v, i8, cnt / ROW, ROW);
 		break;
 	}
 }
@@ -119,76 +125,127 @@ traffic(enum op op, const struct bufs *b)
 	}
 }
 
+/*
+ * Minimum time of one call of k/op over b's first cnt values, in ns:
+ * batches of about 100 us, so that a batch a scheduler tick hits is
+ * simply not the minimum.
+ */
+static double
+time_row(const struct quant_kernels *k, enum op op, struct bufs *b,
+	 int batch)
+{
+	double t = now_ns();
+
+	for (int i = 0; i < batch; i++) {
+		run(k, op, b, 0, ROW);
+		__asm__ volatile("" ::: "memory");
+	}
+	return (now_ns() - t) / batch;
+}
+
 int
 main(int argc, char **argv)
 {
 	size_t mib = argc > 1 ? strtoul(argv[1], NULL, 10) : 64;
 	const struct quant_kernels *ks[QUANT_ISA_COUNT];
 	double row_ns[QUANT_ISA_COUNT][OP_COUNT];
-	double big_ns[QUANT_ISA_COUNT][OP_COUNT];
-	double memcpy_ns = 1e300;
+	int batch[QUANT_ISA_COUNT][OP_COUNT];
+	double *big_ns[QUANT_ISA_COUNT][OP_COUNT];
+	double *memcpy_ns;
 	struct bufs row, big;
+	size_t chunks;
 	int nk = 0;
 
 	if (mib < 1)
 		mib = 1;
+	chunks = mib; /* 1 MiB of f32 each */
 	for (int isa = 0; isa < QUANT_ISA_COUNT; isa++)
 		if ((ks[nk] = quant_kernels_get(isa)) != NULL)
 			nk++;
 	bufs_init(&row, ROW);
-	bufs_init(&big, mib * 1024 * 1024 / 4);
+	bufs_init(&big, chunks * CHUNK);
+	memcpy_ns = calloc(chunks, sizeof(double));
 	for (int k = 0; k < nk; k++)
-		for (int op = 0; op < OP_COUNT; op++)
-			row_ns[k][op] = big_ns[k][op] = 1e300;
+		for (int op = 0; op < OP_COUNT; op++) {
+			double t = time_row(ks[k], op, &row, 10);
 
-	/* In cache: batches of ROW_BATCH calls on the same 4096-value row. */
+			row_ns[k][op] = 1e300;
+			batch[k][op] = t > 1e5 ? 1 : (int)(1e5 / t);
+			big_ns[k][op] = calloc(chunks, sizeof(double));
+			if (big_ns[k][op] == NULL)
+				return 1;
+			for (size_t c = 0; c < chunks; c++)
+				big_ns[k][op][c] = 1e300;
+		}
+	if (memcpy_ns == NULL)
+		return 1;
+	for (size_t c = 0; c < chunks; c++)
+		memcpy_ns[c] = 1e300;
+
+	/* In cache: the same 4096-value row again and again. */
 	for (int r = 0; r < ROUNDS_ROW; r++)
 		for (int k = 0; k < nk; k++)
 			for (int op = 0; op < OP_COUNT; op++) {
-				run(ks[k], op, &row); /* warm */
-				double t = now_ns();
+				double t = time_row(ks[k], op, &row,
+						    batch[k][op]);
 
-				for (int i = 0; i < ROW_BATCH; i++) {
-					run(ks[k], op, &row);
-					__asm__ volatile("" ::: "memory");
-				}
-				t = (now_ns() - t) / ROW_BATCH;
 				if (t < row_ns[k][op])
 					row_ns[k][op] = t;
 			}
 
-	/* Out of cache: memcpy and every kernel once per round. */
+	/*
+	 * Out of cache: each pass streams the whole array; each 1 MiB chunk
+	 * is timed on its own and keeps its minimum over the rounds, and
+	 * the chunk minima are summed, so preemption in one pass only costs
+	 * the chunks it hit. memcpy is measured the same way, in turn.
+	 */
 	for (int r = 0; r < ROUNDS_BIG; r++) {
-		double t = now_ns();
+		for (size_t c = 0; c < chunks; c++) {
+			double t = now_ns();
 
-		memcpy(big.f32_out, big.f32, big.n * 4);
-		__asm__ volatile("" ::: "memory");
-		t = now_ns() - t;
-		if (t < memcpy_ns)
-			memcpy_ns = t;
+			memcpy(big.f32_out + c * CHUNK, big.f32 + c * CHUNK,
+			       CHUNK * 4);
+			__asm__ volatile("" ::: "memory");
+			t = now_ns() - t;
+			if (t < memcpy_ns[c])
+				memcpy_ns[c] = t;
+		}
 		for (int k = 0; k < nk; k++)
-			for (int op = 0; op < OP_COUNT; op++) {
-				t = now_ns();
-				run(ks[k], op, &big);
-				__asm__ volatile("" ::: "memory");
-				t = now_ns() - t;
-				if (t < big_ns[k][op])
-					big_ns[k][op] = t;
-			}
+			for (int op = 0; op < OP_COUNT; op++)
+				for (size_t c = 0; c < chunks; c++) {
+					double t = now_ns();
+
+					run(ks[k], op, &big, c * CHUNK, CHUNK);
+					__asm__ volatile("" ::: "memory");
+					t = now_ns() - t;
+					if (t < big_ns[k][op][c])
+						big_ns[k][op][c] = t;
+				}
 	}
 
-	double memcpy_bps = (double)big.n * 8 / memcpy_ns * 1e9;
+	double mc = 0;
 
-	printf("bench-quant: row = %d values in cache (min of %d x %d calls); "
-	       "large = %zu MiB f32 (min of %d)\n", ROW, ROUNDS_ROW, ROW_BATCH,
-	       mib, ROUNDS_BIG);
+	for (size_t c = 0; c < chunks; c++)
+		mc += memcpy_ns[c];
+
+	double memcpy_bps = (double)big.n * 8 / mc * 1e9;
+
+	printf("bench-quant: row = %d values in cache (min of %d batches "
+	       "of ~100 us); large = %zu MiB of f32 (sum over 1 MiB chunks "
+	       "of the min of %d passes)\n", ROW, ROUNDS_ROW, mib,
+	       ROUNDS_BIG);
 	printf("memcpy %zu MiB: %.2f GB/s (read + written)\n", mib,
 	       memcpy_bps / 1e9);
 	printf("%-9s %-7s %10s %9s %12s %10s\n", "kernel", "isa", "ns/row",
 	       "x scalar", "large GB/s", "vs memcpy");
 	for (int op = 0; op < OP_COUNT; op++)
 		for (int k = 0; k < nk; k++) {
-			double bps = traffic(op, &big) / big_ns[k][op] * 1e9;
+			double t = 0;
+
+			for (size_t c = 0; c < chunks; c++)
+				t += big_ns[k][op][c];
+
+			double bps = traffic(op, &big) / t * 1e9;
 
 			printf("%-9s %-7s %10.1f %8.1fx %12.2f %9.0f%%\n",
 			       op_names[op], ks[k]->name, row_ns[k][op],

@@ -1,0 +1,302 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 ffn-shard authors
+ *
+ * bench-ffn: one FFN layer of synthetic weights in memory, at
+ * Llama-8B-like (4096 x 14336) and Gemma-3-4B-like (2560 x 10240) sizes.
+ * Prints, measured side by side in one run on one core:
+ *   - streaming read bandwidth (vectorised sum over the f32 weights);
+ *   - 1 row, f32 weights: time and bytes/s as % of that (target >= 85%);
+ *   - 1 row, f16 weights: time ratio vs f32 (target <= 0.6x);
+ *   - 8 rows batched vs 1 row (target <= 2x), OpenBLAS sgemm beside it;
+ *   - an engine table (our kernels vs OpenBLAS per row count), from
+ *     which ffn_compute.c's FFN_BLAS_MIN_ROWS_DEFAULT is chosen.
+ * Figures are the best of --iters runs of this thread's CPU time: on a
+ * shared machine wall time mostly measures preemption (long calls are
+ * preempted more often, which skews the ratios).
+ */
+#include <getopt.h>
+#include <immintrin.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+
+#include "ffn.h"
+#include "quant.h"
+
+static double
+now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void *
+huge_alloc(size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		return NULL;
+	madvise(p, len, MADV_HUGEPAGE);
+	return p;
+}
+
+/* Cheap deterministic fill: timing does not depend on the distribution. */
+static void
+fill(float *p, size_t n, float scale, uint64_t seed)
+{
+	uint64_t s = seed * 0x9e3779b97f4a7c15ull + 1;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		s ^= s << 13;
+		s ^= s >> 7;
+		s ^= s << 17;
+		p[i] = ((int32_t)(s >> 32) * 0x1p-31f) * scale;
+	}
+}
+
+__attribute__((target("avx512f"))) static float
+sum_avx512(const float *p, size_t n)
+{
+	__m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+	size_t i;
+
+	for (i = 0; i + 64 <= n; i += 64) {
+		a0 = _mm512_add_ps(a0, _mm512_loadu_ps(p + i));
+		a1 = _mm512_add_ps(a1, _mm512_loadu_ps(p + i + 16));
+		a2 = _mm512_add_ps(a2, _mm512_loadu_ps(p + i + 32));
+		a3 = _mm512_add_ps(a3, _mm512_loadu_ps(p + i + 48));
+	}
+	a0 = _mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3));
+	return _mm512_reduce_add_ps(a0);
+}
+
+__attribute__((target("avx2"))) static float
+sum_avx2(const float *p, size_t n)
+{
+	__m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+	float t[8], s = 0;
+	size_t i;
+
+	for (i = 0; i + 32 <= n; i += 32) {
+		a0 = _mm256_add_ps(a0, _mm256_loadu_ps(p + i));
+		a1 = _mm256_add_ps(a1, _mm256_loadu_ps(p + i + 8));
+		a2 = _mm256_add_ps(a2, _mm256_loadu_ps(p + i + 16));
+		a3 = _mm256_add_ps(a3, _mm256_loadu_ps(p + i + 24));
+	}
+	a0 = _mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3));
+	_mm256_storeu_ps(t, a0);
+	for (i = 0; i < 8; i++)
+		s += t[i];
+	return s;
+}
+
+static volatile float sink;
+
+/* Best-of-iters read bandwidth (bytes/s) over the three matrices. */
+static double
+stream_bw(float *const m[3], size_t n, int iters)
+{
+	double best = 1e30;
+	int it, c;
+
+	for (it = 0; it < iters; it++) {
+		double t = now();
+		float s = 0;
+
+		for (c = 0; c < 3; c++)
+			s += ffn_isa_supported(FFN_ISA_AVX512) ?
+			     sum_avx512(m[c], n) : sum_avx2(m[c], n);
+		t = now() - t;
+		sink = s;
+		if (t < best)
+			best = t;
+	}
+	return 3.0 * n * 4 / best;
+}
+
+/* Best time of one ffn_compute() call of R rows. */
+static double
+time_compute(struct ffn_model *m, struct ffn_scratch *s, float *x, float *y,
+	     unsigned H, unsigned R, int iters)
+{
+	const float *xp[64] = { NULL };
+	float *yp[64] = { NULL };
+	double best = 1e30;
+	unsigned r;
+	int it;
+
+	for (r = 0; r < R; r++) {
+		xp[r] = x + (size_t)r * H;
+		yp[r] = y + (size_t)r * H;
+	}
+	ffn_compute(m, 0, xp, yp, R, s);	/* warm */
+	for (it = 0; it < iters; it++) {
+		double t = now();
+
+		if (ffn_compute(m, 0, xp, yp, R, s) != 0) {
+			fprintf(stderr, "ffn_compute failed\n");
+			exit(1);
+		}
+		t = now() - t;
+		if (t < best)
+			best = t;
+	}
+	return best;
+}
+
+static int
+bench(const char *name, unsigned H, unsigned nf, int iters, int table)
+{
+	size_t n = (size_t)nf * H, bytes32 = n * 4 * 3;
+	float *w[3];
+	uint16_t *h[3];
+	struct ffn_layer l32, l16;
+	struct ffn_model *m32, *m16;
+	struct ffn_scratch *s;
+	float *x, *y;
+	double bw, t1, t1b, t16, t8, t8b, t816;
+	int c;
+
+	for (c = 0; c < 3; c++) {
+		w[c] = huge_alloc(n * 4);
+		h[c] = huge_alloc(n * 2);
+		if (!w[c] || !h[c]) {
+			fprintf(stderr, "out of memory\n");
+			return 1;
+		}
+		fill(w[c], n, c == 2 ? 1.0f / 120 : 1.0f / 64, c + 1);
+		quant_f32_to_f16(h[c], w[c], n);
+	}
+	memset(&l32, 0, sizeof(l32));
+	l32.nf = nf;
+	l32.layout = FFN_LAYOUT_INTERLEAVED;
+	l16 = l32;
+	{
+		struct ffn_mat *a[3] = { &l32.gate, &l32.up, &l32.down };
+		struct ffn_mat *b[3] = { &l16.gate, &l16.up, &l16.down };
+
+		for (c = 0; c < 3; c++) {
+			*a[c] = (struct ffn_mat){ w[c], (size_t)H * 4, nf, H,
+						  FFN_DT_F32 };
+			*b[c] = (struct ffn_mat){ h[c], (size_t)H * 2, nf, H,
+						  FFN_DT_F16 };
+		}
+	}
+	if (ffn_model_wrap(H, FFN_ACT_SILU, &l32, 1, &m32) ||
+	    ffn_model_wrap(H, FFN_ACT_SILU, &l16, 1, &m16))
+		return 1;
+	s = ffn_scratch_new(m32, 64, -1);
+	x = malloc((size_t)64 * H * 4);
+	y = malloc((size_t)64 * H * 4);
+	if (!s || !x || !y)
+		return 1;
+	fill(x, (size_t)64 * H, 1.0f, 99);
+
+	bw = stream_bw(w, n, iters);
+	ffn_model_set_engine(m32, FFN_ENGINE_KERNEL, 0);
+	t1 = time_compute(m32, s, x, y, H, 1, iters);
+	t8 = time_compute(m32, s, x, y, H, 8, iters);
+	t16 = time_compute(m16, s, x, y, H, 1, iters);
+	t816 = time_compute(m16, s, x, y, H, 8, iters);
+	ffn_model_set_engine(m32, FFN_ENGINE_BLAS, 0);
+	t1b = time_compute(m32, s, x, y, H, 1, iters);
+	t8b = time_compute(m32, s, x, y, H, 8, iters);
+
+	printf("\n== %s: hidden %u, intermediate %u, one layer, f32 %.0f MB, "
+	       "f16 %.0f MB, kernels %s\n", name, H, nf, bytes32 / 1e6,
+	       bytes32 / 2e6, ffn_isa_name(ffn_active_isa()));
+	printf("stream read (1 core)     : %8.2f ms  %6.2f GB/s\n",
+	       bytes32 / bw * 1e3, bw / 1e9);
+	printf("1 row  f32 kernel        : %8.2f ms  %6.2f GB/s  %5.1f%% of stream (target >= 85%%)\n",
+	       t1 * 1e3, bytes32 / t1 / 1e9, 100.0 * bytes32 / t1 / bw);
+	printf("1 row  f32 OpenBLAS sgemv: %8.2f ms  %6.2f GB/s  %5.1f%% of stream\n",
+	       t1b * 1e3, bytes32 / t1b / 1e9, 100.0 * bytes32 / t1b / bw);
+	printf("1 row  f16 kernel        : %8.2f ms  %5.2fx f32 time (target <= 0.6x)\n",
+	       t16 * 1e3, t16 / t1);
+	printf("8 rows f32 kernel        : %8.2f ms  %5.2fx 1 row (target <= 2x)\n",
+	       t8 * 1e3, t8 / t1);
+	printf("8 rows f32 OpenBLAS sgemm: %8.2f ms  %5.2fx 1-row kernel\n",
+	       t8b * 1e3, t8b / t1);
+	printf("8 rows f16 kernel        : %8.2f ms  %5.2fx 1-row f16\n",
+	       t816 * 1e3, t816 / t16);
+	if (table) {
+		static const unsigned rs[] = { 1, 2, 3, 4, 6, 8, 12, 16, 17,
+					       24, 32, 48, 64 };
+		unsigned i;
+
+		printf("engine table, f32 (ms per call; per-row ms):\n");
+		printf("  rows   kernel        OpenBLAS      faster\n");
+		for (i = 0; i < sizeof(rs) / sizeof(rs[0]); i++) {
+			double tk, tb;
+
+			ffn_model_set_engine(m32, FFN_ENGINE_KERNEL, 0);
+			tk = time_compute(m32, s, x, y, H, rs[i], iters);
+			ffn_model_set_engine(m32, FFN_ENGINE_BLAS, 0);
+			tb = time_compute(m32, s, x, y, H, rs[i], iters);
+			printf("  %4u %8.2f (%5.2f) %8.2f (%5.2f)  %s\n", rs[i],
+			       tk * 1e3, tk * 1e3 / rs[i], tb * 1e3,
+			       tb * 1e3 / rs[i], tk <= tb ? "kernel" : "blas");
+		}
+	}
+	ffn_scratch_free(s);
+	ffn_model_free(m32);
+	ffn_model_free(m16);
+	for (c = 0; c < 3; c++) {
+		munmap(w[c], n * 4);
+		munmap(h[c], n * 2);
+	}
+	free(x);
+	free(y);
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "size", required_argument, NULL, 's' },
+		{ "iters", required_argument, NULL, 'i' },
+		{ "isa", required_argument, NULL, 'a' },
+		{ "table", no_argument, NULL, 't' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *size = "both";
+	int iters = 10, table = 0, c, rc = 0;
+
+	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		switch (c) {
+		case 's': size = optarg; break;
+		case 'i': iters = atoi(optarg); break;
+		case 't': table = 1; break;
+		case 'a':
+			if (ffn_select_isa(strcmp(optarg, "avx2") == 0 ?
+					   FFN_ISA_AVX2 :
+					   strcmp(optarg, "scalar") == 0 ?
+					   FFN_ISA_SCALAR : FFN_ISA_AVX512)) {
+				fprintf(stderr, "ISA %s not supported\n",
+					optarg);
+				return 2;
+			}
+			break;
+		default:
+			fprintf(stderr, "usage: %s [--size llama|gemma|both] "
+				"[--iters N] [--isa avx512|avx2|scalar] "
+				"[--table]\n", argv[0]);
+			return 2;
+		}
+	}
+	if (iters < 1)
+		iters = 1;
+	if (!strcmp(size, "gemma") || !strcmp(size, "both"))
+		rc |= bench("Gemma-3-4B-like", 2560, 10240, iters, table);
+	if (!strcmp(size, "llama") || !strcmp(size, "both"))
+		rc |= bench("Llama-8B-like", 4096, 14336, iters, table);
+	return rc;
+}

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright(c) 2026 ffn-shard authors
+#
+# The run command: installs what is missing, builds, makes a small
+# synthetic model, starts ffn-shard on a DPDK tap device (no NIC, no
+# hugepages) inside the network namespace "fsd", shows calls against it,
+# and keeps serving until Ctrl-C (or stops right away with --once).
+#
+# The appliance is 198.18.10.2:8080 (configs/tap-dev.conf); the kernel side
+# of the tap, inside the namespace, is 198.18.10.1. To call it yourself:
+#     ip netns exec fsd curl -s http://198.18.10.2:8080/v1/stats
+set -euo pipefail
+
+once=0
+[ "${1:-}" = "--once" ] && once=1
+top=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$top"
+"$top/tools/setup/install-deps.sh"
+"$top/tools/setup/build.sh"
+build=${BUILD_DIR:-$top/build}
+ns=fsd
+url=http://198.18.10.2:8080
+
+# The model configs/tap-dev.conf serves (model = build/demo-model).
+if [ ! -f "$build/demo-model/index.json" ]; then
+	"$build/tools/mkvindex/mkvindex" --hidden 256 --intermediate 1024 \
+		--layers 4 --family llama --seed 7 "$build/demo-model"
+fi
+
+pid=
+cleanup() {
+	if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
+		kill -TERM "$pid" 2>/dev/null || true
+		wait "$pid" 2>/dev/null || true
+	fi
+	ip netns del "$ns" 2>/dev/null || true
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+ip netns del "$ns" 2>/dev/null || true
+ip netns add "$ns"
+ip netns exec "$ns" ip link set lo up
+ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1
+ip netns exec "$ns" sysctl -qw net.ipv6.conf.default.disable_ipv6=1
+
+# The appliance polls on lcore 0; clients below run on core 1.
+log=$(mktemp /tmp/ffn-shard-demo.XXXXXX)
+ip netns exec "$ns" "$build/app/ffn-shard/ffn-shard" \
+	-c configs/tap-dev.conf >"$log" 2>&1 &
+pid=$!
+for _ in $(seq 100); do
+	ip netns exec "$ns" ip link show fsd0 >/dev/null 2>&1 && break
+	kill -0 "$pid" 2>/dev/null || { cat "$log"; exit 1; }
+	sleep 0.1
+done
+ip netns exec "$ns" ip addr add 198.18.10.1/24 dev fsd0
+ip netns exec "$ns" ip link set fsd0 up
+for _ in $(seq 100); do
+	grep -q 'serving' "$log" && break
+	kill -0 "$pid" 2>/dev/null || { cat "$log"; exit 1; }
+	sleep 0.1
+done
+grep 'ffn-shard:' "$log"
+
+run() { echo; echo "\$ $*"; ip netns exec "$ns" taskset -c 1 "$@"; }
+run curl -sS -m 5 "$url/v1/health"; echo
+run curl -sS -m 5 "$url/v1/stats"; echo
+for w in f32 f16; do
+	run "$build/tools/client/ffn-client" "$url" --layer 2 --wire "$w" \
+		--random 1 --show 4 --verify "$build/demo-model"
+done
+run "$build/tools/client/ffn-client" "$url" --layers 0,1,2,3 --wire f16 \
+	--request-wire f16 --random 2 --show 4
+
+if [ "$once" = 1 ]; then
+	exit 0
+fi
+echo
+echo "ffn-shard serves $url inside namespace $ns; Ctrl-C stops it."
+echo "Try: ip netns exec $ns curl -s $url/metrics"
+wait "$pid"
