@@ -23,6 +23,9 @@ volatile uint64_t shard_drain_deadline_ns;
 
 static struct shard_netlc *netlcs[RTE_MAX_LCORE];
 static unsigned int n_netlcs;
+/* Network lcores not yet returned: workers serve until all are gone, so
+ * a job enqueued while draining still completes. */
+static unsigned int netlcs_running;
 
 /* ---- job and body memory --------------------------------------------
  * Size classes from rte_mempools (per-lcore caches: no lock in the common
@@ -168,7 +171,8 @@ shard_worker_run(void *arg)
 	struct shard_job *jobs[SHARD_BURST];
 	uint64_t hz = rte_get_tsc_hz();
 
-	while (!shard_stop_flag || !rte_ring_empty(su->jobs)) {
+	while (__atomic_load_n(&netlcs_running, __ATOMIC_ACQUIRE) > 0 ||
+	       !rte_ring_empty(su->jobs)) {
 		unsigned int n = rte_ring_dequeue_burst(su->jobs,
 				(void **)jobs, SHARD_BURST, NULL);
 
@@ -257,6 +261,7 @@ shard_netlc_create(unsigned int lcore_id, struct net_port *port,
 	if (shard_conn_listen(lc) < 0)
 		goto fail;
 	netlcs[n_netlcs++] = lc;
+	netlcs_running++;
 	return lc;
 fail:
 	RTE_LOG(ERR, USER1, "network lcore %u: setup failed: %s\n",
@@ -333,6 +338,7 @@ shard_netlc_run(void *arg)
 		net_lcore_flush(lc->nl);
 		rte_delay_us_block(1000);
 	}
+	__atomic_fetch_sub(&netlcs_running, 1, __ATOMIC_RELEASE);
 	return 0;
 }
 

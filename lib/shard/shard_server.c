@@ -642,6 +642,12 @@ shard_conn_sweep(struct shard_netlc *lc, uint64_t now_ns)
 		    now_ns - c->head_start_ns > lim && c->q_head == NULL) {
 			tcp_abort(c->tc);
 			conn_destroy(c);
+		} else if (lc->draining && c->q_head == NULL &&
+			   c->cur == NULL && !http_parser_in_head(&c->hp)) {
+			/* Stopping: an idle keep-alive connection has
+			 * nothing in flight; close it now (RFC 9112 §9.6). */
+			tcp_close(c->tc);
+			conn_destroy(c);
 		}
 		c = next;
 	}
