@@ -141,6 +141,150 @@ store_rows(__m512 *acc, size_t R, float *y, size_t ldy, size_t i)
 		y[r * ldy + i] = _mm512_reduce_add_ps(acc[r]);
 }
 
+/* Dequantise one Q4_K block into wb[256] (FMA: q * d*sc - dmin*m). */
+static inline __attribute__((always_inline)) void
+q4k_block_f32(const uint8_t *blk, enum ffn_kq_q6_layout q6, float *wb)
+{
+	const __m256i m4 = _mm256_set1_epi8(15);
+	float d = f16(blk + KQ4_D), dmin = f16(blk + KQ4_DMIN);
+	uint8_t sc[8], m[8];
+
+	(void)q6;
+	kq_q4k_scales(blk + KQ4_S, sc, m);
+	for (int g = 0; g < 4; g++) {
+		__m256i q = _mm256_loadu_si256(
+			(const __m256i *)(blk + KQ4_QS + 32 * g));
+		__m256i lo = _mm256_and_si256(q, m4);
+		__m256i hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
+		__m512 d1 = _mm512_set1_ps(d * sc[2 * g]);
+		__m512 m1 = _mm512_set1_ps(dmin * m[2 * g]);
+		__m512 d2 = _mm512_set1_ps(d * sc[2 * g + 1]);
+		__m512 m2 = _mm512_set1_ps(dmin * m[2 * g + 1]);
+		float *o = wb + 64 * g;
+
+#define CVT(v, half) _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32( \
+		_mm256_extracti128_si256((v), (half))))
+		_mm512_store_ps(o, _mm512_fmsub_ps(CVT(lo, 0), d1, m1));
+		_mm512_store_ps(o + 16, _mm512_fmsub_ps(CVT(lo, 1), d1, m1));
+		_mm512_store_ps(o + 32, _mm512_fmsub_ps(CVT(hi, 0), d2, m2));
+		_mm512_store_ps(o + 48, _mm512_fmsub_ps(CVT(hi, 1), d2, m2));
+#undef CVT
+	}
+}
+
+/* Dequantise one Q6_K block into wb[256]: (d*sc) * (q - 32). */
+static inline __attribute__((always_inline)) void
+q6k_block_f32(const uint8_t *blk, enum ffn_kq_q6_layout q6, float *wb)
+{
+	const int8_t *sc = (const int8_t *)(blk + KQ6_SC);
+	__m512 dsc = _mm512_mul_ps(_mm512_set1_ps(f16(blk + KQ6_D)),
+		_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(
+		_mm_loadu_si128((const __m128i *)sc))));
+	const __m512i k32b = _mm512_set1_epi8(32);
+	__m512i qv[4];
+
+	q6_decode_z(blk, q6, qv);
+	for (int c = 0; c < 4; c++) {
+		__m512i v = _mm512_sub_epi8(qv[c], k32b);
+
+#define GROUP(k) _mm512_store_ps(wb + 64 * c + 16 * (k), _mm512_mul_ps( \
+		_mm512_permutexvar_ps(_mm512_set1_epi32(4 * c + (k)), dsc), \
+		_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32( \
+			_mm512_extracti32x4_epi32(v, (k))))))
+		GROUP(0);
+		GROUP(1);
+		GROUP(2);
+		GROUP(3);
+#undef GROUP
+	}
+}
+
+/* Two weight rows against R input rows: each x vector loaded once. */
+static inline __attribute__((always_inline)) void
+dot_rows2_n(const float *wb0, const float *wb1, const float *x, size_t ldx,
+	    size_t b, __m512 *acc0, __m512 *acc1, const size_t R)
+{
+	__m512 a0[FFN_KQ_RMAX], a1[FFN_KQ_RMAX];
+	const float *xb = x + 256 * b;
+
+	for (size_t r = 0; r < R; r++) {
+		a0[r] = acc0[r];
+		a1[r] = acc1[r];
+	}
+	for (int k = 0; k < 256; k += 16) {
+		__m512 w0 = _mm512_load_ps(wb0 + k);
+		__m512 w1 = _mm512_load_ps(wb1 + k);
+
+		for (size_t r = 0; r < R; r++) {
+			__m512 xv = _mm512_loadu_ps(xb + r * ldx + k);
+
+			a0[r] = _mm512_fmadd_ps(w0, xv, a0[r]);
+			a1[r] = _mm512_fmadd_ps(w1, xv, a1[r]);
+		}
+	}
+	for (size_t r = 0; r < R; r++) {
+		acc0[r] = a0[r];
+		acc1[r] = a1[r];
+	}
+}
+
+static void
+dot_rows2(const float *wb0, const float *wb1, const float *x, size_t ldx,
+	  size_t R, size_t b, __m512 *acc0, __m512 *acc1)
+{
+	switch (R) {
+	case 1: dot_rows2_n(wb0, wb1, x, ldx, b, acc0, acc1, 1); break;
+	case 2: dot_rows2_n(wb0, wb1, x, ldx, b, acc0, acc1, 2); break;
+	case 3: dot_rows2_n(wb0, wb1, x, ldx, b, acc0, acc1, 3); break;
+	case 4: dot_rows2_n(wb0, wb1, x, ldx, b, acc0, acc1, 4); break;
+	case 5: dot_rows2_n(wb0, wb1, x, ldx, b, acc0, acc1, 5); break;
+	case 6: dot_rows2_n(wb0, wb1, x, ldx, b, acc0, acc1, 6); break;
+	case 7: dot_rows2_n(wb0, wb1, x, ldx, b, acc0, acc1, 7); break;
+	default: dot_rows2_n(wb0, wb1, x, ldx, b, acc0, acc1, 8); break;
+	}
+}
+
+/*
+ * Several input rows: weight rows in pairs, each block dequantised once
+ * into an L1 buffer and dotted with all input rows.
+ */
+static inline __attribute__((always_inline)) void
+rows_f32(const uint8_t *w, size_t row_bytes, size_t nrows, size_t nb,
+	 size_t bb, enum ffn_kq_q6_layout q6,
+	 void (*decode)(const uint8_t *, enum ffn_kq_q6_layout, float *),
+	 const float *x, size_t ldx, size_t R, float *y, size_t ldy)
+{
+	float wb0[256] __attribute__((aligned(64)));
+	float wb1[256] __attribute__((aligned(64)));
+	__m512 acc0[FFN_KQ_RMAX], acc1[FFN_KQ_RMAX];
+	size_t i = 0;
+
+	for (; i + 1 < nrows; i += 2) {
+		const uint8_t *r0 = w + i * row_bytes, *r1 = r0 + row_bytes;
+
+		for (size_t r = 0; r < R; r++)
+			acc0[r] = acc1[r] = _mm512_setzero_ps();
+		for (size_t b = 0; b < nb; b++) {
+			decode(r0 + b * bb, q6, wb0);
+			decode(r1 + b * bb, q6, wb1);
+			dot_rows2(wb0, wb1, x, ldx, R, b, acc0, acc1);
+		}
+		store_rows(acc0, R, y, ldy, i);
+		store_rows(acc1, R, y, ldy, i + 1);
+	}
+	if (i < nrows) {
+		const uint8_t *r0 = w + i * row_bytes;
+
+		for (size_t r = 0; r < R; r++)
+			acc0[r] = _mm512_setzero_ps();
+		for (size_t b = 0; b < nb; b++) {
+			decode(r0 + b * bb, q6, wb0);
+			dot_rows(wb0, x, ldx, R, b, acc0);
+		}
+		store_rows(acc0, R, y, ldy, i);
+	}
+}
+
 /*
  * One input row: sum_j (d sc_j) sum_l q x - (dmin m_j) xs_j, so each value
  * costs a conversion and an FMA; the mins meet the x sums once per block.
@@ -218,53 +362,12 @@ q4k_f32(const uint8_t *w, size_t row_bytes, size_t nrows, size_t nb,
 	const float *x, const float *xs, size_t ldx, size_t R, float *y,
 	size_t ldy)
 {
-	const __m256i m4 = _mm256_set1_epi8(15);
-	float wb[256] __attribute__((aligned(64)));
-
 	if (xs != NULL) {
 		q4k_f32_1(w, row_bytes, nrows, nb, x, xs, y);
 		return;
 	}
-	for (size_t i = 0; i < nrows; i++) {
-		const uint8_t *row = w + i * row_bytes;
-		__m512 acc[FFN_KQ_RMAX];
-
-		for (size_t r = 0; r < R; r++)
-			acc[r] = _mm512_setzero_ps();
-		for (size_t b = 0; b < nb; b++) {
-			const uint8_t *blk = row + b * FFN_KQ_Q4K_BYTES;
-			float d = f16(blk + KQ4_D), dmin = f16(blk + KQ4_DMIN);
-			uint8_t sc[8], m[8];
-
-			kq_q4k_scales(blk + KQ4_S, sc, m);
-			for (int g = 0; g < 4; g++) {
-				__m256i q = _mm256_loadu_si256(
-					(const __m256i *)(blk + KQ4_QS + 32 * g));
-				__m256i lo = _mm256_and_si256(q, m4);
-				__m256i hi = _mm256_and_si256(
-					_mm256_srli_epi16(q, 4), m4);
-				__m512 d1 = _mm512_set1_ps(d * sc[2 * g]);
-				__m512 m1 = _mm512_set1_ps(dmin * m[2 * g]);
-				__m512 d2 = _mm512_set1_ps(d * sc[2 * g + 1]);
-				__m512 m2 = _mm512_set1_ps(dmin * m[2 * g + 1]);
-				float *o = wb + 64 * g;
-
-#define CVT(v, half) _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32( \
-		_mm256_extracti128_si256((v), (half))))
-				_mm512_store_ps(o, _mm512_fmsub_ps(
-					CVT(lo, 0), d1, m1));
-				_mm512_store_ps(o + 16, _mm512_fmsub_ps(
-					CVT(lo, 1), d1, m1));
-				_mm512_store_ps(o + 32, _mm512_fmsub_ps(
-					CVT(hi, 0), d2, m2));
-				_mm512_store_ps(o + 48, _mm512_fmsub_ps(
-					CVT(hi, 1), d2, m2));
-#undef CVT
-			}
-			dot_rows(wb, x, ldx, R, b, acc);
-		}
-		store_rows(acc, R, y, ldy, i);
-	}
+	rows_f32(w, row_bytes, nrows, nb, FFN_KQ_Q4K_BYTES, FFN_KQ_Q6_PRIVATE,
+		 q4k_block_f32, x, ldx, R, y, ldy);
 }
 
 static void
@@ -272,26 +375,27 @@ q6k_f32(const uint8_t *w, size_t row_bytes, size_t nrows, size_t nb,
 	enum ffn_kq_q6_layout q6, const float *x, size_t ldx, size_t R,
 	float *y, size_t ldy)
 {
-	float wb[256] __attribute__((aligned(64)));
-	uint8_t q[256] __attribute__((aligned(64)));
-	const __m512i k32 = _mm512_set1_epi32(32);
 	const __m512i k32b = _mm512_set1_epi8(32);
 
+	if (R > 1) {
+		rows_f32(w, row_bytes, nrows, nb, FFN_KQ_Q6K_BYTES, q6,
+			 q6k_block_f32, x, ldx, R, y, ldy);
+		return;
+	}
+
+	/* one row */
 	for (size_t i = 0; i < nrows; i++) {
 		const uint8_t *row = w + i * row_bytes;
-		__m512 acc[FFN_KQ_RMAX];
+		__m512 acc[1] = { _mm512_setzero_ps() };
 
-		for (size_t r = 0; r < R; r++)
-			acc[r] = _mm512_setzero_ps();
 		for (size_t b = 0; b < nb; b++) {
 			const uint8_t *blk = row + b * FFN_KQ_Q6K_BYTES;
 			const int8_t *sc = (const int8_t *)(blk + KQ6_SC);
 			float d = f16(blk + KQ6_D);
-
 			__m512i qv[4];
 
 			q6_decode_z(blk, q6, qv);
-			if (R == 1) {
+			{
 				/* one row: q - 32 in bytes, widened from the
 				 * registers; each group's partial dot scaled */
 				const float *xb = x + 256 * b;
@@ -315,20 +419,7 @@ q6k_f32(const uint8_t *w, size_t row_bytes, size_t nrows, size_t nb,
 					GROUP(3);
 #undef GROUP
 				}
-				continue;
 			}
-			for (int c = 0; c < 4; c++)
-				_mm512_store_si512(q + 64 * c, qv[c]);
-			for (int g = 0; g < 16; g++) {
-				__m512i v = _mm512_sub_epi32(_mm512_cvtepu8_epi32(
-					_mm_load_si128((const __m128i *)
-						       (q + 16 * g))), k32);
-
-				_mm512_store_ps(wb + 16 * g, _mm512_mul_ps(
-					_mm512_set1_ps(d * (float)sc[g]),
-					_mm512_cvtepi32_ps(v)));
-			}
-			dot_rows(wb, x, ldx, R, b, acc);
 		}
 		store_rows(acc, R, y, ldy, i);
 	}
