@@ -141,6 +141,28 @@ store_rows(__m512 *acc, size_t R, float *y, size_t ldy, size_t i)
 		y[r * ldy + i] = _mm512_reduce_add_ps(acc[r]);
 }
 
+/*
+ * Q4_K scales and mins (kq_q4k_scales) in a vector, without a round trip
+ * through memory: bytes 0..7 sc[0..7], bytes 8..15 m[0..7]. 32-bit lanes
+ * of s = [u0, u1, u2]: [u0 & 63s, (u2 & 15s) | (u0 >> 6 & 3s) << 4,
+ * u1 & 63s, (u2 >> 4 & 15s) | (u1 >> 6 & 3s) << 4].
+ */
+static inline __m128i
+q4k_scales_v(const uint8_t *blk)
+{
+	__m128i v = _mm_loadu_si128((const __m128i *)(blk + KQ4_S));
+	__m128i p = _mm_srlv_epi32(_mm_shuffle_epi32(v, 0x98),	/* 0,2,1,2 */
+				   _mm_setr_epi32(0, 0, 0, 4));
+	__m128i q = _mm_shuffle_epi32(v, 0x50);			/* 0,0,1,1 */
+	__m128i lo = _mm_and_si128(p, _mm_setr_epi32(0x3f3f3f3f, 0x0f0f0f0f,
+						     0x3f3f3f3f, 0x0f0f0f0f));
+	__m128i hi = _mm_and_si128(_mm_slli_epi32(_mm_srli_epi32(q, 6), 4),
+				   _mm_setr_epi32(0, 0x30303030, 0,
+						  0x30303030));
+
+	return _mm_or_si128(lo, hi);
+}
+
 /* Dequantise one Q4_K block into wb[256] (FMA: q * d*sc - dmin*m). */
 static inline __attribute__((always_inline)) void
 q4k_block_f32(const uint8_t *blk, enum ffn_kq_q6_layout q6, float *wb)
@@ -304,16 +326,14 @@ q4k_f32_1(const uint8_t *w, size_t row_bytes, size_t nrows, size_t nb,
 			const uint8_t *blk = row + b * FFN_KQ_Q4K_BYTES;
 			const float *xb = x + 256 * b;
 			float d = f16(blk + KQ4_D), dmin = f16(blk + KQ4_DMIN);
-			uint8_t sc[8], m[8];
+			__m128i scm = q4k_scales_v(blk);
 			__m256 scf, mf;
 
-			kq_q4k_scales(blk + KQ4_S, sc, m);
 			scf = _mm256_mul_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(
-				_mm256_cvtepu8_epi32(_mm_loadl_epi64(
-					(const __m128i *)sc))));
+				_mm256_cvtepu8_epi32(scm)));
 			mf = _mm256_mul_ps(_mm256_set1_ps(dmin),
 				_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(
-				_mm_loadl_epi64((const __m128i *)m))));
+				_mm_srli_si128(scm, 8))));
 			accm = _mm256_fmadd_ps(mf, _mm256_loadu_ps(xs + 8 * b),
 					       accm);
 			for (int g = 0; g < 4; g++) {
@@ -517,17 +537,13 @@ q4k_q8k_rows(const uint8_t *w, size_t row_bytes, size_t nrows, size_t nb,
 		for (size_t b = 0; b < nb; b++) {
 			const uint8_t *blk = row + b * FFN_KQ_Q4K_BYTES;
 			float d = f16(blk + KQ4_D), dmin = f16(blk + KQ4_DMIN);
-			uint8_t sc[8], m[8];
-			__m512i qv[4], sv[4], s16;
+			__m128i scm = q4k_scales_v(blk);
+			__m512i qv[4], sv[4], s16 = _mm512_castsi128_si512(
+				_mm_cvtepu8_epi16(scm));
+			__m128i mv = _mm_cvtepu8_epi16(_mm_srli_si128(scm, 8));
 			__m256i sr[8], isc;
-			__m128i mv, mr[8];
+			__m128i mr[8];
 			__m256 dx;
-
-			kq_q4k_scales(blk + KQ4_S, sc, m);
-			mv = _mm_cvtepu8_epi16(_mm_loadl_epi64(
-				(const __m128i *)m));
-			s16 = _mm512_castsi128_si512(_mm_cvtepu8_epi16(
-				_mm_loadl_epi64((const __m128i *)sc)));
 			for (int g = 0; g < 4; g++) {
 				__m512i q = _mm512_broadcast_i64x4(
 					_mm256_loadu_si256((const __m256i *)
@@ -589,15 +605,10 @@ q4k_q8k(const uint8_t *w, size_t row_bytes, size_t nrows, size_t nb,
 		for (size_t b = 0; b < nb; b++) {
 			const uint8_t *blk = row + b * FFN_KQ_Q4K_BYTES;
 			float d = f16(blk + KQ4_D), dmin = f16(blk + KQ4_DMIN);
-			uint8_t sc[8], m[8];
-			__m512i qv[4], sv[4], s16;
-			__m128i mv;
-
-			kq_q4k_scales(blk + KQ4_S, sc, m);
-			mv = _mm_cvtepu8_epi16(_mm_loadl_epi64(
-				(const __m128i *)m));
-			s16 = _mm512_castsi128_si512(_mm_cvtepu8_epi16(
-				_mm_loadl_epi64((const __m128i *)sc)));
+			__m128i scm = q4k_scales_v(blk);
+			__m512i qv[4], sv[4], s16 = _mm512_castsi128_si512(
+				_mm_cvtepu8_epi16(scm));
+			__m128i mv = _mm_cvtepu8_epi16(_mm_srli_si128(scm, 8));
 			for (int g = 0; g < 4; g++) {
 				/* [qs | qs], high half shifted: values
 				 * 64g .. 64g+63 in order */
