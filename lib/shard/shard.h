@@ -47,7 +47,7 @@ extern "C" {
 enum shard_route {
 	SHARD_R_NONE = 0,	/**< unknown path: 404 */
 	SHARD_R_WALK,		/**< POST /v1/walk-ffn */
-	SHARD_R_WALK_Q8K,	/**< POST /v1/walk-ffn-q8k (404 until served) */
+	SHARD_R_WALK_Q8K,	/**< POST /v1/walk-ffn-q8k (issue 6) */
 	SHARD_R_STATS,		/**< GET /v1/stats */
 	SHARD_R_HEALTH,		/**< GET /v1/health */
 	SHARD_R_METRICS,	/**< GET /metrics */
@@ -231,6 +231,10 @@ int shard_walk_prepare(struct shard_unit *u, const struct shard_http_req *rq,
  * Compute every layer of n jobs. Jobs whose next layer is the same are
  * computed together (their rows in one pass), so each weight byte is read
  * once per batch. Sets each job's t_end_ns. lcore indexes the counters.
+ * A row's result does not depend on the other rows' values, but the
+ * kernels sum in a different order for one row than for several (two
+ * accumulator chains, lib/ffn), so a row computed alone and the same row
+ * in a batch may differ in the last bits, within f32 rounding.
  */
 void shard_jobs_compute(struct shard_job *const *jobs, unsigned int n,
 			struct ffn_scratch *s, unsigned int lcore);

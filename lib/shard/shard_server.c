@@ -248,7 +248,8 @@ on_head(struct shard_conn *c)
 		p->reject = 401;
 	if (!rq->has_body)
 		return 0;
-	if (p->reject || route != SHARD_R_WALK) {
+	if (p->reject || (route != SHARD_R_WALK &&
+			  route != SHARD_R_WALK_Q8K)) {
 		/* Read and drop it: the connection stays usable. */
 		http_body_discard(&c->hp);
 		return 0;

@@ -39,9 +39,7 @@ shard_unit_init(struct shard_unit *u, const struct shard_unit_conf *c,
 	/* No range asked for: the whole model, and errors say "out of
 	 * range" rather than "not served" (spec/wire.md §4). */
 	u->facts.owns_all = c->first_layer < 0 && c->last_layer < 0;
-	/* Rows are independent (spec/wire.md §1): our kernels give a row the
-	 * same bytes whatever it is batched with, OpenBLAS sgemm does not. */
-	ffn_model_set_engine(u->model, FFN_ENGINE_KERNEL, 0);
+
 	u->facts.first = fi->first_layer;
 	u->facts.last = fi->last_layer;
 	u->wire = c->wire;

@@ -504,6 +504,73 @@ walk_json(struct shard_unit *u, const struct shard_http_req *rq,
 	resp->fmt_out = 3;
 }
 
+/* ---- Q8_K input route (issue 6) ------------------------------------ */
+
+/* The input is dequantised (x = d * q) and computed like any walk-ffn
+ * row, so dense and K-quant shards both serve it. */
+static void
+walk_q8k(struct shard_unit *u, const struct shard_http_req *rq,
+	 struct shard_resp *resp, const struct shard_mem *mem,
+	 struct ffn_scratch *s, unsigned int lcore)
+{
+	uint32_t n = 0, H = u->facts.hidden;
+	struct wire_error we;
+	size_t size, pos = 4;
+	uint8_t *buf;
+	float *x;
+	uint64_t t0;
+
+	if (wire_q8k_validate(rq->body, rq->body_len, &u->facts, &n,
+			      &we) < 0) {
+		resp_wire_error(resp, &we);
+		return;
+	}
+	size = wire_q8k_resp_size(n, H);
+	if (size == 0 || size > u->max_response) {
+		char msg[160];
+
+		snprintf(msg, sizeof(msg), "response of %u entries exceeds "
+			 "the shard's limit of %llu bytes", n,
+			 (unsigned long long)u->max_response);
+		shard_resp_error(resp, 413, msg);
+		return;
+	}
+	buf = mem->alloc(mem->arg, ((size + 63) & ~(size_t)63) +
+			 (size_t)H * sizeof(float));
+	if (buf == NULL) {
+		shard_resp_error(resp, 503, "out of memory for the response");
+		return;
+	}
+	x = (float *)(buf + ((size + 63) & ~(size_t)63));
+	t0 = shard_now_ns();
+	wire_q8k_resp_entry(buf, n, 0, 0, H); /* the count, for n == 0 */
+	for (uint32_t i = 0; i < n; i++) {
+		struct wire_q8k_entry e;
+
+		wire_q8k_entry(rq->body, &pos, &e);
+		wire_q8k_dequant(&e, x);
+		if (ffn_compute_strided(u->model, e.layer, x, H,
+					wire_q8k_resp_out(buf, i, H), H, 1,
+					s) < 0) {
+			mem->free(mem->arg, buf);
+			shard_resp_error(resp, 500, "FFN compute failed");
+			return;
+		}
+		wire_q8k_resp_entry(buf, n, i, e.layer, H);
+	}
+	count_latency(&u->stats[lcore % SHARD_MAX_LCORE],
+		      (double)(shard_now_ns() - t0) / 1e6);
+	resp->status = 200;
+	resp->content_type = WIRE_Q8K_CONTENT_TYPE;
+	resp->mem = buf;
+	resp->mem_ops = mem;
+	resp->one.iov_base = buf;
+	resp->one.iov_len = size;
+	resp->iov = &resp->one;
+	resp->iovcnt = 1;
+	resp->len = size;
+}
+
 /* ---- one whole request on this thread ------------------------------ */
 
 void
@@ -553,11 +620,6 @@ shard_handle(struct shard_unit *u, const struct shard_http_req *rq,
 			       "application/json", body, len);
 		break;
 	case SHARD_R_WALK_Q8K:
-		/* Clients fall back to /v1/walk-ffn on any error
-		 * (spec/wire.md §2); 404 until the Q8_K route is served. */
-		shard_resp_error(resp, 404, "walk-ffn-q8k is not served "
-				 "by this shard");
-		break;
 	case SHARD_R_WALK:
 		if (scratch == NULL && u->model != NULL) {
 			own = ffn_scratch_new(u->model, 64, -1);
@@ -566,6 +628,10 @@ shard_handle(struct shard_unit *u, const struct shard_http_req *rq,
 				break;
 			}
 			scratch = own;
+		}
+		if (route == SHARD_R_WALK_Q8K) {
+			walk_q8k(u, rq, resp, mem, scratch, lcore);
+			break;
 		}
 		if (wire_request_format(rq->content_type,
 					rq->content_type_len, &fmt)) {

@@ -363,6 +363,59 @@ struct wire_features {
 int wire_json_features(const struct wire_features *res, size_t n_results,
 		       double latency_ms, char **out, size_t *out_len);
 
+
+/* ------------------------------------------------------------------ */
+/* Q8_K input route (POST /v1/walk-ffn-q8k; issue 6 gives the frames)  */
+/* ------------------------------------------------------------------ */
+
+/** Response Content-Type of the Q8_K route. */
+#define WIRE_Q8K_CONTENT_TYPE "application/x-larql-ffn-q8k-batch"
+/** Values per Q8_K block (llama.cpp's QK_K). */
+#define WIRE_Q8K_BLOCK 256u
+
+/**
+ * One entry of a Q8_K request, pointing into the body:
+ * u32 layer, u32 n_blocks, i8 qs[n_blocks*256], f32 d[n_blocks],
+ * i16 sums[n_blocks*8] (per-32 sums; not needed to dequantise).
+ */
+struct wire_q8k_entry {
+	uint32_t layer;
+	uint32_t n_blocks;
+	const int8_t *qs;
+	const uint8_t *d;	/**< n_blocks f32 LE, any alignment */
+};
+
+/**
+ * Validate a whole Q8_K request body against the model: structure
+ * (truncation, trailing bytes), n_blocks*256 == hidden for every entry
+ * (where the reference crashes), then layer ownership and range with the
+ * messages of spec/wire.md §4. Returns 0 and *n_entries, or -EINVAL /
+ * -ENOENT with err filled (400 / 404 no model).
+ */
+int wire_q8k_validate(const void *body, size_t len,
+		      const struct wire_model *m, uint32_t *n_entries,
+		      struct wire_error *err);
+
+/**
+ * Entry i of a body wire_q8k_validate() accepted (walks the entries:
+ * call in order, passing the previous *pos; start with *pos = 4).
+ */
+void wire_q8k_entry(const void *body, size_t *pos,
+		    struct wire_q8k_entry *e);
+
+/** Dequantise an entry into n_blocks*256 floats: x = d[b] * qs[i]. */
+void wire_q8k_dequant(const struct wire_q8k_entry *e, float *x);
+
+/** Bytes of the response for n entries of hidden outputs (0: overflow):
+ * u32 n, then per entry u32 layer, u32 hidden, f32 output[hidden]. */
+size_t wire_q8k_resp_size(uint32_t n, uint32_t hidden);
+
+/** Write the response headers around outputs the compute put at
+ * wire_q8k_resp_out(buf, i, hidden); entry i answers layer layers_i. */
+float *wire_q8k_resp_out(void *buf, uint32_t i, uint32_t hidden);
+void wire_q8k_resp_entry(void *buf, uint32_t n, uint32_t i, uint32_t layer,
+			 uint32_t hidden);
+
 #ifdef __cplusplus
 }
 #endif

@@ -11,7 +11,7 @@ PKGS=(
 	dpdk dpdk-dev libdpdk-dev
 	libopenblas-dev libnuma-dev libcmocka-dev libjson-c-dev
 	iproute2 ethtool curl wrk tcpdump procps kmod
-	python3 python3-numpy python3-scapy
+	python3 python3-numpy python3-scapy valgrind nginx-light
 	iputils-ping arping
 )
 

@@ -23,9 +23,15 @@
  * same lcore. All calls on one stack must come from its lcore.
  *
  * Implemented: see each function. RFCs: 9293 (TCP), 6298 (RTO), 5681/6582
- * (NewReno), 6675 (SACK recovery), 2018 (SACK), 7323 (window scale,
- * timestamps, PAWS), 5961 (RST/SYN/ACK validation), 9438 (CUBIC),
- * 6528 (ISN), 4987 (SYN cookies).
+ * (NewReno), 3042 (limited transmit), 6675 (SACK recovery), 2018 (SACK),
+ * 7323 (window scale, timestamps, PAWS), 5961 (RST/SYN/ACK validation),
+ * 9438 (CUBIC), 6528 (ISN), 4987 (SYN cookies; options kept through the
+ * timestamp), 2883 (D-SACK, reported only). Not implemented: RFC 6675
+ * rescue retransmission, keep-alives, urgent data, IPv6.
+ *
+ * Typical server use: tcp_listen(); in accepted() keep the handle; in
+ * data() parse, then tcp_send() small headers + tcp_send_iov() the payload
+ * by reference, tcp_flush(); in eof() tcp_close().
  */
 
 #include <stdbool.h>
@@ -51,8 +57,14 @@ struct tcp_conn;
  * TCP_OUT_HEADROOM bytes of headroom are free in the first mbuf.
  * The TCP checksum is complete, or, when tx_cksum_offload is set, holds the
  * pseudo-header sum and RTE_MBUF_F_TX_TCP_CKSUM is set in m->ol_flags (the
- * IP layer then sets l2_len, l3_len and RTE_MBUF_F_TX_IPV4).
- * The callback owns m from then on (frees it on failure). Return 0 or -errno.
+ * IP layer then sets l2_len, l3_len and RTE_MBUF_F_TX_IPV4). With TSO a
+ * segment may exceed the MSS: RTE_MBUF_F_TX_TCP_SEG is set, tso_segsz is
+ * the MSS and the pseudo-header sum leaves out the length (DPDK's
+ * convention); the IP layer must then also ask for the IP checksum.
+ * The callback owns m from then on (frees it on failure). Return 0 or -errno;
+ * a refused new segment is not counted as sent and is tried again later
+ * (the retransmission timer is armed), a refused retransmission waits for
+ * the timer.
  */
 typedef int (*tcp_output_fn)(void *arg, struct rte_mbuf *m, uint32_t dst_ip_be);
 
@@ -71,6 +83,11 @@ struct tcp_stack_config {
 	tcp_output_fn output;     /**< segment sink (required) */
 	void *output_arg;
 	bool tx_cksum_offload;    /**< port computes the TCP checksum */
+	/** TSO: largest payload handed to the port in one segment with
+	 * RTE_MBUF_F_TX_TCP_SEG and tso_segsz = MSS (needs tx_cksum_offload;
+	 * 0: segment in software to the MSS). */
+	uint32_t tso_max;
+	uint16_t tx_max_segs;     /**< mbufs per packet the port takes [32] */
 
 	uint32_t max_conns;       /**< global connection limit, not TIME_WAIT [4096] */
 	uint32_t max_time_wait;   /**< bounded TIME_WAIT table; oldest recycled [max_conns] */
@@ -111,7 +128,6 @@ enum tcp_close_reason {
 	TCP_CLOSE_REFUSED,        /**< RST in answer to our SYN */
 	TCP_CLOSE_TIMEOUT,        /**< retransmissions exhausted */
 	TCP_CLOSE_IDLE,           /**< idle timeout (we sent RST) */
-	TCP_CLOSE_LIMIT,          /**< a memory limit was exceeded (we sent RST) */
 	TCP_CLOSE_STACK,          /**< stack destroyed */
 };
 
@@ -234,8 +250,10 @@ int tcp_connect(struct tcp_stack *s, uint32_t dst_ip_be, uint16_t port,
 		const struct tcp_ops *ops, void *arg, struct tcp_conn **out);
 
 /** Queue a copy of data (small headers). Returns bytes queued (possibly
- * fewer than len at the send memory limit), or -errno (-EPIPE after
- * shutdown). Nothing is sent until tcp_flush() or an incoming ACK. */
+ * fewer than len, 0 at the send memory limit), or -errno (-EPIPE after
+ * shutdown). Nothing is sent until tcp_flush(), or until the stack next
+ * processes a segment of this connection (data queued from inside the
+ * data callback leaves with the ACK when the callback returns). */
 int tcp_send(struct tcp_conn *c, const void *data, uint32_t len);
 
 /**
@@ -248,6 +266,12 @@ int tcp_send(struct tcp_conn *c, const void *data, uint32_t len);
  */
 int tcp_send_iov(struct tcp_conn *c, const struct iovec *iov, int cnt,
 		 tcp_release_fn release, void *arg);
+
+/** Queue an mbuf chain by reference (e.g. received data echoed back):
+ * on success the stack owns m and frees it once acknowledged. All or
+ * nothing: 0, or -ENOBUFS / -EPIPE with m still the caller's. Its
+ * segments should be DPDK memory the port can DMA from. */
+int tcp_send_mbuf(struct tcp_conn *c, struct rte_mbuf *m);
 
 /** Emit pending segments now (call when a response is complete); also
  * sends a pending delayed ACK. */
@@ -282,6 +306,21 @@ void tcp_conn_addr(const struct tcp_conn *c, uint32_t *local_ip,
 		   uint16_t *remote_port);
 /** Effective send MSS (after the peer's MSS option and our MTU). */
 uint16_t tcp_conn_mss(const struct tcp_conn *c);
+
+/** Sender state of a connection, for stats and tests. */
+struct tcp_conn_info {
+	uint32_t cwnd;		/**< bytes */
+	uint32_t ssthresh;
+	uint32_t snd_wnd;	/**< peer's window, bytes (scaled) */
+	uint32_t rcv_wnd;	/**< window we advertise, bytes */
+	uint32_t srtt_us;
+	uint32_t rto_us;
+	uint32_t unacked;	/**< bytes sent, not acknowledged */
+	uint32_t queued;	/**< bytes in the send queue (unacked + unsent) */
+	uint8_t snd_wscale, rcv_wscale;
+	bool sack, timestamps, in_recovery;
+};
+void tcp_conn_info(const struct tcp_conn *c, struct tcp_conn_info *out);
 
 #ifdef __cplusplus
 }

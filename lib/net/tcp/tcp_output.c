@@ -102,10 +102,13 @@ tcp_syn_opts(const struct tcp_conn *c, uint8_t *p, uint16_t mss, bool synack,
 	return n;
 }
 
+/* SACK blocks: a D-SACK block first when a duplicate just arrived (RFC
+ * 2883 §4), then the newest blocks first (RFC 2018 §4). */
 int
 tcp_sack_opt(const struct tcp_conn *c, uint8_t *p, int max_blocks)
 {
-	int i, n = 0, nb = RTE_MIN((int)c->nr_rsack, max_blocks);
+	int d = !!(c->flags & TF_DSACK);
+	int i, n = 0, nb = RTE_MIN((int)c->nr_rsack + d, max_blocks);
 
 	if (nb == 0)
 		return 0;
@@ -114,8 +117,11 @@ tcp_sack_opt(const struct tcp_conn *c, uint8_t *p, int max_blocks)
 	p[n++] = TCP_OPT_SACK;
 	p[n++] = 2 + 8 * nb;
 	for (i = 0; i < nb; i++) {
-		tcp_put32(p + n, c->rsack[i].start);
-		tcp_put32(p + n + 4, c->rsack[i].end);
+		const struct tcp_sack_block *b = (d && i == 0) ? &c->dsack :
+						 &c->rsack[i - d];
+
+		tcp_put32(p + n, b->start);
+		tcp_put32(p + n + 4, b->end);
 		n += 8;
 	}
 	return n;
@@ -129,7 +135,8 @@ tcp_opts_now(const struct tcp_conn *c, uint8_t *p)
 
 	if (c->flags & TF_TS)
 		n += tcp_ts_opt(c, p, true);
-	if ((c->flags & TF_SACK) && c->nr_rsack > 0 &&
+	if ((c->flags & TF_SACK) && (c->nr_rsack > 0 ||
+				     (c->flags & TF_DSACK)) &&
 	    c->state >= TCP_ESTABLISHED)
 		n += tcp_sack_opt(c, p + n, (c->flags & TF_TS) ? 3 : 4);
 	return n;
@@ -185,7 +192,8 @@ static int
 tcp_xmit(struct tcp_stack *s, struct rte_mbuf *m, uint32_t dst)
 {
 	struct rte_tcp_hdr *th = rte_pktmbuf_mtod(m, struct rte_tcp_hdr *);
-	uint32_t sum = tcp_phdr_sum(s->cfg.local_ip, dst, m->pkt_len);
+	uint32_t sum = tcp_phdr_sum(s->cfg.local_ip, dst,
+			(m->ol_flags & RTE_MBUF_F_TX_TCP_SEG) ? 0 : m->pkt_len);
 	uint16_t raw = 0;
 
 	th->cksum = 0;
@@ -204,11 +212,13 @@ tcp_xmit(struct tcp_stack *s, struct rte_mbuf *m, uint32_t dst)
 }
 
 /* Reference [seq, seq+len) of the send queue from h, copying small runs
- * of our own buffers. */
+ * of our own buffers. Returns the bytes added: fewer than len when the
+ * port's mbufs-per-packet limit is reached. */
 static int
 tcp_add_payload(struct tcp_conn *c, struct rte_mbuf *h, uint32_t seq,
 		uint32_t len)
 {
+	uint32_t want = len;
 	struct tcp_stack *s = c->stack;
 	struct rte_mbuf *m, *last = h;
 	uint32_t mseq, off;
@@ -238,8 +248,11 @@ tcp_add_payload(struct tcp_conn *c, struct rte_mbuf *h, uint32_t seq,
 			memcpy(dst, rte_pktmbuf_mtod_offset(m, void *, off),
 			       take);
 		} else {
-			struct rte_mbuf *mi = rte_pktmbuf_alloc(s->cfg.pool);
+			struct rte_mbuf *mi;
 
+			if (h->nb_segs >= s->cfg.tx_max_segs)
+				break;	/* the port's limit: send less */
+			mi = rte_pktmbuf_alloc(s->cfg.pool);
 			if (mi == NULL) {
 				s->stats.drops[TCP_DROP_NOMEM]++;
 				return -ENOMEM;
@@ -258,24 +271,27 @@ tcp_add_payload(struct tcp_conn *c, struct rte_mbuf *h, uint32_t seq,
 		mseq += m->data_len;
 		m = m->next;
 	}
-	return len == 0 ? 0 : -EFAULT;
+	if (len == want)
+		return m == NULL ? -EFAULT : -ENOMEM;
+	return want - len;
 }
 
 /* After sending anything carrying our ACK. */
 static void
-tcp_acked_now(struct tcp_conn *c, uint16_t win_field)
+tcp_acked_now(struct tcp_conn *c, uint32_t wnd)
 {
-	c->flags &= ~(TF_ACKNOW | TF_DELACK);
+	c->flags &= ~(TF_ACKNOW | TF_DELACK | TF_DSACK);
 	c->delack_at = 0;
 	c->segs_unacked = 0;
 	c->last_ack_sent = c->rcv_nxt;
-	if (SEQ_GT(c->rcv_nxt + ((uint32_t)win_field << c->rcv_wscale),
-		   c->rcv_adv))
-		c->rcv_adv = c->rcv_nxt + ((uint32_t)win_field << c->rcv_wscale);
+	if (SEQ_GT(c->rcv_nxt + wnd, c->rcv_adv))
+		c->rcv_adv = c->rcv_nxt + wnd;
 }
 
 /* Send one segment of the connection: [seq, seq+len) of the queue, with
- * SYN/FIN/RST/ACK as asked. */
+ * SYN/FIN/RST/ACK as asked. Returns the payload bytes sent (fewer than len
+ * at the port's mbufs-per-packet limit; FIN then waits) or -errno when it
+ * could not be built or the output callback refused it. */
 int
 tcp_send_segment(struct tcp_conn *c, uint32_t seq, uint32_t len,
 		 uint8_t flags)
@@ -285,6 +301,7 @@ tcp_send_segment(struct tcp_conn *c, uint32_t seq, uint32_t len,
 	uint16_t optlen, win;
 	uint32_t ack = 0, wnd;
 	struct rte_mbuf *m;
+	int rc;
 
 	if (flags & TCP_F_SYN)
 		optlen = tcp_syn_opts(c, opts, s->mss, flags & TCP_F_ACK,
@@ -301,22 +318,47 @@ tcp_send_segment(struct tcp_conn *c, uint32_t seq, uint32_t len,
 	m = tcp_hdr_mbuf(s, &c->key, seq, ack, flags, win, opts, optlen);
 	if (m == NULL)
 		return -ENOMEM;
-	if (len > 0 && tcp_add_payload(c, m, seq, len) < 0) {
-		rte_pktmbuf_free(m);
-		return -ENOMEM;
+	if (len > 0) {
+		int n = tcp_add_payload(c, m, seq, len);
+
+		if (n < 0) {
+			rte_pktmbuf_free(m);
+			return n;
+		}
+		if ((uint32_t)n < len) {	/* FIN/PSH belong to the end */
+			rte_pktmbuf_mtod(m, struct rte_tcp_hdr *)->tcp_flags &=
+				~(TCP_F_FIN | TCP_F_PSH);
+			len = n;
+		}
+		if (len > (uint32_t)(c->mss - optlen)) {
+			/* TSO: the port cuts it into MSS segments. */
+			m->ol_flags |= RTE_MBUF_F_TX_TCP_SEG;
+			m->tso_segsz = c->mss - optlen;
+		}
 	}
 	if (flags & TCP_F_ACK)
-		tcp_acked_now(c, win);
+		tcp_acked_now(c, (flags & TCP_F_SYN) ? win :
+			      (uint32_t)win << c->rcv_wscale);
 	if (flags & TCP_F_RST)
 		s->stats.resets_out++;
 	s->stats.bytes_out += len;
-	return tcp_xmit(s, m, c->key.rip);
+	rc = tcp_xmit(s, m, c->key.rip);
+	return rc < 0 ? rc : (int)len;
 }
 
+/* A segment without data, SYN or FIN carries the next unsent sequence
+ * (snd_max), not snd_nxt: after a go-back-N retransmission snd_nxt can
+ * lie below what the peer already received, which would make our ACKs
+ * unacceptable to it and stall both directions (as in BSD tcp_output). A
+ * refused zero-window probe byte is not counted. */
 int
 tcp_send_ctl(struct tcp_conn *c, uint8_t flags)
 {
-	return tcp_send_segment(c, c->snd_nxt, 0, flags);
+	uint32_t seq = c->persist ? c->snd_nxt : c->snd_max;
+
+	if (c->state == TCP_SYN_SENT)
+		seq = c->iss + 1;
+	return tcp_send_segment(c, seq, 0, flags);
 }
 
 /* RST or RST|ACK for a segment with no connection (RFC 9293 §3.10.7.1). */
@@ -332,17 +374,44 @@ tcp_send_rst_for(struct tcp_stack *s, const struct tcp_key *k, uint32_t seq,
 	return tcp_xmit(s, m, k->rip);
 }
 
-/* SYN-ACK carrying a cookie: no state, so only the MSS option, which the
- * cookie encodes (RFC 4987 §3.6). */
+/* SYN-ACK carrying a cookie (RFC 4987 §3.6): no state is kept. The cookie
+ * encodes the MSS; when the peer offered timestamps, the low 6 bits of our
+ * TSval carry its window scale and SACK permission, echoed back in the
+ * ACK's TSecr, so the connection keeps those options. */
 int
 tcp_send_synack_cookie(struct tcp_stack *s, const struct tcp_key *k,
-		       uint32_t iss, uint32_t ack, uint16_t mss)
+		       uint32_t iss, uint32_t ack, const struct tcp_opts *o)
 {
-	uint8_t opts[4] = { TCP_OPT_MSS, 4, mss >> 8, mss & 0xff };
-	uint32_t wnd = RTE_MIN(s->cfg.rcv_buf, 65535u);
-	struct rte_mbuf *m = tcp_hdr_mbuf(s, k, iss, ack,
-					  TCP_F_SYN | TCP_F_ACK, wnd, opts, 4);
+	const struct tcp_stack_config *cfg = &s->cfg;
+	uint32_t wnd = RTE_MIN(cfg->rcv_buf, 65535u), v;
+	uint8_t opts[40];
+	uint16_t n = 0;
+	struct rte_mbuf *m;
 
+	opts[n++] = TCP_OPT_MSS;
+	opts[n++] = 4;
+	opts[n++] = s->mss >> 8;
+	opts[n++] = s->mss & 0xff;
+	if (o->has_ts && !cfg->no_timestamps) {
+		bool sack = o->sack_ok && !cfg->no_sack;
+		uint32_t ws = (o->has_ws && !cfg->no_wscale) ? o->ws : 0xf;
+
+		v = tcp_cookie_tsval(s, ws | (sack ? 0x10 : 0));
+		opts[n++] = sack ? TCP_OPT_SACK_PERM : TCP_OPT_NOP;
+		opts[n++] = sack ? 2 : TCP_OPT_NOP;
+		opts[n++] = TCP_OPT_TS;
+		opts[n++] = 10;
+		tcp_put32(opts + n, v);
+		tcp_put32(opts + n + 4, o->tsval);
+		n += 8;
+		if (ws != 0xf) {
+			opts[n++] = TCP_OPT_NOP;
+			opts[n++] = TCP_OPT_WS;
+			opts[n++] = 3;
+			opts[n++] = tcp_wscale_for(cfg->rcv_buf);
+		}
+	}
+	m = tcp_hdr_mbuf(s, k, iss, ack, TCP_F_SYN | TCP_F_ACK, wnd, opts, n);
 	if (m == NULL)
 		return -ENOMEM;
 	s->stats.syncookies_sent++;
@@ -371,6 +440,8 @@ tcp_sq_drop_acked(struct tcp_conn *c, uint32_t n)
 			c->sq_tail = NULL;
 		if (c->sq_cur == m)
 			c->sq_cur = NULL;
+		if (c->sq_copy == m)
+			c->sq_copy = NULL;
 		m->next = NULL;
 		m->nb_segs = 1;
 		m->pkt_len = m->data_len;
@@ -392,6 +463,7 @@ tcp_sq_free(struct tcp_conn *c)
 	}
 	c->sq_tail = NULL;
 	c->sq_cur = NULL;
+	c->sq_copy = NULL;
 	c->sq_bytes = 0;
 }
 
@@ -463,6 +535,7 @@ tcp_rto_expired(struct tcp_conn *c)
 	s->stats.rto_expired++;
 	tcp_rto_backoff(c);	/* RFC 6298 5.5 */
 	c->flags &= ~TF_RTT_TIMING;	/* Karn */
+	c->flags |= TF_BACKOFF;
 	if (c->state == TCP_SYN_SENT) {
 		tcp_send_segment(c, c->iss, 0, TCP_F_SYN);
 		s->stats.retransmits++;
@@ -587,18 +660,22 @@ tcp_output_one(struct tcp_conn *c, uint32_t usable, bool force)
 			 c->snd_end - c->snd_nxt : 0;
 	uint32_t len = RTE_MIN(avail, usable);
 	uint16_t segmax = tcp_seg_max(c);
+	uint32_t cap = RTE_MAX((uint32_t)segmax, s->cfg.tso_max);
 	uint8_t flags = TCP_F_ACK;
+	int sent;
 	bool fin;
 
-	if (len > segmax)
-		len = segmax;
+	if (len > cap)
+		len = cap;
 	fin = tcp_fin_due(c, c->snd_nxt, len) &&
 	      SEQ_LEQ(c->snd_nxt, c->snd_end);
 	if (len == 0 && !fin)
 		return 0;
 	/* Sender SWS avoidance (RFC 9293 §3.8.6.2.1): hold a window-limited
-	 * runt while data is in flight. */
-	if (!force && len < segmax && len < avail && tcp_flight(c) > 0)
+	 * runt while data is in flight, unless it is half the largest
+	 * window the peer offered (Fs = 1/2). */
+	if (!force && len < segmax && len < avail && tcp_flight(c) > 0 &&
+	    len < c->max_snd_wnd / 2)
 		return 0;
 	if (fin)
 		flags |= TCP_F_FIN;
@@ -611,8 +688,20 @@ tcp_output_one(struct tcp_conn *c, uint32_t usable, bool force)
 		c->rtt_seq = c->snd_nxt + len;
 		c->rtt_start = s->now;
 	}
-	if (tcp_send_segment(c, c->snd_nxt, len, flags) < 0)
+	sent = tcp_send_segment(c, c->snd_nxt, len, flags);
+	if (sent < 0) {
+		/* Not sent (no mbuf, or the IP layer refused it): snd_nxt
+		 * stays; make sure a timer brings us back. */
+		if (c->rto_at == 0)
+			tcp_rearm_rto(c);
 		return 0;
+	}
+	if ((uint32_t)sent < len) {
+		len = sent;
+		fin = false;
+		if (len == 0)
+			return 0;
+	}
 	c->snd_nxt += len + (fin ? 1 : 0);
 	if (fin)
 		c->flags |= TF_FIN_SENT;
@@ -645,7 +734,12 @@ tcp_output_sack(struct tcp_conn *c)
 
 			if (SEQ_GT(hole + len, c->snd_end))	/* FIN */
 				len = c->snd_end - hole, fl |= TCP_F_FIN;
-			tcp_send_segment(c, hole, len, fl);
+			int n = tcp_send_segment(c, hole, len, fl);
+
+			if (n < 0)
+				break;
+			if ((uint32_t)n < len)
+				len = n, fl &= ~TCP_F_FIN;
 			s->stats.retransmits++;
 			c->high_rxt = hole + len + (fl & TCP_F_FIN ? 1 : 0);
 			sent++;
@@ -680,7 +774,11 @@ tcp_output(struct tcp_conn *c)
 		goto ack;
 	}
 	for (;;) {
-		uint32_t wnd = RTE_MIN(c->snd_wnd, c->cwnd);
+		/* RFC 3042 limited transmit: the first two duplicate ACKs
+		 * each let one new segment out beyond cwnd. */
+		uint32_t lt = (c->flags & TF_RECOVERY) ? 0 :
+			      RTE_MIN(c->dupacks, (uint8_t)2) * c->mss;
+		uint32_t wnd = RTE_MIN(c->snd_wnd, c->cwnd + lt);
 		uint32_t flight = c->snd_nxt - c->snd_una;
 		uint32_t usable = wnd > flight ? wnd - flight : 0;
 
