@@ -52,7 +52,7 @@ enum ffn_error {
 	FFN_ERR_RANGE = -1007,	/**< requested layers outside the model */
 	FFN_ERR_MODEL = -1008,	/**< model_type not servable (gpt2, ...) */
 	FFN_ERR_FP4 = -1009,	/**< fp4 block format: not supported */
-	FFN_ERR_KQUANT = -1010,	/**< K-quant payload (§2.4): not yet */
+	FFN_ERR_KQUANT = -1010,	/**< K-quant payload (§2.4) missing/invalid */
 	FFN_ERR_PAYLOAD = -1011, /**< no FFN payload files present */
 	FFN_ERR_NOMEM = -1012,	/**< out of memory */
 	FFN_ERR_NUMA = -1013,	/**< requested NUMA node unavailable */
@@ -99,8 +99,10 @@ enum ffn_pages {
 
 /**
  * One weight matrix as the kernels read it. Dense (f32/f16): rows x cols
- * elements, row r at data + r * row_bytes. A K-quant variant (kquant/)
- * sets dtype FFN_DT_Q4K/Q6K and its own row_bytes (blocks per row).
+ * elements, row r at data + r * row_bytes. K-quant (FFN_LAYOUT_Q4K, see
+ * kquant/ffn_kq.h): dtype FFN_DT_Q4K/Q6K, row r at data + r * row_bytes,
+ * row_bytes = pad256(cols) / 256 blocks; down keeps the checkpoint
+ * orientation, rows = H, cols = nf (spec/vindex.md §2.4).
  */
 struct ffn_mat {
 	const void *data;
@@ -137,6 +139,10 @@ struct ffn_info {
 	enum ffn_pages pages;
 	int numa_node;		/**< node of the weights (-1: no NUMA) */
 	uint64_t bytes_loaded;	/**< weight bytes held for owned layers */
+	int q6k_ggml;		/**< Q4K layout: Q6_K arrangement is ggml
+				 *   planar (0: LARQL-private), §2.4 */
+	int kq_q8k;		/**< Q4K layout: inputs quantised to Q8_K
+				 *   (integer dots); 0: f32 inputs */
 };
 
 struct ffn_load_opts {
@@ -146,6 +152,8 @@ struct ffn_load_opts {
 	enum ffn_placement placement;
 	int no_hugepages;	/**< 1: do not ask for huge pages */
 	enum ffn_layout layout;	/**< FFN_LAYOUT_AUTO, or force one */
+	int q6k_ggml;		/**< Q6_K blocks in ggml planar arrangement
+				 *   (default 0: LARQL-private, §2.4) */
 };
 
 struct ffn_model;
@@ -207,6 +215,19 @@ int ffn_compute(const struct ffn_model *m, unsigned layer,
 		struct ffn_scratch *s);
 
 /**
+ * ffn_compute() for rows that arrive quantised to Q8_K (the optional
+ * /v1/walk-ffn-q8k route, spec/wire.md §2): xq holds rows consecutive
+ * rows of H values, each FFN_KQ_NBLOCKS(H) * FFN_KQ_Q8K_BYTES bytes in
+ * the wire layout of kquant/ffn_kq.h (i8 qs[nb*256], f32 d[nb],
+ * i16 sums[nb*8]). K-quant layers dot them with integer instructions;
+ * dense layers take them dequantised. y rows must not overlap xq.
+ * @return 0, -ERANGE when the layer is not owned, -EINVAL on bad args.
+ */
+int ffn_compute_q8k(const struct ffn_model *m, unsigned layer,
+		    const void *xq, float *const *y, unsigned rows,
+		    struct ffn_scratch *s);
+
+/**
  * ffn_compute() for rows at a fixed stride (in floats). x == y with equal
  * strides (in place) is allowed.
  */
@@ -260,6 +281,13 @@ enum ffn_engine {
  */
 void ffn_model_set_engine(struct ffn_model *m, enum ffn_engine e,
 			  unsigned blas_min_rows);
+
+/**
+ * K-quant layers: quantise input rows to Q8_K and use integer dots
+ * (on = 1, faster, about 1% relative error more), or dot f32 inputs
+ * (on = 0, the default). Before sharing the model between threads.
+ */
+void ffn_model_set_kq_q8k(struct ffn_model *m, int on);
 
 #ifdef __cplusplus
 }

@@ -13,6 +13,7 @@
 #include <cblas.h>
 
 #include "ffn_priv.h"
+#include "kq_ffn.h"
 
 /*
  * Passes of at least this many rows go to OpenBLAS sgemm on f32 layers
@@ -162,6 +163,8 @@ ffn_scratch_new(const struct ffn_model *m, unsigned max_rows, int numa_node)
 	nfb = ((size_t)max_rows * s->max_nf * 4 + 63) & ~(size_t)63;
 	hb = ((size_t)max_rows * s->hidden * 4 + 63) & ~(size_t)63;
 	s->bytes = 2 * nfb + 2 * hb + (((size_t)s->max_nf * 4 + 63) & ~63ul);
+	s->kq_len = ffn_kq_scratch_bytes(m, max_rows);
+	s->bytes += s->kq_len;
 	p = scratch_alloc(s->bytes, numa_node, &s->numa);
 	if (p == NULL) {
 		free(s);
@@ -172,6 +175,7 @@ ffn_scratch_new(const struct ffn_model *m, unsigned max_rows, int numa_node)
 	s->xb = (float *)(p + 2 * nfb);
 	s->yb = (float *)(p + 2 * nfb + hb);
 	s->ids = (uint32_t *)(p + 2 * nfb + 2 * hb);
+	s->kq = s->kq_len ? p + s->bytes - s->kq_len : NULL;
 	return s;
 }
 
@@ -276,9 +280,11 @@ ffn_compute(const struct ffn_model *m, unsigned layer,
 		return -ERANGE;
 	if (s == NULL || ly->nf > s->max_nf || m->info.hidden != s->hidden)
 		return -EINVAL;
+	if (ly->layout == FFN_LAYOUT_Q4K)
+		return ffn_kq_compute(m, layer, x, y, rows, s);
 	if (!is_dense(&ly->gate) || !is_dense(&ly->up) ||
 	    !is_dense(&ly->down))
-		return -ENOTSUP;	/* K-quant: lib/ffn/kquant */
+		return -ENOTSUP;
 	for (done = 0; done < rows;) {
 		unsigned R = rows - done;
 
@@ -399,9 +405,16 @@ ffn_features(const struct ffn_model *m, unsigned layer, const float *x,
 		return -ERANGE;
 	if (s == NULL || ly->nf > s->max_nf || m->info.hidden != s->hidden)
 		return -EINVAL;
-	if (!is_dense(&ly->gate))
+	if (ly->layout == FFN_LAYOUT_Q4K) {
+		int rc = ffn_kq_gate(m, layer, x, s->g, s);
+
+		if (rc < 0)
+			return rc;
+	} else if (!is_dense(&ly->gate)) {
 		return -ENOTSUP;
-	ffn_kernels_active()->matvec(&ly->gate, &x, 1, s->g, ly->nf);
+	} else {
+		ffn_kernels_active()->matvec(&ly->gate, &x, 1, s->g, ly->nf);
+	}
 	for (i = 0; i < ly->nf; i++)
 		s->ids[i] = i;
 	sort_features(s->ids, ly->nf, s->g);

@@ -21,6 +21,7 @@
 #include <cblas.h>
 
 #include "ffn_priv.h"
+#include "kq_ffn.h"
 
 /** A payload file mapped read-only for the duration of the load. */
 struct src {
@@ -50,6 +51,7 @@ struct ld {
 	/* per owned layer, where each matrix comes from */
 	const uint8_t **from;	/* [n * 3] */
 	uint8_t *transpose;	/* [n]: §2.3 down */
+	int q4k;		/* index.json quant "q4k": only §2.4 serves */
 };
 
 static int
@@ -194,9 +196,8 @@ parse_model(struct ld *l)
 		return fail(l, FFN_ERR_KEY,
 			    "index.json: key 'quant' must be a string");
 	if (s != NULL && strcmp(s, "q4k") == 0)
-		return fail(l, FFN_ERR_KQUANT,
-			    "index.json: quant 'q4k': K-quant payload (interleaved_q4k.bin) not supported yet");
-	if (s != NULL && strcmp(s, "none") != 0)
+		l->q4k = 1;
+	else if (s != NULL && strcmp(s, "none") != 0)
 		return fail(l, FFN_ERR_KEY,
 			    "index.json: key 'quant': unknown value '%s'", s);
 
@@ -335,7 +336,14 @@ choose_layout(struct ld *l)
 		 file_exists(l, "up_weights.bin") &&
 		 file_exists(l, "down_weights.bin");
 
-	if (want == FFN_LAYOUT_AUTO) {
+	if (l->q4k) {
+		/* §2: quant "q4k" -> the K-quant payload is the only one */
+		if (want != FFN_LAYOUT_AUTO && want != FFN_LAYOUT_Q4K)
+			return fail(l, FFN_ERR_KQUANT,
+				    "index.json: quant 'q4k': only interleaved_q4k.bin can serve this vindex (layout '%s' requested)",
+				    ffn_layout_name(want));
+		want = FFN_LAYOUT_Q4K;
+	} else if (want == FFN_LAYOUT_AUTO) {
 		if (il)
 			want = FFN_LAYOUT_INTERLEAVED;
 		else if (fm)
@@ -349,9 +357,6 @@ choose_layout(struct ld *l)
 				    "%s: no FFN payload: need interleaved.bin, or gate_vectors.bin + up_features.bin + down_features.bin, or gate_vectors.bin + up_weights.bin + down_weights.bin + weight_manifest.json",
 				    l->dir);
 	}
-	if (want == FFN_LAYOUT_Q4K)
-		return fail(l, FFN_ERR_KQUANT,
-			    "interleaved_q4k.bin: K-quant payload not supported yet");
 	l->m->info.layout = want;
 	return 0;
 }
@@ -784,11 +789,16 @@ ffn_model_load(const char *dir, const struct ffn_load_opts *opts,
 		l.m->layers = calloc(l.m->info.last_layer -
 				     l.m->info.first_layer + 1,
 				     sizeof(*l.m->layers));
-		rc = l.m->layers ? locate(&l) :
+		rc = l.m->layers ? 0 :
 			fail(&l, FFN_ERR_NOMEM, "out of memory");
 	}
-	if (!rc)
-		rc = place(&l);
+	if (!rc && l.m->info.layout == FFN_LAYOUT_Q4K) {
+		rc = ffn_kq_model_load(l.m, dir, l.nf, opts, err, errlen);
+	} else if (!rc) {
+		rc = locate(&l);
+		if (!rc)
+			rc = place(&l);
+	}
 	ld_release(&l);
 	if (rc) {
 		ffn_model_free(l.m);

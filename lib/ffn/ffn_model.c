@@ -29,7 +29,7 @@ ffn_strerror(int err)
 	case FFN_ERR_RANGE: return "layers outside the model";
 	case FFN_ERR_MODEL: return "model type not servable";
 	case FFN_ERR_FP4: return "fp4 not supported";
-	case FFN_ERR_KQUANT: return "K-quant not supported yet";
+	case FFN_ERR_KQUANT: return "K-quant payload missing or invalid";
 	case FFN_ERR_PAYLOAD: return "no FFN payload";
 	case FFN_ERR_NOMEM: return "out of memory";
 	case FFN_ERR_NUMA: return "NUMA node unavailable";
@@ -98,6 +98,7 @@ ffn_model_free(struct ffn_model *m)
 	if (m == NULL)
 		return;
 	ffn_mem_free(m->arena, m->arena_len);
+	ffn_kq_unload(&m->kq);
 	for (i = 0; i < FFN_MAX_MAPS; i++)
 		if (m->maps[i].addr != NULL)
 			munmap(m->maps[i].addr, m->maps[i].len);

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "ffn.h"
+#include "kquant/ffn_kq.h"
 
 /** A read-only file mapping kept for FFN_PLACE_MMAP. */
 struct ffn_map {
@@ -28,6 +29,7 @@ struct ffn_model {
 	struct ffn_map maps[FFN_MAX_MAPS];	/* FFN_PLACE_MMAP */
 	enum ffn_engine engine;
 	unsigned blas_min_rows;
+	struct ffn_kq_model kq;		/* FFN_LAYOUT_Q4K (kquant/) */
 };
 
 struct ffn_scratch {
@@ -40,6 +42,8 @@ struct ffn_scratch {
 	float *xb;		/* [max_rows][H]: OpenBLAS gather */
 	float *yb;		/* [max_rows][H]: OpenBLAS result */
 	uint32_t *ids;		/* [max_nf]: features mode */
+	void *kq;		/* K-quant layer scratch (kquant/) */
+	size_t kq_len;
 	int numa;		/* allocated with numa_alloc_onnode */
 };
 

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "vindex_write.h"
+#include "mkvindex_q4k.h"
 
 #define MAX_LAYERS 4096
 
@@ -29,7 +30,10 @@ usage(const char *prog)
 		"  --model-type S      any model_config.model_type\n"
 		"  --seed N            RNG seed (default 1)\n"
 		"  --vocab N           also write embeddings.bin [N, hidden] f32\n"
-		"  --example           the hand-checkable model of vindex.md §3\n",
+		"  --example           the hand-checkable model of vindex.md §3\n"
+		"  --quant none|q4k    q4k: K-quant payload of vindex.md §2.4\n"
+		"  --q6k-layout private|ggml  Q6_K arrangement of down (q4k)\n"
+		"  --down-q4k          q4k: down in Q4_K instead of Q6_K\n",
 		prog);
 }
 
@@ -48,11 +52,16 @@ main(int argc, char **argv)
 		{ "seed", required_argument, NULL, 's' },
 		{ "vocab", required_argument, NULL, 'v' },
 		{ "example", no_argument, NULL, 'e' },
+		{ "quant", required_argument, NULL, 'q' },
+		{ "q6k-layout", required_argument, NULL, 'Q' },
+		{ "down-q4k", no_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	static unsigned widths[MAX_LAYERS];
 	struct vw_opts o;
+	struct vw_q4k_opts kq = { FFN_KQ_Q6_PRIVATE, 0 };
+	int q4k = 0;
 	char err[512];
 	int c, rc;
 
@@ -109,6 +118,22 @@ main(int argc, char **argv)
 		case 's': o.seed = strtoull(optarg, NULL, 0); break;
 		case 'v': o.vocab = (unsigned)strtoul(optarg, NULL, 0); break;
 		case 'e': o.example = 1; break;
+		case 'q':
+			if (strcmp(optarg, "q4k") && strcmp(optarg, "none")) {
+				usage(argv[0]);
+				return 2;
+			}
+			q4k = strcmp(optarg, "q4k") == 0;
+			break;
+		case 'Q':
+			if (strcmp(optarg, "private") && strcmp(optarg, "ggml")) {
+				usage(argv[0]);
+				return 2;
+			}
+			kq.q6 = strcmp(optarg, "ggml") == 0 ? FFN_KQ_Q6_GGML
+							    : FFN_KQ_Q6_PRIVATE;
+			break;
+		case 'D': kq.down_q4k = 1; break;
 		default:
 			usage(argv[0]);
 			return c == 'h' ? 0 : 2;
@@ -123,7 +148,8 @@ main(int argc, char **argv)
 		fprintf(stderr, "mkvindex: at most %d layers\n", MAX_LAYERS);
 		return 2;
 	}
-	rc = vw_write(argv[optind], &o, err, sizeof(err));
+	rc = q4k ? vw_write_q4k(argv[optind], &o, &kq, err, sizeof(err))
+		 : vw_write(argv[optind], &o, err, sizeof(err));
 	if (rc) {
 		fprintf(stderr, "mkvindex: %s\n", err);
 		return 1;

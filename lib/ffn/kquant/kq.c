@@ -30,7 +30,8 @@ kernels_for(enum ffn_kq_isa isa)
 		if (__builtin_cpu_supports("avx512f") &&
 		    __builtin_cpu_supports("avx512bw") &&
 		    __builtin_cpu_supports("avx512vl") &&
-		    __builtin_cpu_supports("avx512vnni"))
+		    __builtin_cpu_supports("avx512vnni") &&
+		    __builtin_cpu_supports("avx512vbmi"))
 			return &ffn_kq_kernels_avx512;
 		return NULL;
 	default:
@@ -262,6 +263,16 @@ ffn_kq_quantize_q8k(const float *x, size_t n, void *dst)
 }
 
 void
+ffn_kq_dequant_q8k(const void *row, size_t n, float *x)
+{
+	size_t nb = FFN_KQ_NBLOCKS(n);
+	const uint8_t *p = row;
+
+	for (size_t i = 0; i < n; i++)
+		x[i] = kq_q8_d(p, nb, i / 256) * (float)kq_q8_qs(p, nb, 0)[i];
+}
+
+void
 ffn_kq_q8k_from_ggml(const void *blocks, size_t nb, void *dst)
 {
 	const uint8_t *src = blocks;
@@ -297,6 +308,9 @@ mat_check(const struct ffn_kq_mat *w, uint32_t row0, uint32_t row1)
 	return 0;
 }
 
+#define KQ_XS_MAX 4096	/* floats: x sums on the stack, up to 131072 cols */
+#define KQ_S16_MAX 16384 /* int16: Q8_K per-16 sums on the stack (32 KiB) */
+
 /* x rows hold nb * 256 readable values, zero past cols. */
 static void
 matvec_f32_padded(const struct ffn_kq_mat *w, uint32_t row0, uint32_t row1,
@@ -307,12 +321,28 @@ matvec_f32_padded(const struct ffn_kq_mat *w, uint32_t row0, uint32_t row1,
 	size_t rb = nb * ffn_kq_block_bytes(w->fmt);
 	const uint8_t *base = (const uint8_t *)w->data + (size_t)row0 * rb;
 
+	/* One input row: per-32 sums of x let SIMD kernels apply the Q4_K
+	 * mins once per sub-block instead of once per value. */
+	float xs[KQ_XS_MAX];
+	const float *xsp = NULL;
+
+	if (w->fmt == FFN_KQ_Q4_K && R == 1 && nb * 8 <= KQ_XS_MAX &&
+	    k->isa != FFN_KQ_ISA_SCALAR) {
+		for (size_t j = 0; j < nb * 8; j++) {
+			float t = 0.0f;
+
+			for (int l = 0; l < 32; l++)
+				t += x[32 * j + l];
+			xs[j] = t;
+		}
+		xsp = xs;
+	}
 	for (size_t r = 0; r < R; r += FFN_KQ_RMAX) {
 		size_t n = R - r < FFN_KQ_RMAX ? R - r : FFN_KQ_RMAX;
 
 		if (w->fmt == FFN_KQ_Q4_K)
-			k->q4k_f32(base, rb, row1 - row0, nb, x + r * ldx, ldx,
-				   n, y + r * ldy, ldy);
+			k->q4k_f32(base, rb, row1 - row0, nb, x + r * ldx, xsp,
+				   ldx, n, y + r * ldy, ldy);
 		else
 			k->q6k_f32(base, rb, row1 - row0, nb, w->q6,
 				   x + r * ldx, ldx, n, y + r * ldy, ldy);
@@ -382,13 +412,33 @@ ffn_kq_matvec_q8k(const struct ffn_kq_mat *w, uint32_t row0, uint32_t row1,
 	for (size_t r = 0; r < R; r += FFN_KQ_RMAX) {
 		size_t n = R - r < FFN_KQ_RMAX ? R - r : FFN_KQ_RMAX;
 		const uint8_t *in = (const uint8_t *)q8 + r * qrow;
+		/* Q6_K: per-16 sums of the inputs, once per input row, let the
+		 * kernels apply q - 32 once per block (the wire has per-32) */
+		int16_t s16[KQ_S16_MAX];
+		const int16_t *s16p = NULL;
 
-		if (w->fmt == FFN_KQ_Q4_K)
+		if (w->fmt == FFN_KQ_Q4_K) {
 			k->q4k_q8k(base, rb, row1 - row0, nb, in, n,
 				   y + r * ldy, ldy);
-		else
-			k->q6k_q8k(base, rb, row1 - row0, nb, w->q6, in, n,
-				   y + r * ldy, ldy);
+			continue;
+		}
+		if (n * nb * 16 <= KQ_S16_MAX && k->isa != FFN_KQ_ISA_SCALAR) {
+			for (size_t i = 0; i < n * nb; i++) {
+				const int8_t *a = kq_q8_qs(in + (i / nb) * qrow,
+							   nb, i % nb);
+
+				for (int g = 0; g < 16; g++) {
+					int t = 0;
+
+					for (int l = 0; l < 16; l++)
+						t += a[16 * g + l];
+					s16[16 * i + g] = (int16_t)t;
+				}
+			}
+			s16p = s16;
+		}
+		k->q6k_q8k(base, rb, row1 - row0, nb, w->q6, in, s16p, n,
+			   y + r * ldy, ldy);
 	}
 	return 0;
 }
@@ -474,18 +524,20 @@ layer_check(const struct ffn_kq_layer *l)
 	return 0;
 }
 
-int
-ffn_kq_layer_forward(const struct ffn_kq_layer *l, enum ffn_kq_path path,
-		     enum ffn_kq_act act, const float *x, size_t ldx, size_t R,
-		     float *y, size_t ldy, void *scratch, size_t scratch_len)
+/* x (f32 rows) or xq (Q8_K rows) */
+static int
+layer_forward(const struct ffn_kq_layer *l, enum ffn_kq_path path,
+	      enum ffn_kq_act act, const float *x, size_t ldx,
+	      const uint8_t *xq, size_t R, float *y, size_t ldy,
+	      void *scratch, size_t scratch_len)
 {
 	struct ffn_kq_mat G, U, D;
 	struct layer_scratch s;
 	uint8_t *base;
 	size_t pn, ph, nbh, nbn;
 
-	if (layer_check(l) < 0 || x == NULL || y == NULL || ldx < l->hidden ||
-	    ldy < l->hidden)
+	if (layer_check(l) < 0 || (x == NULL && xq == NULL) || y == NULL ||
+	    (x != NULL && ldx < l->hidden) || ldy < l->hidden)
 		return -EINVAL;
 	if (R == 0)
 		return 0;
@@ -503,7 +555,7 @@ ffn_kq_layer_forward(const struct ffn_kq_layer *l, enum ffn_kq_path path,
 
 	for (size_t r0 = 0; r0 < R; r0 += FFN_KQ_RMAX) {
 		size_t n = R - r0 < FFN_KQ_RMAX ? R - r0 : FFN_KQ_RMAX;
-		const float *xr = x + r0 * ldx;
+		const float *xr = x != NULL ? x + r0 * ldx : NULL;
 		size_t lx = ldx;
 
 		if (path == FFN_KQ_PATH_F32) {
@@ -520,11 +572,17 @@ ffn_kq_layer_forward(const struct ffn_kq_layer *l, enum ffn_kq_path path,
 			matvec_f32_padded(&G, 0, l->nf, xr, lx, n, s.g, pn);
 			matvec_f32_padded(&U, 0, l->nf, xr, lx, n, s.u, l->nf);
 		} else {
-			for (size_t i = 0; i < n; i++)
-				ffn_kq_quantize_q8k(xr + i * ldx, l->hidden,
-					s.xq + i * nbh * FFN_KQ_Q8K_BYTES);
-			ffn_kq_matvec_q8k(&G, 0, l->nf, s.xq, n, s.g, pn);
-			ffn_kq_matvec_q8k(&U, 0, l->nf, s.xq, n, s.u, l->nf);
+			const uint8_t *in = s.xq;
+
+			if (xq != NULL)
+				in = xq + r0 * nbh * FFN_KQ_Q8K_BYTES;
+			else
+				for (size_t i = 0; i < n; i++)
+					ffn_kq_quantize_q8k(xr + i * ldx,
+						l->hidden, s.xq + i * nbh *
+						FFN_KQ_Q8K_BYTES);
+			ffn_kq_matvec_q8k(&G, 0, l->nf, in, n, s.g, pn);
+			ffn_kq_matvec_q8k(&U, 0, l->nf, in, n, s.u, l->nf);
 		}
 		/* a = act(g) * u, in g, zero past nf: down reads whole blocks */
 		for (size_t i = 0; i < n; i++) {
@@ -547,4 +605,26 @@ ffn_kq_layer_forward(const struct ffn_kq_layer *l, enum ffn_kq_path path,
 		}
 	}
 	return 0;
+}
+
+int
+ffn_kq_layer_forward(const struct ffn_kq_layer *l, enum ffn_kq_path path,
+		     enum ffn_kq_act act, const float *x, size_t ldx, size_t R,
+		     float *y, size_t ldy, void *scratch, size_t scratch_len)
+{
+	if (x == NULL)
+		return -EINVAL;
+	return layer_forward(l, path, act, x, ldx, NULL, R, y, ldy, scratch,
+			     scratch_len);
+}
+
+int
+ffn_kq_layer_forward_q8k(const struct ffn_kq_layer *l, enum ffn_kq_act act,
+			 const void *xq, size_t R, float *y, size_t ldy,
+			 void *scratch, size_t scratch_len)
+{
+	if (xq == NULL)
+		return -EINVAL;
+	return layer_forward(l, FFN_KQ_PATH_Q8K, act, NULL, 0, xq, R, y, ldy,
+			     scratch, scratch_len);
 }

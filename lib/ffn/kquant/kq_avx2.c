@@ -59,13 +59,74 @@ dot_rows(const float *wb, const float *x, size_t ldx, size_t R, size_t b,
 	}
 }
 
+/* One input row: sum_j (d sc_j) sum q x - (dmin m_j) xs_j (see kq.c). */
+static void
+q4k_f32_1(const uint8_t *w, size_t row_bytes, size_t nrows, size_t nb,
+	  const float *x, const float *xs, float *y)
+{
+	const __m256i m4 = _mm256_set1_epi32(15);
+
+	for (size_t i = 0; i < nrows; i++) {
+		const uint8_t *row = w + i * row_bytes;
+		__m256 acc = _mm256_setzero_ps(), accm = _mm256_setzero_ps();
+
+		for (size_t b = 0; b < nb; b++) {
+			const uint8_t *blk = row + b * FFN_KQ_Q4K_BYTES;
+			const float *xb = x + 256 * b;
+			float d = f16(blk + KQ4_D), dmin = f16(blk + KQ4_DMIN);
+			uint8_t sc[8], m[8];
+			float scf[8];
+
+			kq_q4k_scales(blk + KQ4_S, sc, m);
+			_mm256_storeu_ps(scf, _mm256_mul_ps(_mm256_set1_ps(d),
+				_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(
+				_mm_loadl_epi64((const __m128i *)sc)))));
+			accm = _mm256_fmadd_ps(_mm256_mul_ps(
+				_mm256_set1_ps(dmin), _mm256_cvtepi32_ps(
+				_mm256_cvtepu8_epi32(_mm_loadl_epi64(
+				(const __m128i *)m)))),
+				_mm256_loadu_ps(xs + 8 * b), accm);
+			for (int g = 0; g < 4; g++) {
+				const uint8_t *qs = blk + KQ4_QS + 32 * g;
+				const float *xg = xb + 64 * g;
+				__m256 s1 = _mm256_setzero_ps();
+				__m256 s2 = _mm256_setzero_ps();
+
+				for (int k = 0; k < 32; k += 8) {
+					__m256i z = _mm256_cvtepu8_epi32(
+						_mm_loadl_epi64((const __m128i *)
+								(qs + k)));
+
+					s1 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(
+						_mm256_and_si256(z, m4)),
+						_mm256_loadu_ps(xg + k), s1);
+					s2 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(
+						_mm256_srli_epi32(z, 4)),
+						_mm256_loadu_ps(xg + 32 + k), s2);
+				}
+				acc = _mm256_fmadd_ps(s1,
+					_mm256_set1_ps(scf[2 * g]), acc);
+				acc = _mm256_fmadd_ps(s2,
+					_mm256_set1_ps(scf[2 * g + 1]), acc);
+			}
+		}
+		y[i] = hsum_ps(acc) - hsum_ps(accm);
+	}
+}
+
 static void
 q4k_f32(const uint8_t *w, size_t row_bytes, size_t nrows, size_t nb,
-	const float *x, size_t ldx, size_t R, float *y, size_t ldy)
+	const float *x, const float *xs, size_t ldx, size_t R, float *y,
+	size_t ldy)
 {
 	const __m256i m4 = _mm256_set1_epi8(15);
 	float wb[256] __attribute__((aligned(32)));
 	uint8_t qb[256] __attribute__((aligned(32)));
+
+	if (xs != NULL) {
+		q4k_f32_1(w, row_bytes, nrows, nb, x, xs, y);
+		return;
+	}
 
 	for (size_t i = 0; i < nrows; i++) {
 		const uint8_t *row = w + i * row_bytes;
@@ -216,8 +277,8 @@ q4k_q8k(const uint8_t *w, size_t row_bytes, size_t nrows, size_t nb,
 
 static void
 q6k_q8k(const uint8_t *w, size_t row_bytes, size_t nrows, size_t nb,
-	enum ffn_kq_q6_layout q6, const uint8_t *q8, size_t R,
-	float *y, size_t ldy)
+	enum ffn_kq_q6_layout q6, const uint8_t *q8, const int16_t *s16,
+	size_t R, float *y, size_t ldy)
 {
 	size_t q8_row = nb * FFN_KQ_Q8K_BYTES;
 	uint8_t q[256] __attribute__((aligned(32)));
@@ -231,7 +292,8 @@ q6k_q8k(const uint8_t *w, size_t row_bytes, size_t nrows, size_t nb,
 			const uint8_t *blk = row + b * FFN_KQ_Q6K_BYTES;
 			const int8_t *sc = (const int8_t *)(blk + KQ6_SC);
 			float d = f16(blk + KQ6_D);
-			__m256i sv[8];
+			__m256i sv[8], sc16 = _mm256_cvtepi8_epi16(
+				_mm_loadu_si128((const __m128i *)sc));
 
 			kq_q6_decode_simd(blk, q6, q);
 			/* 32 values = 16 i16 pair sums: 8 for group 2c, 8 for
@@ -244,23 +306,36 @@ q6k_q8k(const uint8_t *w, size_t row_bytes, size_t nrows, size_t nb,
 				const uint8_t *in = q8 + r * q8_row;
 				const int8_t *a = kq_q8_qs(in, nb, b);
 				__m256i s = _mm256_setzero_si256();
+				__m256i c32 = _mm256_setzero_si256();
+				int32_t isum;
 
 				for (int c = 0; c < 8; c++) {
 					__m256i av = _mm256_loadu_si256(
 						(const __m256i *)(a + 32 * c));
 					/* q*a pairs <= 2*63*127 fit in i16 */
-					__m256i p = _mm256_sub_epi16(
-						_mm256_maddubs_epi16(
-							_mm256_load_si256(
-							(const __m256i *)
-							(q + 32 * c)), av),
-						_mm256_maddubs_epi16(k32, av));
+					__m256i p = _mm256_maddubs_epi16(
+						_mm256_load_si256((const __m256i *)
+							(q + 32 * c)), av);
 
 					s = _mm256_add_epi32(s,
 						_mm256_madd_epi16(p, sv[c]));
+					if (s16 == NULL)
+						c32 = _mm256_add_epi32(c32,
+							_mm256_madd_epi16(
+							_mm256_maddubs_epi16(
+							k32, av), sv[c]));
 				}
+				/* the -32: sum_g sc_g * 32 * (sum of a) */
+				isum = hsum_epi32(s);
+				if (s16 != NULL)
+					isum -= 32 * hsum_epi32(_mm256_madd_epi16(
+						sc16, _mm256_loadu_si256(
+						(const __m256i *)(s16 +
+						16 * (r * nb + b)))));
+				else
+					isum -= hsum_epi32(c32);
 				acc[r] = kq_q6k_q8k_combine(acc[r],
-					kq_q8_d(in, nb, b), d, hsum_epi32(s));
+					kq_q8_d(in, nb, b), d, isum);
 			}
 		}
 		for (size_t r = 0; r < R; r++)

@@ -24,18 +24,23 @@
 struct ffn_kq_kernels {
 	enum ffn_kq_isa isa;
 	const char *name;
+	/* xs: NULL, or (only when R == 1) the sums of x over each
+	 * 32 values (nb * 8 floats), for kernels that factor out the mins */
 	void (*q4k_f32)(const uint8_t *w, size_t row_bytes, size_t nrows,
-			size_t nb, const float *x, size_t ldx, size_t R,
-			float *y, size_t ldy);
+			size_t nb, const float *x, const float *xs, size_t ldx,
+			size_t R, float *y, size_t ldy);
 	void (*q6k_f32)(const uint8_t *w, size_t row_bytes, size_t nrows,
 			size_t nb, enum ffn_kq_q6_layout q6, const float *x,
 			size_t ldx, size_t R, float *y, size_t ldy);
 	void (*q4k_q8k)(const uint8_t *w, size_t row_bytes, size_t nrows,
 			size_t nb, const uint8_t *q8, size_t R,
 			float *y, size_t ldy);
+	/* s16: NULL, or per input row the sums of its Q8_K values over each
+	 * 16 (nb * 16 int16 per row, rows consecutive), so kernels can apply
+	 * the -32 offset of Q6_K once per block */
 	void (*q6k_q8k)(const uint8_t *w, size_t row_bytes, size_t nrows,
 			size_t nb, enum ffn_kq_q6_layout q6, const uint8_t *q8,
-			size_t R, float *y, size_t ldy);
+			const int16_t *s16, size_t R, float *y, size_t ldy);
 };
 
 extern const struct ffn_kq_kernels ffn_kq_kernels_scalar;
@@ -59,18 +64,26 @@ kq_rd16(const uint8_t *p)
 	return (uint16_t)(p[0] | (p[1] << 8));
 }
 
-/* Q4_K: the 6-bit scales and mins of the 8 sub-blocks of 32 values. */
+/*
+ * Q4_K: the 6-bit scales and mins of the 8 sub-blocks of 32 values
+ * (vindex.md §2.4), unpacked four at a time in 32-bit words:
+ * sc[0..3] = s[0..3] & 63, m[0..3] = s[4..7] & 63,
+ * sc[4..7] = (s[8..11] & 15) | (s[0..3] >> 6) << 4,
+ * m[4..7] = (s[8..11] >> 4) | (s[4..7] >> 6) << 4.
+ */
 static inline void
 kq_q4k_scales(const uint8_t *s, uint8_t sc[8], uint8_t m[8])
 {
-	for (int j = 0; j < 4; j++) {
-		sc[j] = s[j] & 63;
-		m[j] = s[j + 4] & 63;
-	}
-	for (int j = 4; j < 8; j++) {
-		sc[j] = (s[j + 4] & 15) | ((s[j - 4] >> 6) << 4);
-		m[j] = (s[j + 4] >> 4) | ((s[j] >> 6) << 4);
-	}
+	const uint32_t k63 = 0x3f3f3f3f, k15 = 0x0f0f0f0f, k3 = 0x03030303;
+	uint32_t u[3], o[4];
+
+	memcpy(u, s, 12);
+	o[0] = u[0] & k63;
+	o[1] = (u[2] & k15) | (((u[0] >> 6) & k3) << 4);
+	o[2] = u[1] & k63;
+	o[3] = ((u[2] >> 4) & k15) | (((u[1] >> 6) & k3) << 4);
+	memcpy(sc, o, 8);
+	memcpy(m, o + 2, 8);
 }
 
 /* Q6_K: the unsigned 6-bit values (0..63) of one block, in value order. */

@@ -154,21 +154,26 @@ check_shape(const struct kq_entry *e, size_t idx, uint32_t nf, uint32_t H,
 }
 
 static void *
-alloc_copy(size_t len, const struct ffn_kq_load_opts *o, size_t *maplen)
+alloc_copy(size_t len, const struct ffn_kq_load_opts *o, size_t *maplen,
+	   int *pages)
 {
 	size_t huge = 2u << 20, l = (len + huge - 1) & ~(huge - 1);
 	void *p = MAP_FAILED;
 
-	if (o->hugepages)
+	*pages = FFN_KQ_PAGES_4K;
+	if (o->hugepages) {
 		p = mmap(NULL, l, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
+		if (p != MAP_FAILED)
+			*pages = FFN_KQ_PAGES_HUGETLB;
+	}
 	if (p == MAP_FAILED) {
 		p = mmap(NULL, l, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (p == MAP_FAILED)
 			return NULL;
-		if (o->hugepages)
-			(void)madvise(p, l, MADV_HUGEPAGE);
+		if (o->hugepages && madvise(p, l, MADV_HUGEPAGE) == 0)
+			*pages = FFN_KQ_PAGES_THP;
 	}
 	/* Bind before first touch, so the pages come from that node. */
 	if (o->numa_node >= 0)
@@ -210,6 +215,7 @@ ffn_kq_load(struct ffn_kq_model *m, const char *dir,
 	struct kq_entry *ent = NULL;
 	struct stat st;
 	size_t n_ent, total = 0, off = 0;
+	uint64_t bytes = 0;
 	uint8_t *mem = NULL;
 	int fd = -1, rc;
 
@@ -280,6 +286,7 @@ ffn_kq_load(struct ffn_kq_model *m, const char *dir,
 			if (rc < 0)
 				goto out;
 			total += (ent[3 * L + c].length + 63) & ~(uint64_t)63;
+			bytes += ent[3 * L + c].length;
 		}
 	}
 
@@ -299,13 +306,16 @@ ffn_kq_load(struct ffn_kq_model *m, const char *dir,
 				       FFN_KQ_BIN_NAME, strerror(errno));
 				goto out;
 			}
+			/* start reading ahead; the load itself does not wait */
+			(void)madvise(p, (size_t)st.st_size, MADV_WILLNEED);
 			m->mem = p;
 			m->mem_len = (size_t)st.st_size;
 			m->mem_kind = MEM_FILE_MAP;
+			m->pages = FFN_KQ_PAGES_FILE;
 		}
 		mem = m->mem;
 	} else if (total > 0) {
-		mem = alloc_copy(total, opts, &m->mem_len);
+		mem = alloc_copy(total, opts, &m->mem_len, &m->pages);
 		if (mem == NULL) {
 			rc = kq_err(err, errlen, -ENOMEM, "k-quant load: cannot "
 				    "allocate %zu bytes", total);
@@ -347,6 +357,7 @@ ffn_kq_load(struct ffn_kq_model *m, const char *dir,
 	}
 	m->n_layers = n_spec;
 	m->hidden = hidden;
+	m->bytes = bytes;
 	rc = 0;
 out:
 	if (rc < 0)

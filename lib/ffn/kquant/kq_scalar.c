@@ -123,7 +123,8 @@ ffn_kq_dequant_row(enum ffn_kq_fmt fmt, enum ffn_kq_q6_layout q6,
 
 static void
 q4k_f32(const uint8_t *w, size_t row_bytes, size_t nrows, size_t nb,
-	const float *x, size_t ldx, size_t R, float *y, size_t ldy)
+	const float *x, const float *xs, size_t ldx, size_t R, float *y,
+	size_t ldy)
 {
 	float blk[256];
 
@@ -217,8 +218,8 @@ q4k_q8k(const uint8_t *w, size_t row_bytes, size_t nrows, size_t nb,
 
 static void
 q6k_q8k(const uint8_t *w, size_t row_bytes, size_t nrows, size_t nb,
-	enum ffn_kq_q6_layout q6, const uint8_t *q8, size_t R,
-	float *y, size_t ldy)
+	enum ffn_kq_q6_layout q6, const uint8_t *q8, const int16_t *s16,
+	size_t R, float *y, size_t ldy)
 {
 	size_t q8_row = nb * FFN_KQ_Q8K_BYTES;
 	uint8_t q[256];

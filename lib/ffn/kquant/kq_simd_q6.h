@@ -15,7 +15,7 @@
 /* ggml planar: per half of 128 values, ql[l] / ql[l+32] nibbles and the
  * four 2-bit fields of qh[l] give values l, l+32, l+64, l+96. */
 static inline void
-kq_q6_decode_ggml(const uint8_t *b, uint8_t q[256])
+kq_q6_decode_ggml(const uint8_t *b, __m256i out[8])
 {
 	const __m256i m4 = _mm256_set1_epi8(15), m30 = _mm256_set1_epi8(0x30);
 
@@ -25,20 +25,18 @@ kq_q6_decode_ggml(const uint8_t *b, uint8_t q[256])
 		__m256i l1 = _mm256_loadu_si256((const __m256i *)(ql + 32));
 		__m256i h = _mm256_loadu_si256(
 			(const __m256i *)(b + KQ6_QH + 32 * n));
-		__m256i *o = (__m256i *)(q + 128 * n);
+		__m256i *o = out + 4 * n;
 
-		_mm256_storeu_si256(o, _mm256_or_si256(
-			_mm256_and_si256(l0, m4),
-			_mm256_and_si256(_mm256_slli_epi16(h, 4), m30)));
-		_mm256_storeu_si256(o + 1, _mm256_or_si256(
-			_mm256_and_si256(l1, m4),
-			_mm256_and_si256(_mm256_slli_epi16(h, 2), m30)));
-		_mm256_storeu_si256(o + 2, _mm256_or_si256(
+		o[0] = _mm256_or_si256(_mm256_and_si256(l0, m4),
+			_mm256_and_si256(_mm256_slli_epi16(h, 4), m30));
+		o[1] = _mm256_or_si256(_mm256_and_si256(l1, m4),
+			_mm256_and_si256(_mm256_slli_epi16(h, 2), m30));
+		o[2] = _mm256_or_si256(
 			_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4),
-			_mm256_and_si256(h, m30)));
-		_mm256_storeu_si256(o + 3, _mm256_or_si256(
+			_mm256_and_si256(h, m30));
+		o[3] = _mm256_or_si256(
 			_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4),
-			_mm256_and_si256(_mm256_srli_epi16(h, 2), m30)));
+			_mm256_and_si256(_mm256_srli_epi16(h, 2), m30));
 	}
 }
 
@@ -65,7 +63,7 @@ kq_q6_private_hi(__m256i rep)
 /* LARQL-private: value i has nibble (i & 1) of ql[i/2] and field i % 4 of
  * qh[i/4]. 64 values per step: 32 ql bytes, 16 qh bytes. */
 static inline void
-kq_q6_decode_private(const uint8_t *b, uint8_t q[256])
+kq_q6_decode_private(const uint8_t *b, __m256i out[8])
 {
 	const __m256i m4 = _mm256_set1_epi8(15);
 	const __m256i rep0 = _mm256_setr_epi8(
@@ -84,22 +82,31 @@ kq_q6_decode_private(const uint8_t *b, uint8_t q[256])
 		__m256i n1 = _mm256_permute2x128_si256(a, c, 0x31);
 		__m256i h = _mm256_broadcastsi128_si256(_mm_loadu_si128(
 			(const __m128i *)(b + KQ6_QH + 16 * t)));
-		__m256i *o = (__m256i *)(q + 64 * t);
-
-		_mm256_storeu_si256(o, _mm256_or_si256(n0,
-			kq_q6_private_hi(_mm256_shuffle_epi8(h, rep0))));
-		_mm256_storeu_si256(o + 1, _mm256_or_si256(n1,
-			kq_q6_private_hi(_mm256_shuffle_epi8(h, rep1))));
+		out[2 * t] = _mm256_or_si256(n0,
+			kq_q6_private_hi(_mm256_shuffle_epi8(h, rep0)));
+		out[2 * t + 1] = _mm256_or_si256(n1,
+			kq_q6_private_hi(_mm256_shuffle_epi8(h, rep1)));
 	}
+}
+
+/* The 256 values as 8 vectors of 32, in value order. */
+static inline void
+kq_q6_decode_regs(const uint8_t *b, enum ffn_kq_q6_layout q6, __m256i o[8])
+{
+	if (q6 == FFN_KQ_Q6_PRIVATE)
+		kq_q6_decode_private(b, o);
+	else
+		kq_q6_decode_ggml(b, o);
 }
 
 static inline void
 kq_q6_decode_simd(const uint8_t *b, enum ffn_kq_q6_layout q6, uint8_t q[256])
 {
-	if (q6 == FFN_KQ_Q6_PRIVATE)
-		kq_q6_decode_private(b, q);
-	else
-		kq_q6_decode_ggml(b, q);
+	__m256i o[8];
+
+	kq_q6_decode_regs(b, q6, o);
+	for (int i = 0; i < 8; i++)
+		_mm256_storeu_si256((__m256i *)(q + 32 * i), o[i]);
 }
 
 #endif /* FFN_KQ_SIMD_Q6_H */

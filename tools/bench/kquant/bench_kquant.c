@@ -1,0 +1,309 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 ffn-shard authors
+ *
+ * bench-kquant: time of one FFN layer y = W_down (act(W_gate x) * W_up x)
+ * with K-quant weights (Q4_K gate/up + Q6_K down, as LARQL writes them;
+ * and all-Q4_K), on the f32 and the Q8_K integer paths, against dense f16
+ * and f32 weights, one core, side by side in one run. Also a streaming-read
+ * bandwidth measured in the same run, to turn times into effective weight
+ * bytes/s and a fraction of what memory can deliver.
+ *
+ * The dense layers run lib/ffn's own kernels (the pass ffn_compute makes
+ * with FFN_ENGINE_KERNEL: matvec gate, matvec up, act, down), on the
+ * best ISA the CPU has.
+ *
+ * Usage: bench-kquant [reps] [H:nf ...]   (default 5, 4096:14336 2560:10240)
+ * BENCH_KQ_ISA=scalar|avx2|avx512 forces the K-quant kernels.
+ */
+#include <immintrin.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+
+#include "ffn_kq.h"
+#include "ffn_priv.h"
+
+/* Thread CPU time: the machine is shared, and time-slicing by other
+ * users' processes would otherwise dominate (wall time is printed too). */
+static double
+cpu_now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+	return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static double
+now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static void *
+big_alloc(size_t n)
+{
+	void *p = mmap(NULL, n, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED) {
+		perror("mmap");
+		exit(1);
+	}
+	(void)madvise(p, n, MADV_HUGEPAGE);
+	return p;
+}
+
+static uint64_t rng = 88172645463325252ull;
+
+static uint32_t
+rnd(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return (uint32_t)rng;
+}
+
+/* Random blocks with moderate scales: timing does not depend on values. */
+static void
+fill_blocks(enum ffn_kq_fmt fmt, uint8_t *p, size_t nblocks)
+{
+	size_t bb = ffn_kq_block_bytes(fmt);
+	uint16_t d = ffn_kq_f32_to_f16(1e-3f);
+
+	for (size_t i = 0; i < nblocks * bb; i += 4) {
+		uint32_t r = rnd();
+
+		memcpy(p + i, &r, nblocks * bb - i < 4 ? nblocks * bb - i : 4);
+	}
+	for (size_t i = 0; i < nblocks; i++) {
+		uint8_t *b = p + i * bb;
+
+		if (fmt == FFN_KQ_Q4_K) {
+			memcpy(b, &d, 2);
+			memcpy(b + 2, &d, 2);
+		} else {
+			memcpy(b + 208, &d, 2);
+		}
+	}
+}
+
+/* --- dense layers through lib/ffn's own kernels (ffn_priv.h) ------------- */
+
+struct dense_layer {
+	struct ffn_mat g, u, d;	/* [nf,H], [nf,H], down feature-major [nf,H] */
+	size_t H, nf;
+};
+
+static void
+dense_init(struct dense_layer *l, void *base, int f16, size_t H, size_t nf)
+{
+	size_t es = f16 ? 2 : 4, m = nf * H * es;
+	struct ffn_mat *mm[3] = { &l->g, &l->u, &l->d };
+
+	for (int c = 0; c < 3; c++) {
+		mm[c]->data = (uint8_t *)base + c * m;
+		mm[c]->row_bytes = H * es;
+		mm[c]->rows = (uint32_t)nf;
+		mm[c]->cols = (uint32_t)H;
+		mm[c]->dtype = f16 ? FFN_DT_F16 : FFN_DT_F32;
+	}
+	l->H = H;
+	l->nf = nf;
+}
+
+/* What ffn_compute's kernel pass does (lib/ffn/ffn_compute.c). */
+static void
+dense_forward(const struct dense_layer *l, const float *x, size_t R,
+	      float *g, float *u, float *y)
+{
+	const struct ffn_kernels *k = ffn_kernels_active();
+	const float *xp[8];
+	float *yp[8];
+
+	for (size_t r = 0; r < R; r++) {
+		xp[r] = x + r * l->H;
+		yp[r] = y + r * l->H;
+	}
+	k->matvec(&l->g, xp, (unsigned)R, g, l->nf);
+	k->matvec(&l->u, xp, (unsigned)R, u, l->nf);
+	ffn_act_mul(FFN_ACT_SILU, g, u, R * l->nf);
+	k->down(&l->d, g, l->nf, (unsigned)R, yp);
+}
+
+/* Streaming read of n bytes (sum of 64-byte lines), best of reps: GB/s. */
+__attribute__((target("avx512f")))
+static double
+read_bandwidth(const uint8_t *p, size_t n, int reps, double *sink)
+{
+	double best = 0;
+
+	for (int k = 0; k < reps; k++) {
+		__m512d a0 = _mm512_setzero_pd(), a1 = a0, a2 = a0, a3 = a0;
+		double t = cpu_now();
+
+		for (size_t i = 0; i + 256 <= n; i += 256) {
+			a0 = _mm512_add_pd(a0, _mm512_load_pd(p + i));
+			a1 = _mm512_add_pd(a1, _mm512_load_pd(p + i + 64));
+			a2 = _mm512_add_pd(a2, _mm512_load_pd(p + i + 128));
+			a3 = _mm512_add_pd(a3, _mm512_load_pd(p + i + 192));
+		}
+		t = cpu_now() - t;
+		*sink += _mm512_reduce_add_pd(_mm512_add_pd(
+			_mm512_add_pd(a0, a1), _mm512_add_pd(a2, a3)));
+		if (n / t / 1e9 > best)
+			best = n / t / 1e9;
+	}
+	return best;
+}
+
+#define NCASE 6
+static const char *const case_name[NCASE] = {
+	"f32 (lib/ffn)", "f16 (lib/ffn)", "Q4K+Q6K f32-path", "Q4K+Q6K q8k-path",
+	"Q4K all  f32-path", "Q4K all  q8k-path",
+};
+
+static void
+bench_size(size_t H, size_t nf, int reps, double bw)
+{
+	size_t nbh = FFN_KQ_NBLOCKS(H), nbn = FFN_KQ_NBLOCKS(nf);
+	size_t dense = nf * H;
+	float *wf = big_alloc(3 * dense * sizeof(float));
+	uint16_t *wh = big_alloc(3 * dense * sizeof(uint16_t));
+	size_t gq = nf * nbh * FFN_KQ_Q4K_BYTES;
+	size_t d6 = H * nbn * FFN_KQ_Q6K_BYTES, d4 = H * nbn * FFN_KQ_Q4K_BYTES;
+	uint8_t *q = big_alloc(2 * gq + d6 + d4);
+	float *x = malloc(8 * H * sizeof(float)), *y = malloc(8 * H * 4);
+	float *g = malloc(8 * nf * 4), *u = malloc(8 * nf * 4);
+	struct dense_layer df, dh;
+	struct ffn_kq_layer k6 = { q, q + gq, q + 2 * gq, FFN_KQ_Q4_K,
+		FFN_KQ_Q4_K, FFN_KQ_Q6_K, FFN_KQ_Q6_PRIVATE, nf, H };
+	struct ffn_kq_layer k4 = { q, q + gq, q + 2 * gq + d6, FFN_KQ_Q4_K,
+		FFN_KQ_Q4_K, FFN_KQ_Q4_K, FFN_KQ_Q6_PRIVATE, nf, H };
+	size_t bytes[NCASE] = { 3 * dense * 4, 3 * dense * 2, 2 * gq + d6,
+				2 * gq + d6, 2 * gq + d4, 2 * gq + d4 };
+	size_t sl = ffn_kq_layer_scratch(&k6, 8, FFN_KQ_PATH_Q8K);
+	size_t sl2 = ffn_kq_layer_scratch(&k6, 8, FFN_KQ_PATH_F32);
+	void *s = malloc(sl > sl2 ? sl : sl2);
+	static const size_t rows[2] = { 1, 8 };
+
+	if (sl2 > sl)
+		sl = sl2;
+	dense_init(&df, wf, 0, H, nf);
+	dense_init(&dh, wh, 1, H, nf);
+	for (size_t i = 0; i < 3 * dense; i++) {
+		float v = (float)(int32_t)rnd() * 0x1p-36f;
+
+		wf[i] = v;
+		wh[i] = ffn_kq_f32_to_f16(v);
+	}
+	fill_blocks(FFN_KQ_Q4_K, q, 2 * nf * nbh);
+	fill_blocks(FFN_KQ_Q6_K, q + 2 * gq, H * nbn);
+	fill_blocks(FFN_KQ_Q4_K, q + 2 * gq + d6, H * nbn);
+	for (size_t i = 0; i < 8 * H; i++)
+		x[i] = (float)(int32_t)rnd() * 0x1p-31f;
+
+	for (int ri = 0; ri < 2; ri++) {
+		size_t R = rows[ri];
+		double best[NCASE], wall[NCASE];
+
+		for (int c = 0; c < NCASE; c++)
+			best[c] = wall[c] = 1e30;
+		/* interleave the cases so that noise hits them alike */
+		for (int k = 0; k < reps; k++)
+			for (int c = 0; c < NCASE; c++) {
+				double t = cpu_now(), tw = now();
+
+				switch (c) {
+				case 0: dense_forward(&df, x, R, g, u, y); break;
+				case 1: dense_forward(&dh, x, R, g, u, y); break;
+				case 2: case 3: case 4: case 5:
+					ffn_kq_layer_forward(c < 4 ? &k6 : &k4,
+						(c & 1) ? FFN_KQ_PATH_Q8K
+							: FFN_KQ_PATH_F32,
+						FFN_KQ_ACT_SILU, x, H, R, y, H,
+						s, sl);
+					break;
+				}
+				t = cpu_now() - t;
+				tw = now() - tw;
+				if (t < best[c])
+					best[c] = t;
+				if (tw < wall[c])
+					wall[c] = tw;
+			}
+		printf("\nH %zu, nf %zu, %zu row%s (best of %d, one core, "
+		       "kernels kq %s, ffn %s; times: thread CPU)\n", H, nf, R,
+		       R > 1 ? "s" : "", reps, ffn_kq_isa_name(),
+		       ffn_isa_name(ffn_active_isa()));
+		printf("  %-20s %9s %9s %9s %10s %7s %9s\n", "weights",
+		       "cpu ms", "wall ms", "MB", "GB/s eff", "of bw", "vs f16");
+		for (int c = 0; c < NCASE; c++) {
+			double gbs = bytes[c] / best[c] / 1e9;
+
+			printf("  %-20s %9.2f %9.2f %9.1f %10.2f %6.0f%% "
+			       "%8.2fx\n", case_name[c], best[c] * 1e3,
+			       wall[c] * 1e3, bytes[c] / 1e6, gbs,
+			       100 * gbs / bw, best[1] / best[c]);
+		}
+	}
+	munmap(wf, 3 * dense * sizeof(float));
+	munmap(wh, 3 * dense * sizeof(uint16_t));
+	munmap(q, 2 * gq + d6 + d4);
+	free(x); free(y); free(g); free(u); free(s);
+}
+
+int
+main(int argc, char **argv)
+{
+	int reps = argc > 1 ? atoi(argv[1]) : 5;
+	size_t n = 1u << 29;
+	uint8_t *buf;
+	double bw, sink = 0;
+
+	if (reps < 1)
+		reps = 1;
+	/* BENCH_KQ_ISA=scalar|avx2|avx512 forces the K-quant kernels */
+	if (getenv("BENCH_KQ_ISA") != NULL) {
+		const char *v = getenv("BENCH_KQ_ISA");
+		int isa = !strcmp(v, "avx512") ? FFN_KQ_ISA_AVX512 :
+			  !strcmp(v, "avx2") ? FFN_KQ_ISA_AVX2 :
+			  FFN_KQ_ISA_SCALAR;
+
+		if (ffn_kq_select(isa) < 0) {
+			fprintf(stderr, "bench-kquant: %s not supported\n", v);
+			return 1;
+		}
+	}
+	if (!__builtin_cpu_supports("avx512f") ||
+	    !__builtin_cpu_supports("f16c")) {
+		fprintf(stderr, "bench-kquant: needs AVX-512F and F16C for the "
+			"dense reference kernels\n");
+		return 1;
+	}
+	buf = big_alloc(n);
+	memset(buf, 1, n);
+	bw = read_bandwidth(buf, n, 3, &sink);
+	munmap(buf, n);
+	printf("streaming read, one core: %.2f GB/s (512 MiB, best of 3, "
+	       "CPU time)\n", bw);
+	if (argc > 2) {
+		for (int i = 2; i < argc; i++) {
+			size_t H, nf;
+
+			if (sscanf(argv[i], "%zu:%zu", &H, &nf) == 2)
+				bench_size(H, nf, reps, bw);
+		}
+	} else {
+		bench_size(4096, 14336, reps, bw);
+		bench_size(2560, 10240, reps, bw);
+	}
+	return sink == 12345.0;
+}
