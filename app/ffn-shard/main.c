@@ -152,6 +152,7 @@ load_units(void)
 			.api_key = cu->has_api_key ? cu->api_key : NULL,
 			.batch_max_rows = cu->batch_max_rows,
 			.batch_wait_us = cu->batch_wait_us,
+			.q6k_ggml = cu->q6k_layout == CONF_Q6K_GGML,
 		};
 		struct shard_limits lim = {
 			.max_body = cu->max_body,
@@ -170,8 +171,6 @@ load_units(void)
 				conf.path, cu->section, cu->model, err);
 			return rc;
 		}
-		units[i].q6k_layout = cu->q6k_layout == CONF_Q6K_GGML ?
-				      "ggml" : "private";
 		units[i].metrics_enabled = conf.metrics;
 		units[i].metrics_extra = shard_server_metrics;
 		srv_units[i] = shard_srv_unit_create(&units[i], cu->listen,

@@ -91,6 +91,7 @@ struct shard_unit_conf {
 	uint64_t max_response;		/**< 0: 1 GiB */
 	unsigned int batch_max_rows;	/**< 0: 64 */
 	unsigned int batch_wait_us;
+	bool q6k_ggml;			/**< Q6_K bits: ggml (else LARQL) */
 };
 
 struct shard_unit {
@@ -104,7 +105,7 @@ struct shard_unit {
 	unsigned int batch_max_rows;
 	unsigned int batch_wait_us;
 	uint64_t start_ns;		/**< CLOCK_MONOTONIC at creation */
-	const char *q6k_layout;		/**< for /v1/stats */
+	const char *q6k_layout;		/**< "private" or "ggml" (/v1/stats) */
 	bool metrics_enabled;		/**< GET /metrics served (else 404) */
 	struct shard_stats stats[SHARD_MAX_LCORE];
 	/** Extra Prometheus text appended to /metrics (the server's

@@ -29,6 +29,7 @@ shard_unit_init(struct shard_unit *u, const struct shard_unit_conf *c,
 	lo.last_layer = c->last_layer;
 	lo.numa_node = c->numa_node;
 	lo.placement = c->mmap_weights ? FFN_PLACE_MMAP : FFN_PLACE_COPY;
+	lo.q6k_ggml = c->q6k_ggml;
 	rc = ffn_model_load(c->model_dir, &lo, &u->model, err, errlen);
 	if (rc < 0)
 		return rc;
@@ -57,7 +58,8 @@ shard_unit_init(struct shard_unit *u, const struct shard_unit_conf *c,
 	u->max_response = c->max_response ? c->max_response : (1ull << 30);
 	u->batch_max_rows = c->batch_max_rows ? c->batch_max_rows : 64;
 	u->batch_wait_us = c->batch_wait_us;
-	u->q6k_layout = "private";
+	/* spec/vindex.md §2.4: no metadata says which; the config does. */
+	u->q6k_layout = fi->q6k_ggml ? "ggml" : "private";
 	u->metrics_enabled = true;
 	u->start_ns = shard_now_ns();
 	return 0;

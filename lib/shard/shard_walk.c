@@ -506,8 +506,8 @@ walk_json(struct shard_unit *u, const struct shard_http_req *rq,
 
 /* ---- Q8_K input route (issue 6) ------------------------------------ */
 
-/* The input is dequantised (x = d * q) and computed like any walk-ffn
- * row, so dense and K-quant shards both serve it. */
+/* K-quant layers dot the Q8_K rows with integer instructions; dense
+ * layers take them dequantised (x = d * q): both shards serve it. */
 static void
 walk_q8k(struct shard_unit *u, const struct shard_http_req *rq,
 	 struct shard_resp *resp, const struct shard_mem *mem,
@@ -517,7 +517,6 @@ walk_q8k(struct shard_unit *u, const struct shard_http_req *rq,
 	struct wire_error we;
 	size_t size, pos = 4;
 	uint8_t *buf;
-	float *x;
 	uint64_t t0;
 
 	if (wire_q8k_validate(rq->body, rq->body_len, &u->facts, &n,
@@ -535,23 +534,20 @@ walk_q8k(struct shard_unit *u, const struct shard_http_req *rq,
 		shard_resp_error(resp, 413, msg);
 		return;
 	}
-	buf = mem->alloc(mem->arg, ((size + 63) & ~(size_t)63) +
-			 (size_t)H * sizeof(float));
+	buf = mem->alloc(mem->arg, size);
 	if (buf == NULL) {
 		shard_resp_error(resp, 503, "out of memory for the response");
 		return;
 	}
-	x = (float *)(buf + ((size + 63) & ~(size_t)63));
 	t0 = shard_now_ns();
 	wire_q8k_resp_entry(buf, n, 0, 0, H); /* the count, for n == 0 */
 	for (uint32_t i = 0; i < n; i++) {
 		struct wire_q8k_entry e;
+		float *y = wire_q8k_resp_out(buf, i, H);
 
 		wire_q8k_entry(rq->body, &pos, &e);
-		wire_q8k_dequant(&e, x);
-		if (ffn_compute_strided(u->model, e.layer, x, H,
-					wire_q8k_resp_out(buf, i, H), H, 1,
-					s) < 0) {
+		/* The entry's qs, d, sums are ffn_kq.h's wire row layout. */
+		if (ffn_compute_q8k(u->model, e.layer, e.qs, &y, 1, s) < 0) {
 			mem->free(mem->arg, buf);
 			shard_resp_error(resp, 500, "FFN compute failed");
 			return;

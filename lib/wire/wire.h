@@ -403,9 +403,6 @@ int wire_q8k_validate(const void *body, size_t len,
 void wire_q8k_entry(const void *body, size_t *pos,
 		    struct wire_q8k_entry *e);
 
-/** Dequantise an entry into n_blocks*256 floats: x = d[b] * qs[i]. */
-void wire_q8k_dequant(const struct wire_q8k_entry *e, float *x);
-
 /** Bytes of the response for n entries of hidden outputs (0: overflow):
  * u32 n, then per entry u32 layer, u32 hidden, f32 output[hidden]. */
 size_t wire_q8k_resp_size(uint32_t n, uint32_t hidden);

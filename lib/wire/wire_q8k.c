@@ -102,19 +102,6 @@ wire_q8k_entry(const void *body, size_t *pos, struct wire_q8k_entry *e)
 	*pos += 8 + (size_t)entry_bytes(e->n_blocks);
 }
 
-void
-wire_q8k_dequant(const struct wire_q8k_entry *e, float *x)
-{
-	for (uint32_t b = 0; b < e->n_blocks; b++) {
-		float d;
-
-		memcpy(&d, e->d + 4 * (size_t)b, 4);
-		for (uint32_t i = 0; i < WIRE_Q8K_BLOCK; i++)
-			x[b * WIRE_Q8K_BLOCK + i] =
-				d * (float)e->qs[b * WIRE_Q8K_BLOCK + i];
-	}
-}
-
 size_t
 wire_q8k_resp_size(uint32_t n, uint32_t hidden)
 {

@@ -23,6 +23,7 @@ usage(const char *argv0)
 		"usage: %s --model DIR [--layers A-B] [--content-type CT]\n"
 		"          [--accept A] [--i8-enable] [--f16-disable]\n"
 		"          [--path P] [--api-key K --authorization V]\n"
+		"          [--q6k-layout private|ggml]\n"
 		"          < body > response-body\n"
 		"Runs one request through the appliance's pipeline. The last\n"
 		"line on stderr is \"STATUS CONTENT-TYPE\". Environment:\n"
@@ -89,6 +90,7 @@ main(int argc, char **argv)
 		{ "path", required_argument, NULL, 'p' },
 		{ "api-key", required_argument, NULL, 'k' },
 		{ "authorization", required_argument, NULL, 'A' },
+		{ "q6k-layout", required_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -127,6 +129,15 @@ main(int argc, char **argv)
 		case 'p': path = optarg; break;
 		case 'k': uc.api_key = optarg; break;
 		case 'A': auth = optarg; break;
+		case 'q':
+			if (strcmp(optarg, "ggml") != 0 &&
+			    strcmp(optarg, "private") != 0) {
+				fprintf(stderr, "ffn-frame: --q6k-layout \"%s\": "
+					"expected private or ggml\n", optarg);
+				return 2;
+			}
+			uc.q6k_ggml = strcmp(optarg, "ggml") == 0;
+			break;
 		case 'h': usage(argv[0]); return 0;
 		default: usage(argv[0]); return 2;
 		}
