@@ -18,4 +18,19 @@ int testd_services_start(struct net_lcore *lc, const struct testd_conf *c);
 void testd_services_stop(struct net_lcore *lc);
 void testd_services_report(struct net_lcore *lc);
 
+/* Impairment stage (net_testd_netem.c): rates in [0,1]. */
+struct netem_conf {
+	uint32_t delay_us;
+	uint32_t reorder_extra_us;
+	double loss, dup, corrupt, reorder;
+};
+
+/* "delay_ms=50,loss=3,dup=2,corrupt=1,reorder=10[,reorder_ms=10]" (%) */
+int netem_parse(const char *s, struct netem_conf *c);
+/* Bridge wire port <-> a new net_ring port (returned) with impairments. */
+int netem_start(uint16_t wire, const struct netem_conf *c,
+		uint16_t *stack_port);
+void netem_poll(uint64_t now_ns);
+void netem_report(void);
+
 #endif
