@@ -11,7 +11,8 @@
 /* TCP services of net_testd (port 0 = off). */
 struct testd_conf {
 	uint16_t echo_port;	/* echo every byte back */
-	uint16_t sink_port;	/* "N\n" -> N bytes of pattern; else sink */
+	uint16_t sink_port;	/* "N\n" -> N bytes of pattern, then FIN */
+	uint16_t http_port;	/* 64-byte-body HTTP/1.1 responder (bench) */
 };
 
 int testd_services_start(struct net_lcore *lc, const struct testd_conf *c);

@@ -21,7 +21,12 @@
 #include "net_tcp.h"
 #include "net_testd.h"
 
-enum svc_kind { SVC_ECHO, SVC_SOURCE };
+enum svc_kind { SVC_ECHO, SVC_SOURCE, SVC_HTTP };
+
+/* Benchmarks (tools/bench/net): one canned response with a 64-byte body per
+ * request, a request being anything ending in an empty line. */
+static const char http_resp[] = "HTTP/1.1 200 OK\r\nContent-Length: 64\r\n"
+	"\r\n0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
 
 struct svc_conn {
 	struct tcp_conn *c;
@@ -30,6 +35,8 @@ struct svc_conn {
 	struct rte_mbuf *head, *tail;
 	uint16_t off;
 	bool eof;
+	/* http: how much of "\r\n\r\n" the last bytes matched */
+	unsigned int crlf;
 	/* source */
 	char req[24];
 	unsigned int req_len;
@@ -95,24 +102,25 @@ echo_pump(struct svc_conn *s)
 		svc_finish(s);
 }
 
+/* testd_pattern() repeats every 256 blocks of 512 bytes. */
+#define PATTERN_PERIOD (256 * 512)
+static uint8_t pattern_tab[2 * PATTERN_PERIOD];
+
 static void
 source_pump(struct svc_conn *s)
 {
-	uint8_t buf[16384];
 	bool any = false;
 
 	while (s->sent < s->total) {
 		uint32_t room = tcp_send_space(s->c);
-		uint32_t n = RTE_MIN((uint64_t)sizeof(buf), s->total - s->sent);
-		uint32_t i;
+		uint32_t n = RTE_MIN((uint64_t)PATTERN_PERIOD,
+				s->total - s->sent);
 		int rc;
 
 		n = RTE_MIN(n, room);
 		if (n == 0)
 			break;
-		for (i = 0; i < n; i++)
-			buf[i] = testd_pattern(s->sent + i);
-		rc = tcp_send(s->c, buf, n);
+		rc = tcp_send(s->c, pattern_tab + s->sent % PATTERN_PERIOD, n);
 		if (rc <= 0)
 			break;
 		s->sent += rc;
@@ -142,6 +150,30 @@ on_data(void *arg, struct tcp_conn *c, struct rte_mbuf *m)
 			;
 		s->tail = seg;
 		echo_pump(s);
+		return;
+	}
+	if (s->kind == SVC_HTTP) {
+		static const char end[] = "\r\n\r\n";
+		unsigned int reqs = 0;
+
+		for (seg = m; seg != NULL; seg = seg->next) {
+			const char *p = rte_pktmbuf_mtod(seg, const char *);
+
+			for (i = 0; i < seg->data_len; i++) {
+				if (p[i] == end[s->crlf])
+					s->crlf++;
+				else
+					s->crlf = (p[i] == '\r');
+				if (s->crlf == 4) {
+					s->crlf = 0;
+					reqs++;
+				}
+			}
+		}
+		rte_pktmbuf_free(m);
+		while (reqs--)
+			tcp_send(s->c, http_resp, sizeof(http_resp) - 1);
+		tcp_flush(s->c);
 		return;
 	}
 	/* source: read the request line "N\n" */
@@ -178,7 +210,7 @@ on_sent(void *arg, struct tcp_conn *c, uint32_t acked)
 	(void)acked;
 	if (s->kind == SVC_ECHO)
 		echo_pump(s);
-	else if (s->total > 0)
+	else if (s->kind == SVC_SOURCE && s->total > 0)
 		source_pump(s);
 }
 
@@ -191,7 +223,7 @@ on_eof(void *arg, struct tcp_conn *c)
 	s->eof = true;
 	if (s->kind == SVC_ECHO && s->head == NULL)
 		svc_finish(s);
-	else if (s->kind == SVC_SOURCE && s->total == 0)
+	else if (s->kind != SVC_ECHO && s->total == 0)
 		svc_finish(s);
 }
 
@@ -238,6 +270,17 @@ on_accept_source(void *larg, struct tcp_conn *c, void **carg)
 	return accept_kind(c, carg, SVC_SOURCE);
 }
 
+static int
+on_accept_http(void *larg, struct tcp_conn *c, void **carg)
+{
+	(void)larg;
+	return accept_kind(c, carg, SVC_HTTP);
+}
+
+static const struct tcp_ops http_ops = {
+	.accepted = on_accept_http, .data = on_data, .sent = on_sent,
+	.eof = on_eof, .closed = on_closed,
+};
 static const struct tcp_ops echo_ops = {
 	.accepted = on_accept_echo, .data = on_data, .sent = on_sent,
 	.eof = on_eof, .closed = on_closed,
@@ -252,9 +295,12 @@ testd_services_start(struct net_lcore *lc, const struct testd_conf *c)
 {
 	struct tcp_stack_config tc;
 	int rc;
+	uint32_t i;
 
-	if (c->echo_port == 0 && c->sink_port == 0)
+	if (c->echo_port == 0 && c->sink_port == 0 && c->http_port == 0)
 		return 0;
+	for (i = 0; i < sizeof(pattern_tab); i++)
+		pattern_tab[i] = testd_pattern(i);
 	memset(&tc, 0, sizeof(tc));
 	tc.max_conns = 8192;
 	tc.syn_backlog = 1024;
@@ -268,6 +314,11 @@ testd_services_start(struct net_lcore *lc, const struct testd_conf *c)
 	}
 	if (c->sink_port) {
 		rc = tcp_listen(svc_tcp, c->sink_port, 0, &source_ops, NULL);
+		if (rc != 0)
+			return rc;
+	}
+	if (c->http_port) {
+		rc = tcp_listen(svc_tcp, c->http_port, 0, &http_ops, NULL);
 		if (rc != 0)
 			return rc;
 	}
