@@ -110,28 +110,37 @@ net_lcore_flush(struct net_lcore *lc)
 
 	if (n == 0)
 		return;
-	for (i = 0; i < n; i++)
-		bytes += lc->tx[i]->pkt_len;
-	/* A full TX ring is back-pressure: retry a little, then drop (TCP
-	 * retransmits) rather than stall the poll loop. */
+	/* A full TX ring is back-pressure from a peer or NIC that has not
+	 * caught up: what does not go now stays buffered for the next flush
+	 * (dropping would cost TCP a retransmission timeout). */
 	while (sent < n && tries++ < 4)
 		sent += rte_eth_tx_burst(lc->port->port_id, lc->queue,
 				lc->tx + sent, n - sent);
-	for (i = sent; i < n; i++) {
-		bytes -= lc->tx[i]->pkt_len;
-		rte_pktmbuf_free(lc->tx[i]);
-	}
-	lc->st.drop_tx_full += n - sent;
+	for (i = 0; i < sent; i++)
+		bytes += lc->tx_len[i];
 	lc->st.tx_pkts += sent;
 	lc->st.tx_bytes += bytes;
-	lc->tx_n = 0;
+	if (sent < n) {
+		memmove(lc->tx, lc->tx + sent, (n - sent) * sizeof(lc->tx[0]));
+		memmove(lc->tx_len, lc->tx_len + sent,
+			(n - sent) * sizeof(lc->tx_len[0]));
+	}
+	lc->tx_n = n - sent;
 }
 
 void
 net_tx_enqueue(struct net_lcore *lc, struct rte_mbuf *m)
 {
-	if (lc->tx_n == NET_TX_BUF)
+	if (lc->tx_n == NET_TX_BUF) {
 		net_lcore_flush(lc);
+		if (lc->tx_n == NET_TX_BUF) {
+			/* The ring stayed full for a whole buffer. */
+			lc->st.drop_tx_full++;
+			rte_pktmbuf_free(m);
+			return;
+		}
+	}
+	lc->tx_len[lc->tx_n] = m->pkt_len;
 	lc->tx[lc->tx_n++] = m;
 }
 

@@ -14,7 +14,7 @@
 #include "net.h"
 
 #define NET_RX_BURST		32
-#define NET_TX_BUF		64
+#define NET_TX_BUF		256
 #define NET_PENDING_HOPS	8	/* unresolved next hops per lcore */
 #define NET_PENDING_PKTS	16	/* parked packets per next hop */
 /* Ethernet + one VLAN tag + IPv4 without options. */
@@ -78,6 +78,7 @@ struct net_lcore {
 	uint64_t now_ns;
 	struct rte_mempool *pool;
 	struct rte_mbuf *tx[NET_TX_BUF];
+	uint32_t tx_len[NET_TX_BUF];	/* pkt_len: the mbuf is gone once sent */
 	struct net_l4 tcp;
 	struct net_l4 udp;
 	unsigned int npending;

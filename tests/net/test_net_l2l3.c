@@ -230,6 +230,37 @@ test_output_keeps_caller_cksum(void **state)
 	assert_int_equal(rte_raw_cksum(f + 14, 20), 0xffff);
 }
 
+/* A full TX ring keeps frames buffered for the next flush, in order. */
+static void
+test_tx_backpressure_keeps_frames(void **state)
+{
+	struct rig r;
+	uint8_t f[256];
+	struct net_stats s;
+	uint32_t i;
+	uint16_t n;
+
+	(void)state;
+	rig_tx_ring_size = 16;		/* holds 15 */
+	assert_int_equal(rig_open(&r, NULL), 0);
+	rig_tx_ring_size = 1024;
+	rig_drain(&r);
+	rig_learn_peer(&r, RIG_PEER);
+	for (i = 0; i < 40; i++)
+		assert_int_equal(send_tcp(&r, RIG_PEER, i), 0);
+	net_lcore_flush(r.lc);
+	assert_int_equal(rig_tx_count(&r), 15);
+	for (i = 0; i < 40; i++) {
+		if (rig_tx_count(&r) == 0)
+			rig_poll(&r, 0);
+		n = rig_take(&r, f, sizeof(f));
+		assert_int_equal(assert_tcp_frame(&r, f, n, RIG_PEER), i);
+	}
+	rig_stats(&r, &s);
+	assert_int_equal(s.drop_tx_full, 0);
+	rig_close(&r);
+}
+
 static void
 test_arp_resolution_pending_bound(void **state)
 {
@@ -744,6 +775,7 @@ main(void)
 				setup, teardown),
 		cmocka_unit_test_setup_teardown(test_output_known_peer,
 				setup, teardown),
+		cmocka_unit_test(test_tx_backpressure_keeps_frames),
 		cmocka_unit_test_setup_teardown(
 				test_output_keeps_caller_cksum,
 				setup, teardown),

@@ -259,6 +259,23 @@ main(int argc, char **argv)
 				b.lat[b.nlat * 99 / 100] / 1e3);
 		}
 	}
+	{
+		struct net_stats ns;
+		struct tcp_stats ts;
+		unsigned int k;
+
+		net_lcore_stats(lc, &ns);
+		for (k = 0; k < net_stats_count(); k++)
+			if (((uint64_t *)&ns)[k] != 0)
+				printf("client_%s %lu\n", net_stats_name(k),
+					(unsigned long)((uint64_t *)&ns)[k]);
+		tcp_stack_stats(tcp, &ts);
+		printf("client_tcp_retransmits %lu\nclient_tcp_rto %lu\n"
+			"client_tcp_seg_in %lu\nclient_tcp_seg_out %lu\n",
+			(unsigned long)ts.retransmits,
+			(unsigned long)ts.rto_expired,
+			(unsigned long)ts.seg_in, (unsigned long)ts.seg_out);
+	}
 	net_tcp_detach(lc, tcp);
 	net_lcore_free(lc);
 	net_port_close(p);
