@@ -16,6 +16,7 @@
 
 #include <rte_arp.h>
 #include <rte_eal.h>
+#include <rte_eth_ring.h>
 #include <rte_icmp.h>
 #include <rte_ip.h>
 #include <rte_tcp.h>
@@ -716,6 +717,96 @@ test_tcp_hook_gets_l4(void **state)
 	assert_int_equal(st.l4_rx, 1);
 }
 
+/* Two queues, two lcores: the ARP table is the port's, so a reply taken in
+ * on queue 0 releases what lcore 1 parked, from lcore 1's own queue. */
+static void
+test_two_lcores_share_arp(void **state)
+{
+	struct rte_ring *rx[2], *tx[2];
+	struct net_port_conf c;
+	struct net_port *p;
+	struct net_lcore *l0, *l1;
+	struct net_stats s1;
+	struct rte_mbuf *m;
+	uint8_t f[128];
+	uint16_t n;
+	int id, q;
+	char name[32];
+	static int seq;
+
+	(void)state;
+	seq++;
+	for (q = 0; q < 2; q++) {
+		snprintf(name, sizeof(name), "mq_rx%d_%d", seq, q);
+		rx[q] = rte_ring_create(name, 256, 0, RING_F_SP_ENQ |
+				RING_F_SC_DEQ);
+		snprintf(name, sizeof(name), "mq_tx%d_%d", seq, q);
+		tx[q] = rte_ring_create(name, 256, 0, RING_F_SP_ENQ |
+				RING_F_SC_DEQ);
+		assert_non_null(rx[q]);
+		assert_non_null(tx[q]);
+	}
+	snprintf(name, sizeof(name), "net_mq%d", seq);
+	id = rte_eth_from_rings(name, rx, 2, tx, 2, 0);
+	assert_true(id >= 0);
+	memset(&c, 0, sizeof(c));
+	c.port_id = id;
+	c.nb_queues = 2;
+	c.nb_mbufs = 4096;
+	c.nb_rxd = 256;
+	c.nb_txd = 256;
+	c.ip_be = rte_cpu_to_be_32(RIG_IP);
+	c.netmask_be = rte_cpu_to_be_32(RIG_MASK);
+	assert_int_equal(net_port_init(&c, &p), 0);
+	l0 = net_lcore_create(p, 0, -1);
+	l1 = net_lcore_create(p, 1, -1);
+	assert_non_null(l0);
+	assert_non_null(l1);
+	net_lcore_poll(l0, 1000 * MS);	/* gratuitous ARP from queue 0 */
+	net_lcore_poll(l1, 1000 * MS);	/* none from queue 1 */
+	assert_int_equal(rte_ring_count(tx[0]), 1);
+	assert_int_equal(rte_ring_count(tx[1]), 0);
+	/* lcore 1 sends: parked, request out on queue 1 */
+	m = net_alloc(l1);
+	assert_non_null(rte_pktmbuf_append(m, 20));
+	memset(rte_pktmbuf_mtod(m, void *), 0, 20);
+	rte_pktmbuf_mtod(m, uint8_t *)[12] = 5 << 4;
+	assert_int_equal(net_ipv4_output(l1, m, rte_cpu_to_be_32(RIG_PEER),
+			IPPROTO_TCP), 0);
+	net_lcore_poll(l1, 1001 * MS);
+	assert_int_equal(rte_ring_count(tx[1]), 1);
+	/* the reply arrives on queue 0 */
+	{
+		uint8_t mac[6];
+		struct rte_ether_addr me;
+
+		net_port_mac(p, mac);
+		memcpy(me.addr_bytes, mac, 6);
+		n = rig_eth(f, &me, RTE_ETHER_TYPE_ARP);
+		n += rig_arp(f + n, &me, RTE_ARP_OP_REPLY, RIG_PEER, RIG_IP);
+	}
+	m = rte_pktmbuf_alloc(net_port_pool(p));
+	memcpy(rte_pktmbuf_append(m, n), f, n);
+	assert_int_equal(rte_ring_enqueue(rx[0], m), 0);
+	net_lcore_poll(l0, 1002 * MS);
+	assert_int_equal(rte_ring_count(tx[0]), 1);	/* only the GARP */
+	net_lcore_poll(l1, 1002 * MS);
+	assert_int_equal(rte_ring_count(tx[1]), 2);	/* request + segment */
+	net_lcore_stats(l1, &s1);
+	assert_int_equal(s1.drop_arp_timeout, 0);
+	assert_int_equal(s1.tx_pkts, 2);
+	for (q = 0; q < 2; q++)
+		while (rte_ring_dequeue(tx[q], (void **)&m) == 0)
+			rte_pktmbuf_free(m);
+	net_lcore_free(l0);
+	net_lcore_free(l1);
+	net_port_close(p);
+	for (q = 0; q < 2; q++) {
+		rte_ring_free(rx[q]);
+		rte_ring_free(tx[q]);
+	}
+}
+
 static void
 test_rss_symmetric_and_pick(void **state)
 {
@@ -798,6 +889,7 @@ main(void)
 		cmocka_unit_test(test_vlan_accept_strip_tag),
 		cmocka_unit_test_setup_teardown(test_tcp_hook_gets_l4,
 				setup, teardown),
+		cmocka_unit_test(test_two_lcores_share_arp),
 		cmocka_unit_test_setup_teardown(test_rss_symmetric_and_pick,
 				setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stats_total_and_names,
