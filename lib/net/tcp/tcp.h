@@ -51,7 +51,10 @@ struct tcp_conn;
  * TCP_OUT_HEADROOM bytes of headroom are free in the first mbuf.
  * The TCP checksum is complete, or, when tx_cksum_offload is set, holds the
  * pseudo-header sum and RTE_MBUF_F_TX_TCP_CKSUM is set in m->ol_flags (the
- * IP layer then sets l2_len, l3_len and RTE_MBUF_F_TX_IPV4).
+ * IP layer then sets l2_len, l3_len and RTE_MBUF_F_TX_IPV4). With TSO a
+ * segment may exceed the MSS: RTE_MBUF_F_TX_TCP_SEG is set, tso_segsz is
+ * the MSS and the pseudo-header sum leaves out the length (DPDK's
+ * convention); the IP layer must then also ask for the IP checksum.
  * The callback owns m from then on (frees it on failure). Return 0 or -errno.
  */
 typedef int (*tcp_output_fn)(void *arg, struct rte_mbuf *m, uint32_t dst_ip_be);
@@ -71,6 +74,11 @@ struct tcp_stack_config {
 	tcp_output_fn output;     /**< segment sink (required) */
 	void *output_arg;
 	bool tx_cksum_offload;    /**< port computes the TCP checksum */
+	/** TSO: largest payload handed to the port in one segment with
+	 * RTE_MBUF_F_TX_TCP_SEG and tso_segsz = MSS (needs tx_cksum_offload;
+	 * 0: segment in software to the MSS). */
+	uint32_t tso_max;
+	uint16_t tx_max_segs;     /**< mbufs per packet the port takes [32] */
 
 	uint32_t max_conns;       /**< global connection limit, not TIME_WAIT [4096] */
 	uint32_t max_time_wait;   /**< bounded TIME_WAIT table; oldest recycled [max_conns] */
@@ -282,6 +290,21 @@ void tcp_conn_addr(const struct tcp_conn *c, uint32_t *local_ip,
 		   uint16_t *remote_port);
 /** Effective send MSS (after the peer's MSS option and our MTU). */
 uint16_t tcp_conn_mss(const struct tcp_conn *c);
+
+/** Sender state of a connection, for stats and tests. */
+struct tcp_conn_info {
+	uint32_t cwnd;		/**< bytes */
+	uint32_t ssthresh;
+	uint32_t snd_wnd;	/**< peer's window, bytes (scaled) */
+	uint32_t rcv_wnd;	/**< window we advertise, bytes */
+	uint32_t srtt_us;
+	uint32_t rto_us;
+	uint32_t unacked;	/**< bytes sent, not acknowledged */
+	uint32_t queued;	/**< bytes in the send queue (unacked + unsent) */
+	uint8_t snd_wscale, rcv_wscale;
+	bool sack, timestamps, in_recovery;
+};
+void tcp_conn_info(const struct tcp_conn *c, struct tcp_conn_info *out);
 
 #ifdef __cplusplus
 }

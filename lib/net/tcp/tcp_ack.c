@@ -80,7 +80,10 @@ tcp_rexmit_first(struct tcp_conn *c)
 	uint8_t fl;
 	uint32_t len = tcp_rexmit_len(c, &fl);
 
-	tcp_send_segment(c, c->snd_una, len, fl);
+	int n = tcp_send_segment(c, c->snd_una, len, fl);
+
+	if (n >= 0 && (uint32_t)n < len)
+		len = n, fl &= ~TCP_F_FIN;
 	c->stack->stats.retransmits++;
 	c->flags &= ~TF_RTT_TIMING;
 	c->high_rxt = c->snd_una + len + (fl & TCP_F_FIN ? 1 : 0);
@@ -128,8 +131,22 @@ tcp_ack(struct tcp_conn *c, struct tcp_seg *g)
 			data_acked = SEQ_MIN(ack, c->snd_end) - c->sq_seq;
 		tcp_sq_drop_acked(c, data_acked);
 		if ((c->flags & TF_RTT_TIMING) && SEQ_GEQ(ack, c->rtt_seq)) {
-			c->flags &= ~TF_RTT_TIMING;
+			c->flags &= ~(TF_RTT_TIMING | TF_BACKOFF);
 			tcp_rtt_sample(c, (uint32_t)(s->now - c->rtt_start));
+		} else if ((c->flags & (TF_BACKOFF | TF_TS)) ==
+			   (TF_BACKOFF | TF_TS) && g->o.has_ts &&
+			   g->o.tsecr != 0) {
+			/* After a timeout Karn's rule leaves no timed
+			 * segment; the echoed timestamp still measures the
+			 * RTT (RFC 7323 §4), so the backed-off RTO does not
+			 * outlive the loss. 1 ms granularity. */
+			uint32_t ms = (uint32_t)(s->now / 1000) + c->ts_offset -
+				      g->o.tsecr;
+
+			if (ms < 60000) {
+				c->flags &= ~TF_BACKOFF;
+				tcp_rtt_sample(c, ms * 1000);
+			}
 		}
 		c->retries = 0;
 		c->snd_una = ack;

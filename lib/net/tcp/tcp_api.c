@@ -18,7 +18,7 @@
 static bool
 tcp_can_send(const struct tcp_conn *c)
 {
-	if (c->flags & (TF_FIN_QUEUED | TF_APP_CLOSED | TF_DEAD))
+	if (c->flags & (TF_FIN_QUEUED | TF_APP_CLOSED | TF_GONE))
 		return false;
 	switch (c->state) {
 	case TCP_SYN_SENT:
@@ -182,7 +182,7 @@ tcp_send_iov(struct tcp_conn *c, const struct iovec *iov, int cnt,
 void
 tcp_flush(struct tcp_conn *c)
 {
-	if (c->flags & TF_DEAD)
+	if (c->flags & TF_GONE)
 		return;
 	if (c->flags & TF_DELACK)
 		c->flags |= TF_ACKNOW;
@@ -193,7 +193,7 @@ tcp_flush(struct tcp_conn *c)
 int
 tcp_shutdown(struct tcp_conn *c)
 {
-	if (c->flags & TF_DEAD)
+	if (c->flags & TF_GONE)
 		return -ENOTCONN;
 	if (c->flags & TF_FIN_QUEUED)
 		return 0;
@@ -220,7 +220,7 @@ tcp_shutdown(struct tcp_conn *c)
 void
 tcp_close(struct tcp_conn *c)
 {
-	if (c->flags & TF_DEAD)
+	if (c->flags & TF_GONE)
 		return;
 	c->flags |= TF_APP_CLOSED;
 	if (c->state == TCP_SYN_SENT) {
@@ -233,7 +233,7 @@ tcp_close(struct tcp_conn *c)
 void
 tcp_abort(struct tcp_conn *c)
 {
-	if (c->flags & TF_DEAD)
+	if (c->flags & TF_GONE)
 		return;
 	c->flags |= TF_APP_CLOSED;
 	if (c->state != TCP_SYN_SENT)
@@ -255,7 +255,7 @@ tcp_recved(struct tcp_conn *c, uint32_t len)
 {
 	uint32_t old, now, mss = c->mss;
 
-	if (c->flags & TF_DEAD)
+	if (c->flags & TF_GONE)
 		return;
 	c->rcv_held -= RTE_MIN(len, c->rcv_held);
 	if (c->state < TCP_ESTABLISHED || c->state == TCP_TIME_WAIT)

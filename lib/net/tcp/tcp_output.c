@@ -184,7 +184,8 @@ static int
 tcp_xmit(struct tcp_stack *s, struct rte_mbuf *m, uint32_t dst)
 {
 	struct rte_tcp_hdr *th = rte_pktmbuf_mtod(m, struct rte_tcp_hdr *);
-	uint32_t sum = tcp_phdr_sum(s->cfg.local_ip, dst, m->pkt_len);
+	uint32_t sum = tcp_phdr_sum(s->cfg.local_ip, dst,
+			(m->ol_flags & RTE_MBUF_F_TX_TCP_SEG) ? 0 : m->pkt_len);
 	uint16_t raw = 0;
 
 	th->cksum = 0;
@@ -203,11 +204,13 @@ tcp_xmit(struct tcp_stack *s, struct rte_mbuf *m, uint32_t dst)
 }
 
 /* Reference [seq, seq+len) of the send queue from h, copying small runs
- * of our own buffers. */
+ * of our own buffers. Returns the bytes added: fewer than len when the
+ * port's mbufs-per-packet limit is reached. */
 static int
 tcp_add_payload(struct tcp_conn *c, struct rte_mbuf *h, uint32_t seq,
 		uint32_t len)
 {
+	uint32_t want = len;
 	struct tcp_stack *s = c->stack;
 	struct rte_mbuf *m, *last = h;
 	uint32_t mseq, off;
@@ -237,8 +240,11 @@ tcp_add_payload(struct tcp_conn *c, struct rte_mbuf *h, uint32_t seq,
 			memcpy(dst, rte_pktmbuf_mtod_offset(m, void *, off),
 			       take);
 		} else {
-			struct rte_mbuf *mi = rte_pktmbuf_alloc(s->cfg.pool);
+			struct rte_mbuf *mi;
 
+			if (h->nb_segs >= s->cfg.tx_max_segs)
+				break;	/* the port's limit: send less */
+			mi = rte_pktmbuf_alloc(s->cfg.pool);
 			if (mi == NULL) {
 				s->stats.drops[TCP_DROP_NOMEM]++;
 				return -ENOMEM;
@@ -257,24 +263,26 @@ tcp_add_payload(struct tcp_conn *c, struct rte_mbuf *h, uint32_t seq,
 		mseq += m->data_len;
 		m = m->next;
 	}
-	return len == 0 ? 0 : -EFAULT;
+	if (len == want)
+		return m == NULL ? -EFAULT : -ENOMEM;
+	return want - len;
 }
 
 /* After sending anything carrying our ACK. */
 static void
-tcp_acked_now(struct tcp_conn *c, uint16_t win_field)
+tcp_acked_now(struct tcp_conn *c, uint32_t wnd)
 {
 	c->flags &= ~(TF_ACKNOW | TF_DELACK);
 	c->delack_at = 0;
 	c->segs_unacked = 0;
 	c->last_ack_sent = c->rcv_nxt;
-	if (SEQ_GT(c->rcv_nxt + ((uint32_t)win_field << c->rcv_wscale),
-		   c->rcv_adv))
-		c->rcv_adv = c->rcv_nxt + ((uint32_t)win_field << c->rcv_wscale);
+	if (SEQ_GT(c->rcv_nxt + wnd, c->rcv_adv))
+		c->rcv_adv = c->rcv_nxt + wnd;
 }
 
 /* Send one segment of the connection: [seq, seq+len) of the queue, with
- * SYN/FIN/RST/ACK as asked. */
+ * SYN/FIN/RST/ACK as asked. Returns the payload bytes sent (fewer than len
+ * at the port's mbufs-per-packet limit; FIN then waits) or -errno. */
 int
 tcp_send_segment(struct tcp_conn *c, uint32_t seq, uint32_t len,
 		 uint8_t flags)
@@ -300,22 +308,49 @@ tcp_send_segment(struct tcp_conn *c, uint32_t seq, uint32_t len,
 	m = tcp_hdr_mbuf(s, &c->key, seq, ack, flags, win, opts, optlen);
 	if (m == NULL)
 		return -ENOMEM;
-	if (len > 0 && tcp_add_payload(c, m, seq, len) < 0) {
-		rte_pktmbuf_free(m);
-		return -ENOMEM;
+	if (len > 0) {
+		int n = tcp_add_payload(c, m, seq, len);
+
+		if (n < 0) {
+			rte_pktmbuf_free(m);
+			return n;
+		}
+		if ((uint32_t)n < len) {	/* FIN/PSH belong to the end */
+			rte_pktmbuf_mtod(m, struct rte_tcp_hdr *)->tcp_flags &=
+				~(TCP_F_FIN | TCP_F_PSH);
+			len = n;
+		}
+		if (len > (uint32_t)(c->mss - optlen)) {
+			/* TSO: the port cuts it into MSS segments. */
+			m->ol_flags |= RTE_MBUF_F_TX_TCP_SEG;
+			m->tso_segsz = c->mss - optlen;
+		}
 	}
 	if (flags & TCP_F_ACK)
-		tcp_acked_now(c, win);
+		tcp_acked_now(c, (flags & TCP_F_SYN) ? win :
+			      (uint32_t)win << c->rcv_wscale);
 	if (flags & TCP_F_RST)
 		s->stats.resets_out++;
 	s->stats.bytes_out += len;
-	return tcp_xmit(s, m, c->key.rip);
+	/* A segment the IP layer could not send counts as lost: the
+	 * retransmission timer recovers it. */
+	tcp_xmit(s, m, c->key.rip);
+	return len;
 }
 
+/* A segment without data, SYN or FIN carries the next unsent sequence
+ * (snd_max), not snd_nxt: after a go-back-N retransmission snd_nxt can
+ * lie below what the peer already received, which would make our ACKs
+ * unacceptable to it and stall both directions (as in BSD tcp_output). A
+ * refused zero-window probe byte is not counted. */
 int
 tcp_send_ctl(struct tcp_conn *c, uint8_t flags)
 {
-	return tcp_send_segment(c, c->snd_nxt, 0, flags);
+	uint32_t seq = c->persist ? c->snd_nxt : c->snd_max;
+
+	if (c->state == TCP_SYN_SENT)
+		seq = c->iss + 1;
+	return tcp_send_segment(c, seq, 0, flags);
 }
 
 /* RST or RST|ACK for a segment with no connection (RFC 9293 §3.10.7.1). */
@@ -462,6 +497,7 @@ tcp_rto_expired(struct tcp_conn *c)
 	s->stats.rto_expired++;
 	tcp_rto_backoff(c);	/* RFC 6298 5.5 */
 	c->flags &= ~TF_RTT_TIMING;	/* Karn */
+	c->flags |= TF_BACKOFF;
 	if (c->state == TCP_SYN_SENT) {
 		tcp_send_segment(c, c->iss, 0, TCP_F_SYN);
 		s->stats.retransmits++;
@@ -586,18 +622,22 @@ tcp_output_one(struct tcp_conn *c, uint32_t usable, bool force)
 			 c->snd_end - c->snd_nxt : 0;
 	uint32_t len = RTE_MIN(avail, usable);
 	uint16_t segmax = tcp_seg_max(c);
+	uint32_t cap = RTE_MAX((uint32_t)segmax, s->cfg.tso_max);
 	uint8_t flags = TCP_F_ACK;
+	int sent;
 	bool fin;
 
-	if (len > segmax)
-		len = segmax;
+	if (len > cap)
+		len = cap;
 	fin = tcp_fin_due(c, c->snd_nxt, len) &&
 	      SEQ_LEQ(c->snd_nxt, c->snd_end);
 	if (len == 0 && !fin)
 		return 0;
 	/* Sender SWS avoidance (RFC 9293 §3.8.6.2.1): hold a window-limited
-	 * runt while data is in flight. */
-	if (!force && len < segmax && len < avail && tcp_flight(c) > 0)
+	 * runt while data is in flight, unless it is half the largest
+	 * window the peer offered (Fs = 1/2). */
+	if (!force && len < segmax && len < avail && tcp_flight(c) > 0 &&
+	    len < c->max_snd_wnd / 2)
 		return 0;
 	if (fin)
 		flags |= TCP_F_FIN;
@@ -610,8 +650,15 @@ tcp_output_one(struct tcp_conn *c, uint32_t usable, bool force)
 		c->rtt_seq = c->snd_nxt + len;
 		c->rtt_start = s->now;
 	}
-	if (tcp_send_segment(c, c->snd_nxt, len, flags) < 0)
+	sent = tcp_send_segment(c, c->snd_nxt, len, flags);
+	if (sent < 0)
 		return 0;
+	if ((uint32_t)sent < len) {
+		len = sent;
+		fin = false;
+		if (len == 0)
+			return 0;
+	}
 	c->snd_nxt += len + (fin ? 1 : 0);
 	if (fin)
 		c->flags |= TF_FIN_SENT;
@@ -644,7 +691,12 @@ tcp_output_sack(struct tcp_conn *c)
 
 			if (SEQ_GT(hole + len, c->snd_end))	/* FIN */
 				len = c->snd_end - hole, fl |= TCP_F_FIN;
-			tcp_send_segment(c, hole, len, fl);
+			int n = tcp_send_segment(c, hole, len, fl);
+
+			if (n < 0)
+				break;
+			if ((uint32_t)n < len)
+				len = n, fl &= ~TCP_F_FIN;
 			s->stats.retransmits++;
 			c->high_rxt = hole + len + (fl & TCP_F_FIN ? 1 : 0);
 			sent++;

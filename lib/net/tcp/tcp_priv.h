@@ -66,6 +66,9 @@
 #define TF_IN_CB	0x2000	/* inside a callback: free deferred */
 #define TF_DEAD		0x4000	/* freed once the callback returns */
 #define TF_OOO_FIN	0x8000
+#define TF_BACKOFF	0x10000	/* RTO backed off, no RTT sample since */
+#define TF_TERM		0x20000	/* closed() running or done: API calls no-ops */
+#define TF_GONE		(TF_DEAD | TF_TERM)
 
 struct tcp_key {
 	uint32_t rip;	/* remote address, network order */
@@ -264,7 +267,16 @@ struct tcp_seg {
 /* tcp_input.c */
 int tcp_parse_opts(const struct rte_tcp_hdr *th, struct tcp_opts *o);
 
+
+/* tcp_open.c */
 void tcp_offer_options(struct tcp_conn *c);
+bool tcp_accept(struct tcp_conn *c, struct tcp_listener *l);
+int tcp_input_listen(struct tcp_stack *s, const struct tcp_key *k,
+		     struct tcp_seg *g);
+int tcp_input_syn_sent(struct tcp_conn *c, struct tcp_seg *g);
+int tcp_input_tw(struct tcp_conn *c, const struct tcp_key *k,
+		 struct tcp_seg *g);
+int tcp_input_sync(struct tcp_conn *c, struct tcp_seg *g);
 
 /* tcp_ack.c: 0, -1 drop the segment, -2 the connection is gone */
 int tcp_ack(struct tcp_conn *c, struct tcp_seg *g);
@@ -301,6 +313,13 @@ tcp_cb_leave(struct tcp_conn *c)
 		return false;
 	}
 	return true;
+}
+
+static inline void
+tcp_drop(struct tcp_stack *s, struct rte_mbuf *m, enum tcp_drop_reason r)
+{
+	s->stats.drops[r]++;
+	rte_pktmbuf_free(m);
 }
 
 static inline void

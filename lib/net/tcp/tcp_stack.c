@@ -55,6 +55,12 @@ tcp_cfg_defaults(struct tcp_stack_config *c)
 		c->challenge_ack_limit = 1000;
 	if (c->rss_reta_size == 0)
 		c->rss_reta_size = 128;
+	if (c->tx_max_segs == 0)
+		c->tx_max_segs = 32;
+	if (!c->tx_cksum_offload)
+		c->tso_max = 0;
+	if (c->tso_max > 65000)		/* IPv4 total length is 16 bits */
+		c->tso_max = 65000;
 }
 
 struct tcp_stack *
@@ -250,6 +256,7 @@ void
 tcp_conn_terminate(struct tcp_conn *c, int reason)
 {
 	if (c->ops != NULL && c->ops->closed != NULL && tcp_cb_enter(c)) {
+		c->flags |= TF_TERM;	/* the app may not act on it now */
 		c->ops->closed(c->arg, c, reason);
 		c->flags &= ~TF_IN_CB;
 	}
@@ -266,6 +273,7 @@ tcp_enter_time_wait(struct tcp_conn *c)
 	unsigned int i;
 
 	if (c->ops != NULL && c->ops->closed != NULL && tcp_cb_enter(c)) {
+		c->flags |= TF_TERM;
 		c->ops->closed(c->arg, c, TCP_CLOSE_NORMAL);
 		c->flags &= ~TF_IN_CB;
 	}
@@ -693,4 +701,23 @@ uint16_t
 tcp_conn_mss(const struct tcp_conn *c)
 {
 	return c->mss - ((c->flags & TF_TS) ? 12 : 0);
+}
+
+void
+tcp_conn_info(const struct tcp_conn *c, struct tcp_conn_info *i)
+{
+	memset(i, 0, sizeof(*i));
+	i->cwnd = c->cwnd;
+	i->ssthresh = c->ssthresh;
+	i->snd_wnd = c->snd_wnd;
+	i->rcv_wnd = tcp_rcv_window(c);
+	i->srtt_us = c->srtt;
+	i->rto_us = c->rto;
+	i->unacked = c->snd_max - c->snd_una;
+	i->queued = c->sq_bytes;
+	i->snd_wscale = c->snd_wscale;
+	i->rcv_wscale = c->rcv_wscale;
+	i->sack = !!(c->flags & TF_SACK);
+	i->timestamps = !!(c->flags & TF_TS);
+	i->in_recovery = !!(c->flags & TF_RECOVERY);
 }
