@@ -80,6 +80,8 @@ uint16_t net_port_mtu(const struct net_port *p);
 uint32_t net_port_caps(const struct net_port *p);
 uint16_t net_port_nb_queues(const struct net_port *p);
 struct rte_mempool *net_port_pool(const struct net_port *p);
+/** Mbufs per TX packet the PMD accepts (0: no stated limit). */
+uint16_t net_port_tx_max_segs(const struct net_port *p);
 void net_port_mac(const struct net_port *p, uint8_t mac[6]);
 
 /**

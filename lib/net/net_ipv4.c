@@ -304,7 +304,7 @@ net_ipv4_output(struct net_lcore *lc, struct rte_mbuf *m, uint32_t dst_be,
 	ip->next_proto_id = proto;
 	ip->src_addr = p->ip_be;
 	ip->dst_addr = dst_be;
-	ipv4_hdr_cksum(lc, h, ip);
+	ipv4_hdr_cksum(lc, h, ip);	/* TSO implies NET_CAP_TX_IPV4_CKSUM */
 	if (proto == IPPROTO_TCP)
 		l4_cksum(lc, h, ip, l4ck, RTE_MBUF_F_TX_TCP_CKSUM,
 				NET_CAP_TX_TCP_CKSUM);

@@ -134,9 +134,11 @@ pick_offloads(const struct net_port_conf *conf,
 		ec->txmode.offloads |= RTE_ETH_TX_OFFLOAD_UDP_CKSUM;
 		*caps |= NET_CAP_TX_UDP_CKSUM;
 	}
-	/* TSO needs the TCP checksum offload it builds on. */
+	/* TSO needs the IPv4 and TCP checksum offloads it builds on: the
+	 * device fixes both in every segment it cuts. */
 	if ((tx & RTE_ETH_TX_OFFLOAD_TCP_TSO) &&
-			(*caps & NET_CAP_TX_TCP_CKSUM)) {
+			(*caps & NET_CAP_TX_TCP_CKSUM) &&
+			(*caps & NET_CAP_TX_IPV4_CKSUM)) {
 		ec->txmode.offloads |= RTE_ETH_TX_OFFLOAD_TCP_TSO;
 		*caps |= NET_CAP_TSO;
 	}
@@ -263,6 +265,11 @@ port_setup(struct net_port *p, const struct net_port_conf *conf)
 	}
 	memset(&ec, 0, sizeof(ec));
 	pick_offloads(conf, &di, &ec, &p->caps);
+	/* Mbufs per packet the PMD takes; 0 when it states no limit. */
+	p->tx_max_segs = di.tx_desc_lim.nb_mtu_seg_max;
+	if (di.tx_desc_lim.nb_seg_max != 0 && (p->tx_max_segs == 0 ||
+			di.tx_desc_lim.nb_seg_max < p->tx_max_segs))
+		p->tx_max_segs = di.tx_desc_lim.nb_seg_max;
 	if (p->nb_queues > 1 && (di.flow_type_rss_offloads &
 			RTE_ETH_RSS_NONFRAG_IPV4_TCP)) {
 		ec.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
@@ -372,6 +379,7 @@ uint32_t net_port_ipv4(const struct net_port *p) { return p->ip_be; }
 uint16_t net_port_mtu(const struct net_port *p) { return p->mtu; }
 uint32_t net_port_caps(const struct net_port *p) { return p->caps; }
 uint16_t net_port_nb_queues(const struct net_port *p) { return p->nb_queues; }
+uint16_t net_port_tx_max_segs(const struct net_port *p) { return p->tx_max_segs; }
 struct rte_mempool *net_port_pool(const struct net_port *p) { return p->pool; }
 
 void

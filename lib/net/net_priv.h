@@ -44,6 +44,7 @@ struct net_port {
 	struct rte_ether_addr mac;
 	int socket;
 	struct rte_mempool *pool;
+	uint16_t tx_max_segs;		/* 0: the PMD states no limit */
 	uint16_t reta_size;
 	uint16_t reta[RTE_ETH_RSS_RETA_SIZE_512];
 	uint32_t arp_mask;		/* arp_entries - 1 (power of two) */

@@ -60,6 +60,11 @@ net_tcp_attach(struct net_lcore *lc, const struct tcp_stack_config *cfg)
 	c.output = net_tcp_output;
 	c.output_arg = lc;
 	c.tx_cksum_offload = (p->caps & NET_CAP_TX_TCP_CKSUM) != 0;
+	/* TSO: up to 62 KiB of payload per segment keeps IPv4 total length
+	 * (RFC 791: 16 bits) clear of headers with any TCP options. */
+	c.tso_max = (p->caps & NET_CAP_TSO) ? 62 * 1024 : 0;
+	if (p->tx_max_segs != 0)
+		c.tx_max_segs = p->tx_max_segs;
 	/* Active open picks source ports landing on this queue: TCP assumes
 	 * entry i -> queue i % nb_queues, which is how net_port programs
 	 * the RETA (net_port.c, setup_reta). */
