@@ -120,6 +120,16 @@ net_lcore_flush(struct net_lcore *lc)
 		bytes += lc->tx_len[i];
 	lc->st.tx_pkts += sent;
 	lc->st.tx_bytes += bytes;
+	/* A frame the PMD refuses for good (not merely a full ring) would
+	 * block the buffer forever: after NET_TX_STALL flushes without any
+	 * progress, the head frame goes. */
+	if (sent == 0 && ++lc->tx_stall >= NET_TX_STALL) {
+		rte_pktmbuf_free(lc->tx[0]);
+		lc->st.drop_tx_full++;
+		sent = 1;
+	}
+	if (sent > 0)
+		lc->tx_stall = 0;
 	if (sent < n) {
 		memmove(lc->tx, lc->tx + sent, (n - sent) * sizeof(lc->tx[0]));
 		memmove(lc->tx_len, lc->tx_len + sent,

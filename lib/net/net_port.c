@@ -135,8 +135,11 @@ pick_offloads(const struct net_port_conf *conf,
 		*caps |= NET_CAP_TX_UDP_CKSUM;
 	}
 	/* TSO needs the IPv4 and TCP checksum offloads it builds on: the
-	 * device fixes both in every segment it cuts. */
+	 * device fixes both in every segment it cuts.  Not on net_tap: its
+	 * GSO compares tso_segsz plus the L2-L4 headers with the L3 MTU, so
+	 * it refuses every full-sized segment (DPDK 22.11 pmd_tx_burst). */
 	if ((tx & RTE_ETH_TX_OFFLOAD_TCP_TSO) &&
+			strcmp(di->driver_name, "net_tap") != 0 &&
 			(*caps & NET_CAP_TX_TCP_CKSUM) &&
 			(*caps & NET_CAP_TX_IPV4_CKSUM)) {
 		ec->txmode.offloads |= RTE_ETH_TX_OFFLOAD_TCP_TSO;

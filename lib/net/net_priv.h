@@ -15,6 +15,7 @@
 
 #define NET_RX_BURST		32
 #define NET_TX_BUF		256
+#define NET_TX_STALL		1024	/* flushes without progress */
 #define NET_PENDING_HOPS	8	/* unresolved next hops per lcore */
 #define NET_PENDING_PKTS	16	/* parked packets per next hop */
 /* Ethernet + one VLAN tag + IPv4 without options. */
@@ -75,6 +76,7 @@ struct net_lcore {
 	struct net_port *port;
 	uint16_t queue;
 	uint16_t tx_n;
+	uint16_t tx_stall;
 	bool garp_done;
 	uint64_t now_ns;
 	struct rte_mempool *pool;

@@ -262,6 +262,33 @@ test_tx_backpressure_keeps_frames(void **state)
 	rig_close(&r);
 }
 
+/* A queue that never drains: the head frame is dropped after 1024 flushes
+ * without progress, so one refused frame cannot block the lcore forever. */
+static void
+test_tx_stall_drops_head(void **state)
+{
+	struct rig r;
+	struct net_stats s;
+	uint32_t i;
+
+	(void)state;
+	rig_tx_ring_size = 16;
+	assert_int_equal(rig_open(&r, NULL), 0);
+	rig_tx_ring_size = 1024;
+	rig_learn_peer(&r, RIG_PEER);	/* leaves the ring empty */
+	for (i = 0; i < 20; i++)
+		assert_int_equal(send_tcp(&r, RIG_PEER, i), 0);
+	net_lcore_flush(r.lc);			/* 15 in the ring, 5 held */
+	for (i = 0; i < 1023; i++)
+		net_lcore_flush(r.lc);
+	rig_stats(&r, &s);
+	assert_int_equal(s.drop_tx_full, 0);
+	net_lcore_flush(r.lc);
+	rig_stats(&r, &s);
+	assert_int_equal(s.drop_tx_full, 1);
+	rig_close(&r);
+}
+
 static void
 test_arp_resolution_pending_bound(void **state)
 {
@@ -867,6 +894,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_output_known_peer,
 				setup, teardown),
 		cmocka_unit_test(test_tx_backpressure_keeps_frames),
+		cmocka_unit_test(test_tx_stall_drops_head),
 		cmocka_unit_test_setup_teardown(
 				test_output_keeps_caller_cksum,
 				setup, teardown),
