@@ -16,8 +16,14 @@
 
 /* Registry of live lcores, read by net_stats_total() and telemetry from
  * any thread; slots are claimed by CAS, counters are single-writer. */
-#define NET_REG_MAX 1024
 static struct net_lcore *net_reg[NET_REG_MAX];
+
+struct net_lcore *
+net_lcore_registered(unsigned int i)
+{
+	return i < NET_REG_MAX ?
+		__atomic_load_n(&net_reg[i], __ATOMIC_ACQUIRE) : NULL;
+}
 
 #define NET_STAT_NAME(n) #n,
 static const char *const net_stat_names[] = { NET_STATS(NET_STAT_NAME) };

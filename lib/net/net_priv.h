@@ -91,6 +91,9 @@ struct net_lcore {
 } __rte_cache_aligned;
 
 /* net_lcore.c */
+#define NET_REG_MAX 1024
+/* Registered lcore in slot i (NULL if free), for stats readers. */
+struct net_lcore *net_lcore_registered(unsigned int i);
 void net_tx_enqueue(struct net_lcore *lc, struct rte_mbuf *m);
 /* Prepend Ethernet (+VLAN) with our source MAC to m and queue it. */
 void net_eth_output(struct net_lcore *lc, struct rte_mbuf *m,

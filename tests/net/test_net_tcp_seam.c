@@ -199,6 +199,18 @@ test_handshake_and_both_directions(void **state)
 	assert_int_equal(sa.drop_arp_pending_full + sb.drop_arp_pending_full,
 			0);
 	assert_true(sa.l4_rx > 100 && sb.l4_rx > 100);
+	/* Telemetry's sum covers both lcores' stacks. */
+	{
+		struct tcp_stats ta, tb, tot;
+
+		tcp_stack_stats(A.tcp, &ta);
+		tcp_stack_stats(B.tcp, &tb);
+		net_tcp_stats_total(&tot);
+		assert_int_equal(tot.seg_in, ta.seg_in + tb.seg_in);
+		assert_int_equal(tot.bytes_in, 2 * XFER);
+		assert_int_equal(tot.active_opens, 1);
+		assert_int_equal(tot.passive_opens, 1);
+	}
 }
 
 int
