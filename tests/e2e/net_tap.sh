@@ -103,6 +103,19 @@ if nsx timeout 10 ping -q -c 2 -i 0.2 -W 1 -s 2000 -M dont 198.18.1.2; then
 	exit 1
 fi
 
+step="telemetry"
+# /ffn/net/stats over DPDK's telemetry socket, as an operator would read it.
+python3 - "/var/run/dpdk/$prefix/dpdk_telemetry.v2" <<'PY'
+import json, socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+s.connect(sys.argv[1])
+s.recv(1024)                      # greeting
+s.send(b"/ffn/net/stats")
+st = json.loads(s.recv(65536))["/ffn/net/stats"]
+assert st["icmp_echo_tx"] >= 8 and st["arp_req_answered"] >= 3, st
+print("telemetry /ffn/net/stats:", st["rx_pkts"], "rx,", st["tx_pkts"], "tx")
+PY
+
 if [ -n "$client" ]; then
 	step="tcp"
 	nsx timeout 700 taskset -c 1 python3 "$client" 198.18.1.2 7 9
