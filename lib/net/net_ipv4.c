@@ -59,7 +59,7 @@ net_ipv4_route(struct net_lcore *lc, struct rte_mbuf *m, uint32_t dst_be)
 			return;
 		}
 	}
-	if (net_arp_lookup(p, hop, lc->now_ns, &mac) == 0)
+	if (net_arp_resolve(lc, hop, &mac) == 0)
 		net_eth_output(lc, m, &mac, RTE_ETHER_TYPE_IPV4);
 	else
 		net_arp_park(lc, m, hop);

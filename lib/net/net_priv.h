@@ -84,6 +84,8 @@ struct net_lcore {
 	uint32_t tx_len[NET_TX_BUF];	/* pkt_len: the mbuf is gone once sent */
 	struct net_l4 tcp;
 	struct net_l4 udp;
+	uint32_t refresh_ip;		/* last entry re-asked for */
+	uint64_t refresh_ns;
 	unsigned int npending;
 	struct net_pending pending[NET_PENDING_HOPS];
 	int reg_slot;
@@ -102,6 +104,9 @@ void net_eth_output(struct net_lcore *lc, struct rte_mbuf *m,
 /* net_arp.c */
 void net_arp_input(struct net_lcore *lc, struct rte_mbuf *m);
 int net_arp_lookup(struct net_port *p, uint32_t ip_be, uint64_t now_ns,
+		struct rte_ether_addr *mac);
+/* net_arp_lookup() that also refreshes entries near their end. */
+int net_arp_resolve(struct net_lcore *lc, uint32_t ip_be,
 		struct rte_ether_addr *mac);
 void net_arp_update(struct net_port *p, uint32_t ip_be,
 		const struct rte_ether_addr *mac, uint64_t now_ns, bool create,

@@ -362,12 +362,12 @@ test_arp_entry_expires(void **state)
 	struct net_stats s;
 
 	rig_learn_peer(r, RIG_PEER);
-	rig_poll(r, 299 * 1000 * MS);	/* default lifetime: 300 s */
+	rig_poll(r, 295 * 1000 * MS);	/* default lifetime: 300 s */
 	assert_int_equal(send_tcp(r, RIG_PEER, 1), 0);
 	rig_poll(r, 0);
 	n = rig_take(r, f, sizeof(f));
 	assert_int_equal(assert_tcp_frame(r, f, n, RIG_PEER), 1);
-	rig_poll(r, 2 * 1000 * MS);
+	rig_poll(r, 6 * 1000 * MS);
 	assert_int_equal(send_tcp(r, RIG_PEER, 2), 0);
 	rig_poll(r, 0);
 	rig_stats(r, &s);
@@ -376,6 +376,45 @@ test_arp_entry_expires(void **state)
 	assert_int_equal(rte_be_to_cpu_16(((struct rte_ether_hdr *)f)->
 			ether_type), RTE_ETHER_TYPE_ARP);
 	assert_int_equal(rig_tx_count(r), 0);
+}
+
+/* In the last (retries + 1) retry intervals of its life an entry still
+ * serves, and is asked for again at most once per interval. */
+static void
+test_arp_entry_refreshed_before_expiry(void **state)
+{
+	struct rig *r = *state;
+	static const struct rte_ether_addr zero;
+	uint8_t f[256];
+	uint16_t n;
+	struct net_stats s;
+
+	rig_learn_peer(r, RIG_PEER);
+	rig_poll(r, 297 * 1000 * MS);
+	assert_int_equal(send_tcp(r, RIG_PEER, 1), 0);
+	assert_int_equal(send_tcp(r, RIG_PEER, 2), 0);
+	rig_poll(r, 0);
+	n = rig_take(r, f, sizeof(f));
+	assert_arp_frame(f, n, &bcast, &r->mac, RTE_ARP_OP_REQUEST, RIG_IP,
+			&zero, RIG_PEER);
+	n = rig_take(r, f, sizeof(f));
+	assert_int_equal(assert_tcp_frame(r, f, n, RIG_PEER), 1);
+	n = rig_take(r, f, sizeof(f));
+	assert_int_equal(assert_tcp_frame(r, f, n, RIG_PEER), 2);
+	assert_int_equal(rig_tx_count(r), 0);
+	/* The peer answers: fresh again, no more requests. */
+	n = rig_eth(f, &r->mac, RTE_ETHER_TYPE_ARP);
+	n += rig_arp(f + n, &r->mac, RTE_ARP_OP_REPLY, RIG_PEER, RIG_IP);
+	rig_inject(r, f, n);
+	rig_poll(r, 500 * MS);
+	rig_poll(r, 2000 * MS);		/* past the old entry's end */
+	assert_int_equal(send_tcp(r, RIG_PEER, 3), 0);
+	rig_poll(r, 0);
+	n = rig_take(r, f, sizeof(f));
+	assert_int_equal(assert_tcp_frame(r, f, n, RIG_PEER), 3);
+	rig_stats(r, &s);
+	assert_int_equal(s.arp_req_tx, 1);
+	assert_int_equal(s.drop_arp_timeout, 0);
 }
 
 static void
@@ -904,6 +943,9 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_arp_retries_then_timeout,
 				setup, teardown),
 		cmocka_unit_test_setup_teardown(test_arp_entry_expires,
+				setup, teardown),
+		cmocka_unit_test_setup_teardown(
+				test_arp_entry_refreshed_before_expiry,
 				setup, teardown),
 		cmocka_unit_test_setup_teardown(test_offlink_via_gateway,
 				setup, teardown),
