@@ -173,6 +173,7 @@ setup_reta(struct net_port *p, const struct rte_eth_dev_info *di)
 	struct rte_eth_rss_reta_entry64 r[RTE_ETH_RSS_RETA_SIZE_512 /
 		RTE_ETH_RETA_GROUP_SIZE];
 	uint16_t i, n = di->reta_size;
+	unsigned int odd = 0;
 
 	if (!(p->caps & NET_CAP_RSS) || n == 0 ||
 			n > RTE_ETH_RSS_RETA_SIZE_512)
@@ -190,9 +191,15 @@ setup_reta(struct net_port *p, const struct rte_eth_dev_info *di)
 			p->port_id);
 		return;
 	}
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		p->reta[i] = r[i / RTE_ETH_RETA_GROUP_SIZE].reta[i %
 			RTE_ETH_RETA_GROUP_SIZE];
+		if (p->reta[i] != i % p->nb_queues && !odd++)
+			NET_LOG(WARNING, "port %u: RETA entry %u is queue %u, "
+				"not %u: TCP active opens may pick ports that "
+				"land on another lcore\n", p->port_id, i,
+				p->reta[i], i % p->nb_queues);
+	}
 	p->reta_size = n;
 }
 
@@ -285,6 +292,11 @@ port_setup(struct net_port *p, const struct net_port_conf *conf)
 		ec.rx_adv_conf.rss_conf.rss_hf = di.flow_type_rss_offloads &
 			(RTE_ETH_RSS_NONFRAG_IPV4_TCP | RTE_ETH_RSS_IPV4);
 		p->caps |= NET_CAP_RSS;
+	} else if (p->nb_queues > 1) {
+		/* Everything would arrive on queue 0: a connection owned by
+		 * another lcore never sees its segments. */
+		NET_LOG(ERR, "port %u: %u queues but no IPv4/TCP RSS\n",
+			p->port_id, p->nb_queues);
 	}
 	rc = rte_eth_dev_configure(p->port_id, p->nb_queues, p->nb_queues,
 			&ec);
