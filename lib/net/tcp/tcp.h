@@ -23,9 +23,15 @@
  * same lcore. All calls on one stack must come from its lcore.
  *
  * Implemented: see each function. RFCs: 9293 (TCP), 6298 (RTO), 5681/6582
- * (NewReno), 6675 (SACK recovery), 2018 (SACK), 7323 (window scale,
- * timestamps, PAWS), 5961 (RST/SYN/ACK validation), 9438 (CUBIC),
- * 6528 (ISN), 4987 (SYN cookies).
+ * (NewReno), 3042 (limited transmit), 6675 (SACK recovery), 2018 (SACK),
+ * 7323 (window scale, timestamps, PAWS), 5961 (RST/SYN/ACK validation),
+ * 9438 (CUBIC), 6528 (ISN), 4987 (SYN cookies; options kept through the
+ * timestamp), 2883 (D-SACK, reported only). Not implemented: RFC 6675
+ * rescue retransmission, keep-alives, urgent data, IPv6.
+ *
+ * Typical server use: tcp_listen(); in accepted() keep the handle; in
+ * data() parse, then tcp_send() small headers + tcp_send_iov() the payload
+ * by reference, tcp_flush(); in eof() tcp_close().
  */
 
 #include <stdbool.h>
@@ -242,8 +248,10 @@ int tcp_connect(struct tcp_stack *s, uint32_t dst_ip_be, uint16_t port,
 		const struct tcp_ops *ops, void *arg, struct tcp_conn **out);
 
 /** Queue a copy of data (small headers). Returns bytes queued (possibly
- * fewer than len at the send memory limit), or -errno (-EPIPE after
- * shutdown). Nothing is sent until tcp_flush() or an incoming ACK. */
+ * fewer than len, 0 at the send memory limit), or -errno (-EPIPE after
+ * shutdown). Nothing is sent until tcp_flush(), or until the stack next
+ * processes a segment of this connection (data queued from inside the
+ * data callback leaves with the ACK when the callback returns). */
 int tcp_send(struct tcp_conn *c, const void *data, uint32_t len);
 
 /**
@@ -256,6 +264,12 @@ int tcp_send(struct tcp_conn *c, const void *data, uint32_t len);
  */
 int tcp_send_iov(struct tcp_conn *c, const struct iovec *iov, int cnt,
 		 tcp_release_fn release, void *arg);
+
+/** Queue an mbuf chain by reference (e.g. received data echoed back):
+ * on success the stack owns m and frees it once acknowledged. All or
+ * nothing: 0, or -ENOBUFS / -EPIPE with m still the caller's. Its
+ * segments should be DPDK memory the port can DMA from. */
+int tcp_send_mbuf(struct tcp_conn *c, struct rte_mbuf *m);
 
 /** Emit pending segments now (call when a response is complete); also
  * sends a pending delayed ACK. */

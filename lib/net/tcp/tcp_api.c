@@ -61,8 +61,9 @@ tcp_send(struct tcp_conn *c, const void *data, uint32_t len)
 	if (!tcp_can_send(c))
 		return -EPIPE;
 	n = RTE_MIN(len, tcp_send_space(c));
-	/* Fill the tail copy buffer first (only our own direct mbufs). */
-	if (t != NULL && RTE_MBUF_DIRECT(t) && rte_pktmbuf_tailroom(t) > 0) {
+	/* Fill the tail copy buffer first (only one tcp_send allocated:
+	 * an app's mbuf may be shared). */
+	if (t != NULL && t == c->sq_copy && rte_pktmbuf_tailroom(t) > 0) {
 		uint32_t k = RTE_MIN(n, (uint32_t)rte_pktmbuf_tailroom(t));
 
 		memcpy(rte_pktmbuf_mtod_offset(t, uint8_t *, t->data_len),
@@ -83,6 +84,7 @@ tcp_send(struct tcp_conn *c, const void *data, uint32_t len)
 		m->data_len = k;
 		m->pkt_len = k;
 		tcp_sq_append(c, m);
+		c->sq_copy = m;
 		done += k;
 	}
 	c->snd_end += done;
@@ -90,6 +92,33 @@ tcp_send(struct tcp_conn *c, const void *data, uint32_t len)
 	if (done == 0 && n > 0)
 		return -ENOMEM;
 	return done;
+}
+
+int
+tcp_send_mbuf(struct tcp_conn *c, struct rte_mbuf *m)
+{
+	uint32_t total = m->pkt_len;
+
+	if (!tcp_can_send(c))
+		return -EPIPE;
+	if (total > tcp_send_space(c))
+		return -ENOBUFS;
+	/* Each segment joins the queue on its own; empty ones go. */
+	while (m != NULL) {
+		struct rte_mbuf *nx = m->next;
+
+		m->next = NULL;
+		m->nb_segs = 1;
+		m->pkt_len = m->data_len;
+		if (m->data_len == 0)
+			rte_pktmbuf_free_seg(m);
+		else
+			tcp_sq_append(c, m);
+		m = nx;
+	}
+	c->snd_end += total;
+	c->sq_bytes += total;
+	return 0;
 }
 
 static void

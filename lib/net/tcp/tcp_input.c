@@ -350,6 +350,11 @@ tcp_data_in(struct tcp_conn *c, struct tcp_seg *g)
 	if (SEQ_LT(seq, c->rcv_nxt)) {	/* duplicate head */
 		cut = c->rcv_nxt - seq;
 		c->flags |= TF_ACKNOW;	/* RFC 5681 §4.2 */
+		if ((c->flags & TF_SACK) && len > 0) {	/* RFC 2883 */
+			c->dsack.start = seq;
+			c->dsack.end = seq + RTE_MIN(cut, len);
+			c->flags |= TF_DSACK;
+		}
 		if (cut > len || (cut == len && !fin) ||
 		    (fin && cut > len)) {
 			rte_pktmbuf_free(m);
@@ -396,7 +401,10 @@ tcp_data_in(struct tcp_conn *c, struct tcp_seg *g)
 		/* ACK every second segment, else delay (RFC 5681 §4.2); a
 		 * hole filled is ACKed at once. Decided before delivery so a
 		 * response sent from the callback carries the ACK. */
-		if (++c->segs_unacked >= 2 || had_ooo)
+		/* A large (LRO/GRO) segment counts as the full-sized
+		 * segments it holds. */
+		c->segs_unacked += RTE_MAX(1u, len / c->mss);
+		if (c->segs_unacked >= 2 || had_ooo)
 			c->flags |= TF_ACKNOW;
 		else
 			c->flags |= TF_DELACK;
@@ -435,6 +443,12 @@ tcp_input_sync(struct tcp_conn *c, struct tcp_seg *g)
 	}
 	if (!tcp_seq_acceptable(c, g->seq, g->len +
 				!!(g->flags & TCP_F_FIN))) {
+		if ((c->flags & TF_SACK) && g->len > 0 &&
+		    SEQ_LT(g->seq, c->rcv_nxt)) {	/* RFC 2883 */
+			c->dsack.start = g->seq;
+			c->dsack.end = SEQ_MIN(g->seq + g->len, c->rcv_nxt);
+			c->flags |= TF_DSACK;
+		}
 		if (!(g->flags & TCP_F_RST))
 			tcp_send_ctl(c, TCP_F_ACK);
 		tcp_drop(s, g->m, TCP_DROP_OUT_OF_WINDOW);
@@ -505,6 +519,9 @@ tcp_input_sync(struct tcp_conn *c, struct tcp_seg *g)
 		switch (c->state) {
 		case TCP_FIN_WAIT_1:
 			tcp_conn_set_state(c, TCP_FIN_WAIT_2);
+			if ((c->flags & TF_APP_CLOSED) &&
+			    c->idle_at > s->now + s->cfg.time_wait_us)
+				c->idle_at = s->now + s->cfg.time_wait_us;
 			break;
 		case TCP_CLOSING:
 			rte_pktmbuf_free(g->m);

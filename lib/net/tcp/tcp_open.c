@@ -12,16 +12,6 @@
 
 #include "tcp_priv.h"
 
-static uint8_t
-tcp_wscale_for(uint32_t buf)
-{
-	uint8_t sh = 0;
-
-	while ((buf >> sh) > 65535 && sh < TCP_MAX_WSCALE)
-		sh++;
-	return sh;
-}
-
 /* Negotiate options of a SYN (RFC 7323 §1.3, RFC 2018 §2, RFC 9293
  * §3.7.1): what we offer (c->flags) and the peer sent. */
 static void
@@ -123,6 +113,7 @@ tcp_passive_conn(struct tcp_stack *s, const struct tcp_key *k, uint32_t irs,
 	}
 	c->irs = irs;
 	c->rcv_nxt = irs + 1;
+	c->last_ack_sent = c->rcv_nxt;
 	c->rcv_adv = c->rcv_nxt;
 	c->iss = iss;
 	c->snd_una = iss;
@@ -173,8 +164,27 @@ tcp_input_listen(struct tcp_stack *s, const struct tcp_key *k,
 		s->stats.syncookies_ok++;
 		c->flags |= TF_COOKIE;
 		c->mss = RTE_MIN(mss, s->mss);
-		c->snd_wnd = g->win;
-		c->max_snd_wnd = g->win;
+		if (g->o.has_ts && g->o.tsecr != 0 && !s->cfg.no_timestamps) {
+			/* Options the cookie's TSval carried (see
+			 * tcp_send_synack_cookie). */
+			uint32_t b = g->o.tsecr & 0x3f;
+
+			c->flags |= TF_TS;
+			c->ts_recent = g->o.tsval;
+			c->ts_recent_age = s->now;
+			c->ts_offset = g->o.tsecr - (uint32_t)(s->now / 1000) +
+				       64;
+			if (b & 0x10)
+				c->flags |= TF_SACK;
+			if ((b & 0xf) != 0xf) {
+				c->flags |= TF_WS;
+				c->snd_wscale = RTE_MIN(b & 0xf,
+							(uint32_t)TCP_MAX_WSCALE);
+				c->rcv_wscale = tcp_wscale_for(s->cfg.rcv_buf);
+			}
+		}
+		c->snd_wnd = g->win << c->snd_wscale;
+		c->max_snd_wnd = c->snd_wnd;
 		c->snd_wl1 = g->seq;
 		c->snd_wl2 = g->ack;
 		c->snd_una = g->ack;
@@ -199,7 +209,7 @@ tcp_input_listen(struct tcp_stack *s, const struct tcp_key *k,
 		/* Backlog full: answer statelessly (RFC 4987 §3.6). */
 		mss = g->o.has_mss ? RTE_MIN(g->o.mss, s->mss) : TCP_DEFAULT_MSS;
 		tcp_send_synack_cookie(s, k, tcp_cookie_make(s, k, g->seq, mss),
-				       g->seq + 1, s->mss);
+				       g->seq + 1, &g->o);
 		s->stats.drops[TCP_DROP_BACKLOG]++;
 		rte_pktmbuf_free(g->m);
 		return 0;

@@ -101,10 +101,13 @@ tcp_syn_opts(const struct tcp_conn *c, uint8_t *p, uint16_t mss, bool synack,
 	return n;
 }
 
+/* SACK blocks: a D-SACK block first when a duplicate just arrived (RFC
+ * 2883 §4), then the newest blocks first (RFC 2018 §4). */
 int
 tcp_sack_opt(const struct tcp_conn *c, uint8_t *p, int max_blocks)
 {
-	int i, n = 0, nb = RTE_MIN((int)c->nr_rsack, max_blocks);
+	int d = !!(c->flags & TF_DSACK);
+	int i, n = 0, nb = RTE_MIN((int)c->nr_rsack + d, max_blocks);
 
 	if (nb == 0)
 		return 0;
@@ -113,8 +116,11 @@ tcp_sack_opt(const struct tcp_conn *c, uint8_t *p, int max_blocks)
 	p[n++] = TCP_OPT_SACK;
 	p[n++] = 2 + 8 * nb;
 	for (i = 0; i < nb; i++) {
-		tcp_put32(p + n, c->rsack[i].start);
-		tcp_put32(p + n + 4, c->rsack[i].end);
+		const struct tcp_sack_block *b = (d && i == 0) ? &c->dsack :
+						 &c->rsack[i - d];
+
+		tcp_put32(p + n, b->start);
+		tcp_put32(p + n + 4, b->end);
 		n += 8;
 	}
 	return n;
@@ -128,7 +134,8 @@ tcp_opts_now(const struct tcp_conn *c, uint8_t *p)
 
 	if (c->flags & TF_TS)
 		n += tcp_ts_opt(c, p, true);
-	if ((c->flags & TF_SACK) && c->nr_rsack > 0 &&
+	if ((c->flags & TF_SACK) && (c->nr_rsack > 0 ||
+				     (c->flags & TF_DSACK)) &&
 	    c->state >= TCP_ESTABLISHED)
 		n += tcp_sack_opt(c, p + n, (c->flags & TF_TS) ? 3 : 4);
 	return n;
@@ -272,7 +279,7 @@ tcp_add_payload(struct tcp_conn *c, struct rte_mbuf *h, uint32_t seq,
 static void
 tcp_acked_now(struct tcp_conn *c, uint32_t wnd)
 {
-	c->flags &= ~(TF_ACKNOW | TF_DELACK);
+	c->flags &= ~(TF_ACKNOW | TF_DELACK | TF_DSACK);
 	c->delack_at = 0;
 	c->segs_unacked = 0;
 	c->last_ack_sent = c->rcv_nxt;
@@ -366,17 +373,44 @@ tcp_send_rst_for(struct tcp_stack *s, const struct tcp_key *k, uint32_t seq,
 	return tcp_xmit(s, m, k->rip);
 }
 
-/* SYN-ACK carrying a cookie: no state, so only the MSS option, which the
- * cookie encodes (RFC 4987 §3.6). */
+/* SYN-ACK carrying a cookie (RFC 4987 §3.6): no state is kept. The cookie
+ * encodes the MSS; when the peer offered timestamps, the low 6 bits of our
+ * TSval carry its window scale and SACK permission, echoed back in the
+ * ACK's TSecr, so the connection keeps those options. */
 int
 tcp_send_synack_cookie(struct tcp_stack *s, const struct tcp_key *k,
-		       uint32_t iss, uint32_t ack, uint16_t mss)
+		       uint32_t iss, uint32_t ack, const struct tcp_opts *o)
 {
-	uint8_t opts[4] = { TCP_OPT_MSS, 4, mss >> 8, mss & 0xff };
-	uint32_t wnd = RTE_MIN(s->cfg.rcv_buf, 65535u);
-	struct rte_mbuf *m = tcp_hdr_mbuf(s, k, iss, ack,
-					  TCP_F_SYN | TCP_F_ACK, wnd, opts, 4);
+	const struct tcp_stack_config *cfg = &s->cfg;
+	uint32_t wnd = RTE_MIN(cfg->rcv_buf, 65535u), v;
+	uint8_t opts[40];
+	uint16_t n = 0;
+	struct rte_mbuf *m;
 
+	opts[n++] = TCP_OPT_MSS;
+	opts[n++] = 4;
+	opts[n++] = s->mss >> 8;
+	opts[n++] = s->mss & 0xff;
+	if (o->has_ts && !cfg->no_timestamps) {
+		bool sack = o->sack_ok && !cfg->no_sack;
+		uint32_t ws = (o->has_ws && !cfg->no_wscale) ? o->ws : 0xf;
+
+		v = tcp_cookie_tsval(s, ws | (sack ? 0x10 : 0));
+		opts[n++] = sack ? TCP_OPT_SACK_PERM : TCP_OPT_NOP;
+		opts[n++] = sack ? 2 : TCP_OPT_NOP;
+		opts[n++] = TCP_OPT_TS;
+		opts[n++] = 10;
+		tcp_put32(opts + n, v);
+		tcp_put32(opts + n + 4, o->tsval);
+		n += 8;
+		if (ws != 0xf) {
+			opts[n++] = TCP_OPT_NOP;
+			opts[n++] = TCP_OPT_WS;
+			opts[n++] = 3;
+			opts[n++] = tcp_wscale_for(cfg->rcv_buf);
+		}
+	}
+	m = tcp_hdr_mbuf(s, k, iss, ack, TCP_F_SYN | TCP_F_ACK, wnd, opts, n);
 	if (m == NULL)
 		return -ENOMEM;
 	s->stats.syncookies_sent++;
@@ -405,6 +439,8 @@ tcp_sq_drop_acked(struct tcp_conn *c, uint32_t n)
 			c->sq_tail = NULL;
 		if (c->sq_cur == m)
 			c->sq_cur = NULL;
+		if (c->sq_copy == m)
+			c->sq_copy = NULL;
 		m->next = NULL;
 		m->nb_segs = 1;
 		m->pkt_len = m->data_len;
@@ -426,6 +462,7 @@ tcp_sq_free(struct tcp_conn *c)
 	}
 	c->sq_tail = NULL;
 	c->sq_cur = NULL;
+	c->sq_copy = NULL;
 	c->sq_bytes = 0;
 }
 
@@ -731,7 +768,11 @@ tcp_output(struct tcp_conn *c)
 		goto ack;
 	}
 	for (;;) {
-		uint32_t wnd = RTE_MIN(c->snd_wnd, c->cwnd);
+		/* RFC 3042 limited transmit: the first two duplicate ACKs
+		 * each let one new segment out beyond cwnd. */
+		uint32_t lt = (c->flags & TF_RECOVERY) ? 0 :
+			      RTE_MIN(c->dupacks, (uint8_t)2) * c->mss;
+		uint32_t wnd = RTE_MIN(c->snd_wnd, c->cwnd + lt);
 		uint32_t flight = c->snd_nxt - c->snd_una;
 		uint32_t usable = wnd > flight ? wnd - flight : 0;
 

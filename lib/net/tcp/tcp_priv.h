@@ -69,6 +69,7 @@
 #define TF_BACKOFF	0x10000	/* RTO backed off, no RTT sample since */
 #define TF_TERM		0x20000	/* closed() running or done: API calls no-ops */
 #define TF_GONE		(TF_DEAD | TF_TERM)
+#define TF_DSACK	0x40000	/* report dsack in the next ACK (RFC 2883) */
 
 struct tcp_key {
 	uint32_t rip;	/* remote address, network order */
@@ -140,6 +141,7 @@ struct tcp_conn {
 	uint32_t sq_bytes;
 	struct rte_mbuf *sq_cur;
 	uint32_t sq_cur_seq;	/* sequence of sq_cur's first data byte */
+	struct rte_mbuf *sq_copy;	/* our last copy buffer (tcp_send) */
 
 	/* Receive sequence space. */
 	uint32_t irs;
@@ -155,6 +157,7 @@ struct tcp_conn {
 	/* SACK blocks we report; [0] is the most recent (RFC 2018 §4). */
 	struct tcp_sack_block rsack[TCP_MAX_SACK];
 	uint8_t nr_rsack;
+	struct tcp_sack_block dsack;	/* duplicate just received */
 	/* Scoreboard of blocks the peer SACKed, sorted, merged. */
 	uint8_t nr_sacked;
 	struct tcp_sack_block sacked[TCP_MAX_SACK * 2];
@@ -244,7 +247,7 @@ int tcp_send_segment(struct tcp_conn *c, uint32_t seq, uint32_t len,
 int tcp_send_rst_for(struct tcp_stack *s, const struct tcp_key *k,
 		     uint32_t seq, uint32_t ack, uint8_t flags);
 int tcp_send_synack_cookie(struct tcp_stack *s, const struct tcp_key *k,
-			   uint32_t iss, uint32_t ack, uint16_t mss);
+			   uint32_t iss, uint32_t ack, const struct tcp_opts *o);
 void tcp_sq_drop_acked(struct tcp_conn *c, uint32_t acked);
 void tcp_sq_free(struct tcp_conn *c);
 uint32_t tcp_rcv_window(const struct tcp_conn *c);
@@ -327,6 +330,24 @@ tcp_challenge_ack(struct tcp_conn *c)
 {
 	if (tcp_challenge_ack_allowed(c->stack))
 		tcp_send_ctl(c, TCP_F_ACK);
+}
+
+static inline uint8_t
+tcp_wscale_for(uint32_t buf)
+{
+	uint8_t sh = 0;
+
+	while ((buf >> sh) > 65535 && sh < TCP_MAX_WSCALE)
+		sh++;
+	return sh;
+}
+
+/* TSval of a cookie SYN-ACK: a stack-wide ms clock with 6 low bits of
+ * option state. Connections made from it continue above it. */
+static inline uint32_t
+tcp_cookie_tsval(const struct tcp_stack *s, uint32_t bits)
+{
+	return (((uint32_t)(s->now / 1000) + s->secret[3]) & ~0x3fu) | bits;
 }
 
 /* Handshake done; a FIN the app queued meanwhile moves us on. */

@@ -362,7 +362,12 @@ tcp_conn_timers(struct tcp_conn *c, uint64_t now)
 			return;
 	}
 	if (c->idle_at != 0 && c->idle_at <= now) {
-		uint64_t due = c->last_rx + s->cfg.idle_timeout_us;
+		/* An orphan in FIN_WAIT_2 (app closed, peer never FINs) gets
+		 * 2*MSL rather than the full idle time. */
+		uint64_t due = c->last_rx +
+			((c->state == TCP_FIN_WAIT_2 &&
+			  (c->flags & TF_APP_CLOSED)) ?
+			 s->cfg.time_wait_us : s->cfg.idle_timeout_us);
 
 		if (due > now) {
 			c->idle_at = due;

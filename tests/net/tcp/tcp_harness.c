@@ -322,6 +322,11 @@ th_data(void *arg, struct tcp_conn *c, struct rte_mbuf *m)
 			memcpy(a->rx + a->rx_len, p, n);
 	}
 	a->rx_len += n;
+	if (a->echo_mbuf) {
+		assert_int_equal(tcp_send_mbuf(c, m), 0);
+		tcp_flush(c);
+		return;
+	}
 	rte_pktmbuf_free(m);
 	if (a->reply_len > 0) {
 		static const char resp[256] = "response";

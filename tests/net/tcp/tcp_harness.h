@@ -67,6 +67,7 @@ struct th_app {
 	int refuse;		/* accepted() returns -1 */
 	int reply_len;		/* answer each data callback (piggyback) */
 	int nr_data_cb;
+	int echo_mbuf;		/* send received mbufs back by reference */
 	int act_in_closed;	/* misbehave: send/close inside closed() */
 	int send_in_closed_rc;
 };

@@ -11,6 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <rte_ip.h>
+#include <rte_tcp.h>
+
 #include "tcp_harness.h"
 
 #define IP_A TH_LOCAL_IP	/* server */
@@ -31,7 +34,7 @@ struct shim {
 	unsigned int loss, dup, corrupt, jitter_us;	/* per 1000 */
 	uint64_t delay_us;
 	uint64_t now;
-	unsigned long dropped, duplicated, corrupted;
+	unsigned long dropped, duplicated, corrupted, tso_segs;
 };
 
 struct end {
@@ -88,15 +91,43 @@ trace_pkt(const char *what, struct rte_mbuf *m, int to_a)
 	       m->pkt_len - (t[12] >> 4) * 4);
 }
 
+/* What a NIC with checksum offload and TSO would leave on the wire: the
+ * full checksum (a TSO segment stays whole, as after GRO). */
+static void
+nic_offload(struct rte_mbuf *m, uint32_t dst)
+{
+	struct rte_tcp_hdr *t = rte_pktmbuf_mtod(m, struct rte_tcp_hdr *);
+	struct {
+		uint32_t src, dst;
+		uint8_t zero, proto;
+		uint16_t len;
+	} __rte_packed ph = { dst == IP_A ? IP_B : IP_A, dst, 0, IPPROTO_TCP,
+			      rte_cpu_to_be_16((uint16_t)m->pkt_len) };
+	uint16_t raw = 0;
+	uint32_t sum;
+
+	if (!(m->ol_flags & RTE_MBUF_F_TX_TCP_CKSUM))
+		return;
+	if (m->ol_flags & RTE_MBUF_F_TX_TCP_SEG)
+		L.tso_segs++;
+	m->ol_flags &= ~(RTE_MBUF_F_TX_TCP_CKSUM | RTE_MBUF_F_TX_TCP_SEG);
+	t->cksum = 0;
+	rte_raw_cksum_mbuf(m, 0, m->pkt_len, &raw);
+	sum = (uint32_t)raw + rte_raw_cksum(&ph, sizeof(ph));
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	t->cksum = (uint16_t)~sum;
+}
+
 static int
 shim_out(void *arg, struct rte_mbuf *m, uint32_t dst)
 {
 	int to_a = dst == IP_A;
-
 	int lost = rnd() % 1000 < L.loss;
 
-	trace_pkt(lost ? "LOST" : "sent", m, to_a);
+	nic_offload(m, dst);
 
+	trace_pkt(lost ? "LOST" : "sent", m, to_a);
 	if (lost) {
 		L.dropped++;
 		rte_pktmbuf_free(m);
@@ -264,6 +295,7 @@ struct run {
 	unsigned int loss, dup, corrupt, jitter_us;
 	enum tcp_cc_algo cc;
 	bool no_opts;
+	bool tso;
 	uint32_t seed;
 };
 
@@ -294,6 +326,8 @@ transfer(const struct run *r)
 	cfg.snd_buf = 8u << 20;
 	cfg.cc = r->cc;
 	cfg.no_sack = cfg.no_timestamps = cfg.no_wscale = r->no_opts;
+	cfg.tx_cksum_offload = r->tso;
+	cfg.tso_max = r->tso ? 65000 : 0;
 	cfg.local_ip = IP_A;
 	A.s = tcp_stack_create(&cfg);
 	cfg.local_ip = IP_B;
@@ -320,6 +354,8 @@ transfer(const struct run *r)
 		      "dropped %lu dup %lu corrupt %lu\n", r->a_bytes,
 		      r->b_bytes, r->loss, (L.now - 1000000000ull) / 1e6,
 		      L.dropped, L.duplicated, L.corrupted);
+	if (r->tso && r->a_bytes > 100000)
+		assert_true(L.tso_segs > 0);
 	assert_int_equal(A.bad, 0);
 	assert_int_equal(B.bad, 0);
 	assert_int_equal(A.rx, r->b_bytes);
@@ -399,7 +435,9 @@ test_lossy_newreno_no_options(void **st)
 static void
 test_heavy_loss(void **st)
 {
-	for (uint32_t seed = 1; seed <= 12; seed++) {
+	uint32_t last = getenv("TCP_HEAVY") ? atoi(getenv("TCP_HEAVY")) : 12;
+
+	for (uint32_t seed = 1; seed <= last; seed++) {
 		struct run r = { .a_bytes = 200000 + seed, .b_bytes = 100000,
 				 .loss = 100, .dup = 30, .corrupt = 10,
 				 .jitter_us = 2000, .seed = seed,
@@ -410,14 +448,29 @@ test_heavy_loss(void **st)
 	}
 }
 
+/* TSO on both ends (the shim plays the NIC), clean and lossy. */
+static void
+test_tso_clean_and_lossy(void **st)
+{
+	struct run r = { .a_bytes = MAXSZ, .b_bytes = 300000, .tso = true };
+
+	transfer(&r);
+	r = (struct run){ .a_bytes = 1u << 20, .b_bytes = 200000, .tso = true,
+			  .loss = 20, .dup = 10, .corrupt = 5,
+			  .jitter_us = 800 };
+	transfer(&r);
+}
+
 /* Small exchanges under 10% loss, many seeds: SYN, SYN-ACK, FIN and
  * last-ACK losses all happen somewhere among them. */
 static void
 test_small_many_seeds(void **st)
 {
+	/* TCP_SEED / TCP_SEEDS: replay one seed, or stress with more */
 	uint32_t first = getenv("TCP_SEED") ? atoi(getenv("TCP_SEED")) : 1;
+	uint32_t last = getenv("TCP_SEEDS") ? atoi(getenv("TCP_SEEDS")) : 200;
 
-	for (uint32_t seed = first; seed <= 200; seed++) {
+	for (uint32_t seed = first; seed <= last; seed++) {
 		struct run r = { .a_bytes = seed * 97, .b_bytes = seed % 7,
 				 .loss = 100, .dup = 20, .jitter_us = 300,
 				 .seed = seed, .no_opts = seed & 1 };
@@ -435,6 +488,7 @@ main(void)
 		cmocka_unit_test(test_lossy_reordering_cubic_sack),
 		cmocka_unit_test(test_lossy_newreno_no_options),
 		cmocka_unit_test(test_heavy_loss),
+		cmocka_unit_test(test_tso_clean_and_lossy),
 		cmocka_unit_test(test_small_many_seeds),
 	};
 	int rc;

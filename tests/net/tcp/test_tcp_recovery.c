@@ -165,6 +165,21 @@ test_sack_blocks_reported(void **st)
 	assert_int_equal(s->nr_sack, 0);
 	assert_int_equal(H.app.rx_len, 4 * MSS);
 	assert_memory_equal(H.app.rx, buf, 4 * MSS);
+	/* a duplicate is reported once as a D-SACK block (RFC 2883) */
+	th_inject(&H, F_ACK, PEER + 1 + MSS, iss + 1, 65535, NULL, buf + MSS,
+		  MSS);
+	s = th_next(&H);
+	assert_int_equal(s->ack, PEER + 1 + 4 * MSS);
+	assert_int_equal(s->nr_sack, 1);
+	assert_int_equal(s->sack[0][0], PEER + 1 + MSS);
+	assert_int_equal(s->sack[0][1], PEER + 1 + 2 * MSS);
+	assert_int_equal(H.app.rx_len, 4 * MSS);	/* not delivered again */
+	th_inject(&H, F_ACK, PEER + 1 + 4 * MSS, iss + 1, 65535, NULL,
+		  buf + 4 * MSS, MSS);
+	th_inject(&H, F_ACK, PEER + 1 + 5 * MSS, iss + 1, 65535, NULL,
+		  buf + 5 * MSS, MSS);
+	s = th_next(&H);
+	assert_int_equal(s->nr_sack, 0);
 	th_stop(&H);
 }
 
@@ -225,7 +240,7 @@ test_fast_retransmit_newreno(void **st)
 	th_config(&H);
 	H.cfg.cc = TCP_CC_NEWRENO;
 	iss = (th_start(&H), th_handshake(&H, PEER, &MSS1460));
-	send_and_take(iss, 20 * MSS, 10);	/* IW10 */
+	send_and_take(iss, 10 * MSS, 10);	/* IW10, nothing queued */
 	/* segment 1 lost: three duplicate ACKs */
 	ack(iss + 1, NULL);
 	ack(iss + 1, NULL);
@@ -239,6 +254,10 @@ test_fast_retransmit_newreno(void **st)
 	assert_true(ci.in_recovery);
 	assert_int_equal(ci.ssthresh, 5 * MSS);	/* flight / 2 */
 	assert_int_equal(ci.cwnd, 8 * MSS);	/* + 3 MSS */
+	/* more data queued now waits for the window */
+	assert_int_equal(tcp_send(H.app.conn, buf, 10 * MSS), 10 * MSS);
+	tcp_flush(H.app.conn);
+	assert_int_equal(th_pending(&H), 0);
 	/* inflation: each further dup ACK adds one MSS; new data goes out
 	 * once cwnd exceeds the flight (RFC 6582 §3.2 step 4) */
 	ack(iss + 1, NULL);
@@ -272,6 +291,30 @@ test_fast_retransmit_newreno(void **st)
 }
 
 static void
+test_limited_transmit_rfc3042(void **st)
+{
+	struct th_seg *s;
+	uint32_t iss;
+
+	th_config(&H);
+	iss = (th_start(&H), th_handshake(&H, PEER, &MSS1460));
+	send_and_take(iss, 14 * MSS, 10);	/* cwnd-limited at IW10 */
+	ack(iss + 1, NULL);			/* first dup ACK: one more */
+	s = th_next(&H);
+	assert_int_equal(s->seq, iss + 1 + 10 * MSS);
+	assert_int_equal(th_pending(&H), 0);
+	ack(iss + 1, NULL);			/* second: one more */
+	s = th_next(&H);
+	assert_int_equal(s->seq, iss + 1 + 11 * MSS);
+	assert_int_equal(th_pending(&H), 0);
+	ack(iss + 1, NULL);			/* third: fast retransmit */
+	s = th_next(&H);
+	assert_int_equal(s->seq, iss + 1);
+	th_drain(&H);
+	th_stop(&H);
+}
+
+static void
 test_cubic_reduction_is_gentler(void **st)
 {
 	struct tcp_conn_info ci;
@@ -279,7 +322,7 @@ test_cubic_reduction_is_gentler(void **st)
 
 	th_config(&H);	/* CUBIC is the default */
 	iss = (th_start(&H), th_handshake(&H, PEER, &MSS1460));
-	send_and_take(iss, 20 * MSS, 10);
+	send_and_take(iss, 10 * MSS, 10);
 	for (int i = 0; i < 3; i++)
 		ack(iss + 1, NULL);
 	tcp_conn_info(H.app.conn, &ci);
@@ -438,6 +481,7 @@ main(void)
 		cmocka_unit_test(test_reorder_duplicates_overlaps),
 		cmocka_unit_test(test_ooo_queue_memory_bound),
 		cmocka_unit_test(test_fast_retransmit_newreno),
+		cmocka_unit_test(test_limited_transmit_rfc3042),
 		cmocka_unit_test(test_cubic_reduction_is_gentler),
 		cmocka_unit_test(test_sack_recovery_rfc6675),
 		cmocka_unit_test(test_rto_after_loss_goes_back_n),
