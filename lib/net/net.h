@@ -20,6 +20,18 @@
  * clock in tests).
  *
  * Addresses are in network byte order (suffix _be) everywhere.
+ *
+ * Typical use, one worker lcore per queue:
+ *	net_port_init(&conf, &port);			(main lcore)
+ *	on worker lcore q:
+ *		lc = net_lcore_create(port, q, -1);
+ *		tcp = net_tcp_attach(lc, &tcp_conf);	(net_tcp.h)
+ *		tcp_listen(tcp, 80, 0, &ops, app);
+ *		for (;;)
+ *			net_lcore_poll(lc, net_now_ns());
+ * TCP callbacks run inside net_lcore_poll(); what they send is flushed at
+ * the end of the poll, or at once with net_lcore_flush() (after tcp_flush())
+ * when a response completes outside the poll.
  */
 
 #include <stdbool.h>
