@@ -4,9 +4,10 @@
 
 /*
  * net_testd TCP services on the lcore's tcp_stack:
- *  - echo: every byte back, in order.  Receive flow control is manual, so
- *    data not yet echoed (send memory full) holds the peer's window closed
- *    instead of piling up here.
+ *  - echo: every byte back, in order, zero-copy: the received mbufs are
+ *    queued for sending by reference (tcp_send_mbuf).  Receive flow
+ *    control is manual, so data not yet echoed (send memory full) holds
+ *    the peer's window closed instead of piling up here.
  *  - source: the client sends "N\n"; we send N bytes of testd_pattern()
  *    and close.  Clients verify every byte.
  */
@@ -31,9 +32,8 @@ static const char http_resp[] = "HTTP/1.1 200 OK\r\nContent-Length: 64\r\n"
 struct svc_conn {
 	struct tcp_conn *c;
 	enum svc_kind kind;
-	/* echo: segments not yet echoed, walked by (cur, off) */
-	struct rte_mbuf *head, *tail;
-	uint16_t off;
+	/* echo: received data not yet queued for sending (one chain) */
+	struct rte_mbuf *head;
 	bool eof;
 	/* http: how much of "\r\n\r\n" the last bytes matched */
 	unsigned int crlf;
@@ -59,7 +59,7 @@ svc_finish(struct svc_conn *s)
 {
 	tcp_close(s->c);
 	if (s->head != NULL)
-		rte_pktmbuf_free(s->head);	/* the rest of the list */
+		rte_pktmbuf_free(s->head);
 	n_closed++;
 	free(s);
 }
@@ -67,37 +67,17 @@ svc_finish(struct svc_conn *s)
 static void
 echo_pump(struct svc_conn *s)
 {
-	bool any = false;
+	if (s->head != NULL) {
+		uint32_t len = s->head->pkt_len;
 
-	while (s->head != NULL) {
-		struct rte_mbuf *m = s->head;
-		uint32_t room = tcp_send_space(s->c);
-		uint32_t n = m->data_len - s->off;
-		int rc;
-
-		if (n > 0) {
-			if (room == 0)
-				break;
-			rc = tcp_send(s->c, rte_pktmbuf_mtod_offset(m, void *,
-					s->off), RTE_MIN(n, room));
-			if (rc <= 0)
-				break;
-			s->off += rc;
-			tcp_recved(s->c, rc);
-			n_echo_bytes += rc;
-			any = true;
-			if ((uint32_t)rc < n)
-				break;
+		/* All or nothing; -ENOBUFS: retried from sent(). */
+		if (tcp_send_mbuf(s->c, s->head) == 0) {
+			s->head = NULL;
+			tcp_recved(s->c, len);
+			n_echo_bytes += len;
+			tcp_flush(s->c);
 		}
-		s->head = m->next;
-		if (s->head == NULL)
-			s->tail = NULL;
-		m->next = NULL;
-		rte_pktmbuf_free_seg(m);
-		s->off = 0;
 	}
-	if (any)
-		tcp_flush(s->c);
 	if (s->head == NULL && s->eof)
 		svc_finish(s);
 }
@@ -142,13 +122,18 @@ on_data(void *arg, struct tcp_conn *c, struct rte_mbuf *m)
 
 	(void)c;
 	if (s->kind == SVC_ECHO) {
-		if (s->tail != NULL)
-			s->tail->next = m;
-		else
+		if (s->head == NULL) {
 			s->head = m;
-		for (seg = m; seg->next != NULL; seg = seg->next)
-			;
-		s->tail = seg;
+		} else if (rte_pktmbuf_chain(s->head, m) != 0) {
+			/* More segments than one chain holds: give up. */
+			rte_pktmbuf_free(m);
+			rte_pktmbuf_free(s->head);
+			s->head = NULL;
+			tcp_abort(s->c);
+			n_closed++;
+			free(s);
+			return;
+		}
 		echo_pump(s);
 		return;
 	}
@@ -235,7 +220,7 @@ on_closed(void *arg, struct tcp_conn *c, int reason)
 	(void)c;
 	(void)reason;
 	if (s->head != NULL)
-		rte_pktmbuf_free(s->head);	/* the rest of the segment list */
+		rte_pktmbuf_free(s->head);
 	n_closed++;
 	free(s);
 }
