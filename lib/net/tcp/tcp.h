@@ -61,7 +61,10 @@ struct tcp_conn;
  * segment may exceed the MSS: RTE_MBUF_F_TX_TCP_SEG is set, tso_segsz is
  * the MSS and the pseudo-header sum leaves out the length (DPDK's
  * convention); the IP layer must then also ask for the IP checksum.
- * The callback owns m from then on (frees it on failure). Return 0 or -errno.
+ * The callback owns m from then on (frees it on failure). Return 0 or -errno;
+ * a refused new segment is not counted as sent and is tried again later
+ * (the retransmission timer is armed), a refused retransmission waits for
+ * the timer.
  */
 typedef int (*tcp_output_fn)(void *arg, struct rte_mbuf *m, uint32_t dst_ip_be);
 
@@ -125,7 +128,6 @@ enum tcp_close_reason {
 	TCP_CLOSE_REFUSED,        /**< RST in answer to our SYN */
 	TCP_CLOSE_TIMEOUT,        /**< retransmissions exhausted */
 	TCP_CLOSE_IDLE,           /**< idle timeout (we sent RST) */
-	TCP_CLOSE_LIMIT,          /**< a memory limit was exceeded (we sent RST) */
 	TCP_CLOSE_STACK,          /**< stack destroyed */
 };
 

@@ -82,6 +82,7 @@ tcp_rexmit_first(struct tcp_conn *c)
 
 	int n = tcp_send_segment(c, c->snd_una, len, fl);
 
+	/* a refused retransmission is left to the timer */
 	if (n >= 0 && (uint32_t)n < len)
 		len = n, fl &= ~TCP_F_FIN;
 	c->stack->stats.retransmits++;

@@ -289,7 +289,8 @@ tcp_acked_now(struct tcp_conn *c, uint32_t wnd)
 
 /* Send one segment of the connection: [seq, seq+len) of the queue, with
  * SYN/FIN/RST/ACK as asked. Returns the payload bytes sent (fewer than len
- * at the port's mbufs-per-packet limit; FIN then waits) or -errno. */
+ * at the port's mbufs-per-packet limit; FIN then waits) or -errno when it
+ * could not be built or the output callback refused it. */
 int
 tcp_send_segment(struct tcp_conn *c, uint32_t seq, uint32_t len,
 		 uint8_t flags)
@@ -299,6 +300,7 @@ tcp_send_segment(struct tcp_conn *c, uint32_t seq, uint32_t len,
 	uint16_t optlen, win;
 	uint32_t ack = 0, wnd;
 	struct rte_mbuf *m;
+	int rc;
 
 	if (flags & TCP_F_SYN)
 		optlen = tcp_syn_opts(c, opts, s->mss, flags & TCP_F_ACK,
@@ -339,10 +341,8 @@ tcp_send_segment(struct tcp_conn *c, uint32_t seq, uint32_t len,
 	if (flags & TCP_F_RST)
 		s->stats.resets_out++;
 	s->stats.bytes_out += len;
-	/* A segment the IP layer could not send counts as lost: the
-	 * retransmission timer recovers it. */
-	tcp_xmit(s, m, c->key.rip);
-	return len;
+	rc = tcp_xmit(s, m, c->key.rip);
+	return rc < 0 ? rc : (int)len;
 }
 
 /* A segment without data, SYN or FIN carries the next unsent sequence
@@ -688,8 +688,13 @@ tcp_output_one(struct tcp_conn *c, uint32_t usable, bool force)
 		c->rtt_start = s->now;
 	}
 	sent = tcp_send_segment(c, c->snd_nxt, len, flags);
-	if (sent < 0)
+	if (sent < 0) {
+		/* Not sent (no mbuf, or the IP layer refused it): snd_nxt
+		 * stays; make sure a timer brings us back. */
+		if (c->rto_at == 0)
+			tcp_rearm_rto(c);
 		return 0;
+	}
 	if ((uint32_t)sent < len) {
 		len = sent;
 		fin = false;

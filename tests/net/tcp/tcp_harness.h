@@ -80,6 +80,7 @@ struct th {
 	unsigned int cap_head, cap_tail;
 	uint16_t rport;		/* remote port of injected segments */
 	uint16_t lport;		/* our port they go to [TH_PORT] */
+	int refuse_out;		/* output callback fails (-ENOBUFS) */
 	struct th_app app;
 	struct th_seg seg;	/* last expected */
 };

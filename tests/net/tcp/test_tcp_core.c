@@ -472,6 +472,31 @@ test_echo_received_mbufs_by_reference(void **st)
 	th_stop(&H);	/* every mbuf is back in the pool */
 }
 
+/* A segment the IP layer refuses is not counted as sent: it goes out
+ * later as new data, brought back by the timer. */
+static void
+test_refused_output_is_retried(void **st)
+{
+	struct tcp_stats sts;
+	uint32_t iss;
+
+	th_config(&H);
+	iss = setup();
+	H.refuse_out = 1;
+	tcp_send(H.app.conn, "abc", 3);
+	tcp_flush(H.app.conn);
+	assert_int_equal(th_pending(&H), 0);
+	H.refuse_out = 0;
+	th_advance(&H, 1100000);
+	EXPECT_SEG(&H, F_ACK | F_PSH, iss + 1, PEER + 1);
+	assert_int_equal(H.seg.len, 3);
+	tcp_stack_stats(H.s, &sts);
+	assert_int_equal(sts.retransmits, 0);
+	th_inject(&H, F_ACK, PEER + 1, iss + 4, 65535, NULL, NULL, 0);
+	assert_int_equal(H.app.sent, 3);
+	th_stop(&H);
+}
+
 static void
 test_send_memory_limit(void **st)
 {
@@ -705,6 +730,7 @@ main(void)
 		cmocka_unit_test(test_active_open_refused_and_syn_retries),
 		cmocka_unit_test(test_zero_copy_release_when_all_acked),
 		cmocka_unit_test(test_echo_received_mbufs_by_reference),
+		cmocka_unit_test(test_refused_output_is_retried),
 		cmocka_unit_test(test_send_memory_limit),
 		cmocka_unit_test(test_receive_memory_limit_manual),
 		cmocka_unit_test(test_connect_port_lands_on_rss_queue),

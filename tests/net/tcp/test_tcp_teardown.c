@@ -445,10 +445,32 @@ test_connection_limit(void **st)
 	th_stop(&H);
 }
 
+/* A FIN that arrives before the data in front of it takes effect when
+ * the hole is filled. */
+static void
+test_fin_out_of_order(void **st)
+{
+	uint32_t iss;
+
+	th_config(&H);
+	iss = setup();
+	th_inject(&H, F_ACK | F_FIN, PEER + 4, iss + 1, 65535, NULL, "def", 3);
+	assert_int_equal(H.app.eof, 0);
+	assert_int_equal(th_next(&H)->ack, PEER + 1);	/* dup ACK */
+	th_inject(&H, F_ACK, PEER + 1, iss + 1, 65535, NULL, "abc", 3);
+	assert_int_equal(H.app.rx_len, 6);
+	assert_memory_equal(H.app.rx, "abcdef", 6);
+	assert_int_equal(H.app.eof, 1);
+	assert_int_equal(tcp_conn_state(H.app.conn), TCP_CLOSE_WAIT);
+	EXPECT_SEG(&H, F_ACK, iss + 1, PEER + 8);	/* data + FIN */
+	th_stop(&H);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_fin_out_of_order),
 		cmocka_unit_test(test_peer_fin_then_app_close),
 		cmocka_unit_test(test_active_close_time_wait),
 		cmocka_unit_test(test_time_wait_table_bounded),
