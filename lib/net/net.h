@@ -165,9 +165,10 @@ int net_lcore_set_l4(struct net_lcore *lc, uint8_t proto,
  * ARP ages and retries use the clock of the lcore's last net_lcore_poll().
  * The frame is queued in the lcore's TX buffer (flushed by net_lcore_flush()
  * or at the end of the poll).
- * Returns 0 (queued, parked pending ARP, or dropped and counted) or
- * -errno; m is consumed unless the return is -ENOTSUP, -EINVAL or
- * -EMSGSIZE (larger than the MTU without TSO).
+ * Returns 0 (queued, or parked pending ARP), or -errno: -EHOSTUNREACH (off
+ * link, no gateway) and -ENOBUFS (TX buffer full or no mbuf) consume m
+ * (freed, counted); -ENOTSUP, -EINVAL and -EMSGSIZE (larger than the MTU
+ * without TSO) leave m to the caller.
  */
 int net_ipv4_output(struct net_lcore *lc, struct rte_mbuf *m,
 		uint32_t dst_be, uint8_t proto);

@@ -44,7 +44,7 @@ ipv4_hdr_cksum(struct net_lcore *lc, struct rte_mbuf *m,
 		ip->hdr_checksum = rte_ipv4_cksum(ip);
 }
 
-void
+int
 net_ipv4_route(struct net_lcore *lc, struct rte_mbuf *m, uint32_t dst_be)
 {
 	struct net_port *p = lc->port;
@@ -56,13 +56,13 @@ net_ipv4_route(struct net_lcore *lc, struct rte_mbuf *m, uint32_t dst_be)
 		if (hop == 0) {
 			lc->st.drop_no_route++;
 			rte_pktmbuf_free(m);
-			return;
+			return -EHOSTUNREACH;
 		}
 	}
 	if (net_arp_resolve(lc, hop, &mac) == 0)
-		net_eth_output(lc, m, &mac, RTE_ETHER_TYPE_IPV4);
-	else
-		net_arp_park(lc, m, hop);
+		return net_eth_output(lc, m, &mac, RTE_ETHER_TYPE_IPV4);
+	net_arp_park(lc, m, hop);
+	return 0;
 }
 
 /* RFC 792 echo: answer with the same identifier, sequence and data. */
@@ -311,6 +311,5 @@ net_ipv4_output(struct net_lcore *lc, struct rte_mbuf *m, uint32_t dst_be,
 	else if (proto == IPPROTO_UDP)
 		l4_cksum(lc, h, ip, l4ck, RTE_MBUF_F_TX_UDP_CKSUM,
 				NET_CAP_TX_UDP_CKSUM);
-	net_ipv4_route(lc, h, dst_be);
-	return 0;
+	return net_ipv4_route(lc, h, dst_be);
 }

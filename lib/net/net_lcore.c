@@ -144,7 +144,7 @@ net_lcore_flush(struct net_lcore *lc)
 	lc->tx_n = n - sent;
 }
 
-void
+int
 net_tx_enqueue(struct net_lcore *lc, struct rte_mbuf *m)
 {
 	if (lc->tx_n == NET_TX_BUF) {
@@ -153,14 +153,15 @@ net_tx_enqueue(struct net_lcore *lc, struct rte_mbuf *m)
 			/* The ring stayed full for a whole buffer. */
 			lc->st.drop_tx_full++;
 			rte_pktmbuf_free(m);
-			return;
+			return -ENOBUFS;
 		}
 	}
 	lc->tx_len[lc->tx_n] = m->pkt_len;
 	lc->tx[lc->tx_n++] = m;
+	return 0;
 }
 
-void
+int
 net_eth_output(struct net_lcore *lc, struct rte_mbuf *m,
 		const struct rte_ether_addr *dst, uint16_t ether_type)
 {
@@ -174,7 +175,7 @@ net_eth_output(struct net_lcore *lc, struct rte_mbuf *m,
 		/* Callers reserve NET_HDR_ROOM; reaching here is a bug. */
 		lc->st.drop_no_mbuf++;
 		rte_pktmbuf_free(m);
-		return;
+		return -ENOBUFS;
 	}
 	rte_ether_addr_copy(dst, &eth->dst_addr);
 	rte_ether_addr_copy(&p->mac, &eth->src_addr);
@@ -192,7 +193,7 @@ net_eth_output(struct net_lcore *lc, struct rte_mbuf *m,
 		}
 	}
 	m->l2_len = l2;
-	net_tx_enqueue(lc, m);
+	return net_tx_enqueue(lc, m);
 }
 
 /* Ethernet and 802.1Q (IEEE 802.1Q §9): strip L2, dispatch by type. */

@@ -96,9 +96,10 @@ struct net_lcore {
 #define NET_REG_MAX 1024
 /* Registered lcore in slot i (NULL if free), for stats readers. */
 struct net_lcore *net_lcore_registered(unsigned int i);
-void net_tx_enqueue(struct net_lcore *lc, struct rte_mbuf *m);
+/* Queue m for TX: 0, or -ENOBUFS (m freed, counted). */
+int net_tx_enqueue(struct net_lcore *lc, struct rte_mbuf *m);
 /* Prepend Ethernet (+VLAN) with our source MAC to m and queue it. */
-void net_eth_output(struct net_lcore *lc, struct rte_mbuf *m,
+int net_eth_output(struct net_lcore *lc, struct rte_mbuf *m,
 		const struct rte_ether_addr *dst, uint16_t ether_type);
 
 /* net_arp.c */
@@ -119,8 +120,9 @@ void net_arp_flush_pending(struct net_lcore *lc);
 
 /* net_ipv4.c */
 void net_ipv4_input(struct net_lcore *lc, struct rte_mbuf *m);
-/* Route the finished IPv4 packet m (data at the IPv4 header). */
-void net_ipv4_route(struct net_lcore *lc, struct rte_mbuf *m,
+/* Route the finished IPv4 packet m (data at the IPv4 header): 0 (queued
+ * or parked for ARP), -EHOSTUNREACH or -ENOBUFS (m freed, counted). */
+int net_ipv4_route(struct net_lcore *lc, struct rte_mbuf *m,
 		uint32_t dst_be);
 
 #endif /* NET_PRIV_H */

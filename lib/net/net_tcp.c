@@ -25,7 +25,8 @@ net_tcp_output(void *arg, struct rte_mbuf *m, uint32_t dst_ip_be)
 {
 	int rc = net_ipv4_output(arg, m, dst_ip_be, IPPROTO_TCP);
 
-	/* tcp.h: the callback owns m, whatever the outcome. */
+	/* tcp.h: the callback owns m, whatever the outcome; an error makes
+	 * TCP retry the segment later instead of counting it as sent. */
 	if (rc == -ENOTSUP || rc == -EINVAL || rc == -EMSGSIZE)
 		rte_pktmbuf_free(m);
 	return rc;

@@ -5,6 +5,7 @@
 /* lib/net ARP and IPv4 output: frames in through a net_ring port, frames
  * out asserted byte for byte; virtual clock for ARP retries and timeouts. */
 
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -193,6 +194,29 @@ test_tx_stall_drops_head(void **state)
 	rig_close(&r);
 }
 
+/* Ring and buffer both full: net_ipv4_output says -ENOBUFS (TCP then
+ * retries the segment instead of counting it as sent). */
+static void
+test_tx_full_reports_enobufs(void **state)
+{
+	struct rig r;
+	struct net_stats s;
+	uint32_t i;
+
+	(void)state;
+	rig_tx_ring_size = 16;		/* holds 15 */
+	assert_int_equal(rig_open(&r, NULL), 0);
+	rig_tx_ring_size = 1024;
+	rig_learn_peer(&r, RIG_PEER);
+	for (i = 0; i < 256 + 15; i++)	/* TX buffer is 256 */
+		assert_int_equal(send_tcp(&r, RIG_PEER, i), 0);
+	assert_int_equal(send_tcp(&r, RIG_PEER, i), -ENOBUFS);
+	rig_stats(&r, &s);
+	assert_int_equal(s.drop_tx_full, 1);
+	assert_int_equal(rig_tx_count(&r), 15);
+	rig_close(&r);
+}
+
 static void
 test_arp_resolution_pending_bound(void **state)
 {
@@ -349,7 +373,8 @@ test_no_gateway_no_route(void **state)
 	c.netmask_be = rte_cpu_to_be_32(RIG_MASK);
 	assert_int_equal(rig_open(&r, &c), 0);
 	rig_drain(&r);
-	assert_int_equal(send_tcp(&r, RTE_IPV4(203, 0, 113, 5), 1), 0);
+	assert_int_equal(send_tcp(&r, RTE_IPV4(203, 0, 113, 5), 1),
+			-EHOSTUNREACH);
 	rig_poll(&r, 0);
 	assert_int_equal(rig_tx_count(&r), 0);
 	rig_stats(&r, &s);
@@ -459,6 +484,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_output_known_peer, setup, teardown),
 		cmocka_unit_test(test_tx_backpressure_keeps_frames),
 		cmocka_unit_test(test_tx_stall_drops_head),
+		cmocka_unit_test(test_tx_full_reports_enobufs),
 		cmocka_unit_test_setup_teardown( test_output_keeps_caller_cksum, setup, teardown),
 		cmocka_unit_test_setup_teardown( test_arp_resolution_pending_bound, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_arp_retries_then_timeout, setup, teardown),
