@@ -99,7 +99,7 @@ void net_port_mac(const struct net_port *p, uint8_t mac[6]);
 /**
  * Per-lcore context for queue `queue` of port p, allocated on the NUMA
  * node of the calling lcore (or of socket_id if >= 0).  Registers the lcore
- * with the telemetry/stat registry.
+ * with the stats registry behind net_stats_total() and /ffn/net/stats.
  */
 struct net_lcore *net_lcore_create(struct net_port *p, uint16_t queue,
 		int socket_id);
@@ -227,7 +227,8 @@ void net_stats_total(struct net_stats *out);
 /** Number of counters and the name of counter i (order of struct). */
 unsigned int net_stats_count(void);
 const char *net_stats_name(unsigned int i);
-/** Register /ffn/net/stats with rte_telemetry (idempotent). */
+/** Register /ffn/net/stats with rte_telemetry (idempotent; the first
+ *  net_lcore_create() does it). */
 int net_telemetry_register(void);
 
 #ifdef __cplusplus
