@@ -344,14 +344,15 @@ net_tel_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 int
 net_telemetry_register(void)
 {
-	static bool done;
-	int rc;
+	static int state;	/* 0 none, 1 claimed, 2 done */
+	int expect = 0, rc;
 
-	if (done)
+	/* Lcores may be created concurrently: one caller registers. */
+	if (!__atomic_compare_exchange_n(&state, &expect, 1, false,
+			__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		return 0;
 	rc = rte_telemetry_register_cmd("/ffn/net/stats", net_tel_stats,
 			"Sum of lib/net per-lcore counters. No parameters");
-	if (rc == 0)
-		done = true;
+	__atomic_store_n(&state, rc == 0 ? 2 : 0, __ATOMIC_RELEASE);
 	return rc;
 }

@@ -137,10 +137,10 @@ net_tcp_attach(struct net_lcore *lc, const struct tcp_stack_config *cfg)
 	s = tcp_stack_create(&c);
 	if (s == NULL)
 		return NULL;
-	if (!tel_done && rte_telemetry_register_cmd("/ffn/net/tcp",
-			net_tcp_tel, "Sum of per-lcore TCP counters. "
-			"No parameters") == 0)
-		tel_done = true;
+	if (!__atomic_exchange_n(&tel_done, true, __ATOMIC_ACQ_REL) &&
+			rte_telemetry_register_cmd("/ffn/net/tcp", net_tcp_tel,
+			"Sum of per-lcore TCP counters. No parameters") != 0)
+		__atomic_store_n(&tel_done, false, __ATOMIC_RELEASE);
 	if (net_lcore_set_l4(lc, IPPROTO_TCP, net_tcp_input, net_tcp_poll,
 			s) != 0) {
 		tcp_stack_destroy(s);
