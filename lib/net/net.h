@@ -20,6 +20,18 @@
  * clock in tests).
  *
  * Addresses are in network byte order (suffix _be) everywhere.
+ *
+ * Typical use, one worker lcore per queue:
+ *	net_port_init(&conf, &port);			(main lcore)
+ *	on worker lcore q:
+ *		lc = net_lcore_create(port, q, -1);
+ *		tcp = net_tcp_attach(lc, &tcp_conf);	(net_tcp.h)
+ *		tcp_listen(tcp, 80, 0, &ops, app);
+ *		for (;;)
+ *			net_lcore_poll(lc, net_now_ns());
+ * TCP callbacks run inside net_lcore_poll(); what they send is flushed at
+ * the end of the poll, or at once with net_lcore_flush() (after tcp_flush())
+ * when a response completes outside the poll.
  */
 
 #include <stdbool.h>
@@ -80,12 +92,14 @@ uint16_t net_port_mtu(const struct net_port *p);
 uint32_t net_port_caps(const struct net_port *p);
 uint16_t net_port_nb_queues(const struct net_port *p);
 struct rte_mempool *net_port_pool(const struct net_port *p);
+/** Mbufs per TX packet the PMD accepts (0: no stated limit). */
+uint16_t net_port_tx_max_segs(const struct net_port *p);
 void net_port_mac(const struct net_port *p, uint8_t mac[6]);
 
 /**
  * Per-lcore context for queue `queue` of port p, allocated on the NUMA
  * node of the calling lcore (or of socket_id if >= 0).  Registers the lcore
- * with the telemetry/stat registry.
+ * with the stats registry behind net_stats_total() and /ffn/net/stats.
  */
 struct net_lcore *net_lcore_create(struct net_port *p, uint16_t queue,
 		int socket_id);
@@ -151,9 +165,10 @@ int net_lcore_set_l4(struct net_lcore *lc, uint8_t proto,
  * ARP ages and retries use the clock of the lcore's last net_lcore_poll().
  * The frame is queued in the lcore's TX buffer (flushed by net_lcore_flush()
  * or at the end of the poll).
- * Returns 0 (queued, parked pending ARP, or dropped and counted) or
- * -errno; m is consumed unless the return is -ENOTSUP, -EINVAL or
- * -EMSGSIZE (larger than the MTU without TSO).
+ * Returns 0 (queued, or parked pending ARP), or -errno: -EHOSTUNREACH (off
+ * link, no gateway) and -ENOBUFS (TX buffer full or no mbuf) consume m
+ * (freed, counted); -ENOTSUP, -EINVAL and -EMSGSIZE (larger than the MTU
+ * without TSO) leave m to the caller.
  */
 int net_ipv4_output(struct net_lcore *lc, struct rte_mbuf *m,
 		uint32_t dst_be, uint8_t proto);
@@ -212,7 +227,8 @@ void net_stats_total(struct net_stats *out);
 /** Number of counters and the name of counter i (order of struct). */
 unsigned int net_stats_count(void);
 const char *net_stats_name(unsigned int i);
-/** Register /ffn/net/stats with rte_telemetry (idempotent). */
+/** Register /ffn/net/stats with rte_telemetry (idempotent; the first
+ *  net_lcore_create() does it). */
 int net_telemetry_register(void);
 
 #ifdef __cplusplus

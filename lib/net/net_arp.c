@@ -60,9 +60,9 @@ mac_pack(const struct rte_ether_addr *a)
 	return v | NET_ARP_VALID;
 }
 
-int
-net_arp_lookup(struct net_port *p, uint32_t ip_be, uint64_t now_ns,
-		struct rte_ether_addr *mac)
+static int
+arp_lookup_age(struct net_port *p, uint32_t ip_be, uint64_t now_ns,
+		struct rte_ether_addr *mac, uint64_t *age)
 {
 	bool full;
 	struct net_arp_entry *e = arp_find(p, ip_be, false, &full);
@@ -72,10 +72,20 @@ net_arp_lookup(struct net_port *p, uint32_t ip_be, uint64_t now_ns,
 		return -ENOENT;
 	v = __atomic_load_n(&e->mac, __ATOMIC_ACQUIRE);
 	t = __atomic_load_n(&e->updated_ns, __ATOMIC_RELAXED);
-	if (!(v & NET_ARP_VALID) || now_ns - t >= p->arp_timeout_ns)
+	*age = now_ns - t;
+	if (!(v & NET_ARP_VALID) || *age >= p->arp_timeout_ns)
 		return -ENOENT;
 	memcpy(mac->addr_bytes, &v, RTE_ETHER_ADDR_LEN);
 	return 0;
+}
+
+int
+net_arp_lookup(struct net_port *p, uint32_t ip_be, uint64_t now_ns,
+		struct rte_ether_addr *mac)
+{
+	uint64_t age;
+
+	return arp_lookup_age(p, ip_be, now_ns, mac, &age);
 }
 
 void
@@ -143,6 +153,27 @@ arp_request(struct net_lcore *lc, uint32_t ip_be)
 	arp_send(lc, RTE_ARP_OP_REQUEST, &bcast, &zero_mac, lc->port->ip_be,
 			ip_be);
 	lc->st.arp_req_tx++;
+}
+
+/* Lookup for output.  An entry in use that nears its end is re-asked for
+ * (at most once per retry interval per lcore) while it still serves, so
+ * a busy connection never stalls on expiry (RFC 1122 §2.3.2.1). */
+int
+net_arp_resolve(struct net_lcore *lc, uint32_t ip_be,
+		struct rte_ether_addr *mac)
+{
+	struct net_port *p = lc->port;
+	uint64_t age, margin = (p->arp_retries + 1) * p->arp_retry_ns;
+	int rc = arp_lookup_age(p, ip_be, lc->now_ns, mac, &age);
+
+	if (rc == 0 && age + margin >= p->arp_timeout_ns &&
+			(lc->refresh_ip != ip_be ||
+			 lc->now_ns - lc->refresh_ns >= p->arp_retry_ns)) {
+		lc->refresh_ip = ip_be;
+		lc->refresh_ns = lc->now_ns;
+		arp_request(lc, ip_be);
+	}
+	return rc;
 }
 
 static void

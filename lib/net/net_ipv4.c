@@ -46,7 +46,7 @@ ipv4_hdr_cksum(struct net_lcore *lc, struct rte_mbuf *m,
 		ip->hdr_checksum = rte_ipv4_cksum(ip);
 }
 
-void
+int
 net_ipv4_route(struct net_lcore *lc, struct rte_mbuf *m, uint32_t dst_be)
 {
 	struct net_port *p = lc->port;
@@ -58,13 +58,13 @@ net_ipv4_route(struct net_lcore *lc, struct rte_mbuf *m, uint32_t dst_be)
 		if (hop == 0) {
 			lc->st.drop_no_route++;
 			rte_pktmbuf_free(m);
-			return;
+			return -EHOSTUNREACH;
 		}
 	}
-	if (net_arp_lookup(p, hop, lc->now_ns, &mac) == 0)
-		net_eth_output(lc, m, &mac, RTE_ETHER_TYPE_IPV4);
-	else
-		net_arp_park(lc, m, hop);
+	if (net_arp_resolve(lc, hop, &mac) == 0)
+		return net_eth_output(lc, m, &mac, RTE_ETHER_TYPE_IPV4);
+	net_arp_park(lc, m, hop);
+	return 0;
 }
 
 /* RFC 792 echo: answer with the same identifier, sequence and data. */
@@ -316,13 +316,12 @@ net_ipv4_output(struct net_lcore *lc, struct rte_mbuf *m, uint32_t dst_be,
 	ip->next_proto_id = proto;
 	ip->src_addr = p->ip_be;
 	ip->dst_addr = dst_be;
-	ipv4_hdr_cksum(lc, h, ip);
+	ipv4_hdr_cksum(lc, h, ip);	/* TSO implies NET_CAP_TX_IPV4_CKSUM */
 	if (proto == IPPROTO_TCP)
 		l4_cksum(lc, h, ip, l4ck, RTE_MBUF_F_TX_TCP_CKSUM,
 				NET_CAP_TX_TCP_CKSUM);
 	else if (proto == IPPROTO_UDP)
 		l4_cksum(lc, h, ip, l4ck, RTE_MBUF_F_TX_UDP_CKSUM,
 				NET_CAP_TX_UDP_CKSUM);
-	net_ipv4_route(lc, h, dst_be);
-	return 0;
+	return net_ipv4_route(lc, h, dst_be);
 }

@@ -16,8 +16,14 @@
 
 /* Registry of live lcores, read by net_stats_total() and telemetry from
  * any thread; slots are claimed by CAS, counters are single-writer. */
-#define NET_REG_MAX 1024
 static struct net_lcore *net_reg[NET_REG_MAX];
+
+struct net_lcore *
+net_lcore_registered(unsigned int i)
+{
+	return i < NET_REG_MAX ?
+		__atomic_load_n(&net_reg[i], __ATOMIC_ACQUIRE) : NULL;
+}
 
 #define NET_STAT_NAME(n) #n,
 static const char *const net_stat_names[] = { NET_STATS(NET_STAT_NAME) };
@@ -42,6 +48,7 @@ net_lcore_create(struct net_port *p, uint16_t queue, int socket_id)
 	lc->queue = queue;
 	lc->pool = p->pool;
 	lc->reg_slot = -1;
+	net_telemetry_register();
 	for (i = 0; i < NET_REG_MAX; i++) {
 		struct net_lcore *expect = NULL;
 
@@ -110,32 +117,52 @@ net_lcore_flush(struct net_lcore *lc)
 
 	if (n == 0)
 		return;
-	for (i = 0; i < n; i++)
-		bytes += lc->tx[i]->pkt_len;
-	/* A full TX ring is back-pressure: retry a little, then drop (TCP
-	 * retransmits) rather than stall the poll loop. */
+	/* A full TX ring is back-pressure from a peer or NIC that has not
+	 * caught up: what does not go now stays buffered for the next flush
+	 * (dropping would cost TCP a retransmission timeout). */
 	while (sent < n && tries++ < 4)
 		sent += rte_eth_tx_burst(lc->port->port_id, lc->queue,
 				lc->tx + sent, n - sent);
-	for (i = sent; i < n; i++) {
-		bytes -= lc->tx[i]->pkt_len;
-		rte_pktmbuf_free(lc->tx[i]);
-	}
-	lc->st.drop_tx_full += n - sent;
+	for (i = 0; i < sent; i++)
+		bytes += lc->tx_len[i];
 	lc->st.tx_pkts += sent;
 	lc->st.tx_bytes += bytes;
-	lc->tx_n = 0;
+	/* A frame the PMD refuses for good (not merely a full ring) would
+	 * block the buffer forever: after NET_TX_STALL flushes without any
+	 * progress, the head frame goes. */
+	if (sent == 0 && ++lc->tx_stall >= NET_TX_STALL) {
+		rte_pktmbuf_free(lc->tx[0]);
+		lc->st.drop_tx_full++;
+		sent = 1;
+	}
+	if (sent > 0)
+		lc->tx_stall = 0;
+	if (sent < n) {
+		memmove(lc->tx, lc->tx + sent, (n - sent) * sizeof(lc->tx[0]));
+		memmove(lc->tx_len, lc->tx_len + sent,
+			(n - sent) * sizeof(lc->tx_len[0]));
+	}
+	lc->tx_n = n - sent;
 }
 
-void
+int
 net_tx_enqueue(struct net_lcore *lc, struct rte_mbuf *m)
 {
-	if (lc->tx_n == NET_TX_BUF)
+	if (lc->tx_n == NET_TX_BUF) {
 		net_lcore_flush(lc);
+		if (lc->tx_n == NET_TX_BUF) {
+			/* The ring stayed full for a whole buffer. */
+			lc->st.drop_tx_full++;
+			rte_pktmbuf_free(m);
+			return -ENOBUFS;
+		}
+	}
+	lc->tx_len[lc->tx_n] = m->pkt_len;
 	lc->tx[lc->tx_n++] = m;
+	return 0;
 }
 
-void
+int
 net_eth_output(struct net_lcore *lc, struct rte_mbuf *m,
 		const struct rte_ether_addr *dst, uint16_t ether_type)
 {
@@ -149,7 +176,7 @@ net_eth_output(struct net_lcore *lc, struct rte_mbuf *m,
 		/* Callers reserve NET_HDR_ROOM; reaching here is a bug. */
 		lc->st.drop_no_mbuf++;
 		rte_pktmbuf_free(m);
-		return;
+		return -ENOBUFS;
 	}
 	rte_ether_addr_copy(dst, &eth->dst_addr);
 	rte_ether_addr_copy(&p->mac, &eth->src_addr);
@@ -167,7 +194,7 @@ net_eth_output(struct net_lcore *lc, struct rte_mbuf *m,
 		}
 	}
 	m->l2_len = l2;
-	net_tx_enqueue(lc, m);
+	return net_tx_enqueue(lc, m);
 }
 
 /* Ethernet and 802.1Q (IEEE 802.1Q §9): strip L2, dispatch by type. */
@@ -317,14 +344,15 @@ net_tel_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 int
 net_telemetry_register(void)
 {
-	static bool done;
-	int rc;
+	static int state;	/* 0 none, 1 claimed, 2 done */
+	int expect = 0, rc;
 
-	if (done)
+	/* Lcores may be created concurrently: one caller registers. */
+	if (!__atomic_compare_exchange_n(&state, &expect, 1, false,
+			__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		return 0;
 	rc = rte_telemetry_register_cmd("/ffn/net/stats", net_tel_stats,
 			"Sum of lib/net per-lcore counters. No parameters");
-	if (rc == 0)
-		done = true;
+	__atomic_store_n(&state, rc == 0 ? 2 : 0, __ATOMIC_RELEASE);
 	return rc;
 }

@@ -143,9 +143,14 @@ pick_offloads(const struct net_port_conf *conf,
 		ec->txmode.offloads |= RTE_ETH_TX_OFFLOAD_UDP_CKSUM;
 		*caps |= NET_CAP_TX_UDP_CKSUM;
 	}
-	/* TSO needs the TCP checksum offload it builds on. */
+	/* TSO needs the IPv4 and TCP checksum offloads it builds on: the
+	 * device fixes both in every segment it cuts.  Not on net_tap: its
+	 * GSO compares tso_segsz plus the L2-L4 headers with the L3 MTU, so
+	 * it refuses every full-sized segment (DPDK 22.11 pmd_tx_burst). */
 	if ((tx & RTE_ETH_TX_OFFLOAD_TCP_TSO) &&
-			(*caps & NET_CAP_TX_TCP_CKSUM)) {
+			strcmp(di->driver_name, "net_tap") != 0 &&
+			(*caps & NET_CAP_TX_TCP_CKSUM) &&
+			(*caps & NET_CAP_TX_IPV4_CKSUM)) {
 		ec->txmode.offloads |= RTE_ETH_TX_OFFLOAD_TCP_TSO;
 		*caps |= NET_CAP_TSO;
 	}
@@ -177,6 +182,7 @@ setup_reta(struct net_port *p, const struct rte_eth_dev_info *di)
 	struct rte_eth_rss_reta_entry64 r[RTE_ETH_RSS_RETA_SIZE_512 /
 		RTE_ETH_RETA_GROUP_SIZE];
 	uint16_t i, n = di->reta_size;
+	unsigned int odd = 0;
 
 	if (!(p->caps & NET_CAP_RSS) || n == 0 ||
 			n > RTE_ETH_RSS_RETA_SIZE_512)
@@ -194,9 +200,15 @@ setup_reta(struct net_port *p, const struct rte_eth_dev_info *di)
 			p->port_id);
 		return;
 	}
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		p->reta[i] = r[i / RTE_ETH_RETA_GROUP_SIZE].reta[i %
 			RTE_ETH_RETA_GROUP_SIZE];
+		if (p->reta[i] != i % p->nb_queues && !odd++)
+			NET_LOG(WARNING, "port %u: RETA entry %u is queue %u, "
+				"not %u: TCP active opens may pick ports that "
+				"land on another lcore\n", p->port_id, i,
+				p->reta[i], i % p->nb_queues);
+	}
 	p->reta_size = n;
 }
 
@@ -272,6 +284,11 @@ port_setup(struct net_port *p, const struct net_port_conf *conf)
 	}
 	memset(&ec, 0, sizeof(ec));
 	pick_offloads(conf, &di, &ec, &p->caps);
+	/* Mbufs per packet the PMD takes; 0 when it states no limit. */
+	p->tx_max_segs = di.tx_desc_lim.nb_mtu_seg_max;
+	if (di.tx_desc_lim.nb_seg_max != 0 && (p->tx_max_segs == 0 ||
+			di.tx_desc_lim.nb_seg_max < p->tx_max_segs))
+		p->tx_max_segs = di.tx_desc_lim.nb_seg_max;
 	if (p->nb_queues > 1 && (di.flow_type_rss_offloads &
 			RTE_ETH_RSS_NONFRAG_IPV4_TCP)) {
 		ec.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
@@ -284,6 +301,11 @@ port_setup(struct net_port *p, const struct net_port_conf *conf)
 		ec.rx_adv_conf.rss_conf.rss_hf = di.flow_type_rss_offloads &
 			(RTE_ETH_RSS_NONFRAG_IPV4_TCP | RTE_ETH_RSS_IPV4);
 		p->caps |= NET_CAP_RSS;
+	} else if (p->nb_queues > 1) {
+		/* Everything would arrive on queue 0: a connection owned by
+		 * another lcore never sees its segments. */
+		NET_LOG(ERR, "port %u: %u queues but no IPv4/TCP RSS\n",
+			p->port_id, p->nb_queues);
 	}
 	rc = rte_eth_dev_configure(p->port_id, p->nb_queues, p->nb_queues,
 			&ec);
@@ -381,6 +403,7 @@ uint32_t net_port_ipv4(const struct net_port *p) { return p->ip_be; }
 uint16_t net_port_mtu(const struct net_port *p) { return p->mtu; }
 uint32_t net_port_caps(const struct net_port *p) { return p->caps; }
 uint16_t net_port_nb_queues(const struct net_port *p) { return p->nb_queues; }
+uint16_t net_port_tx_max_segs(const struct net_port *p) { return p->tx_max_segs; }
 struct rte_mempool *net_port_pool(const struct net_port *p) { return p->pool; }
 
 void

@@ -14,7 +14,8 @@
 #include "net.h"
 
 #define NET_RX_BURST		32
-#define NET_TX_BUF		64
+#define NET_TX_BUF		256
+#define NET_TX_STALL		1024	/* flushes without progress */
 #define NET_PENDING_HOPS	8	/* unresolved next hops per lcore */
 #define NET_PENDING_PKTS	16	/* parked packets per next hop */
 /* Ethernet + one VLAN tag + IPv4 without options. */
@@ -44,6 +45,7 @@ struct net_port {
 	struct rte_ether_addr mac;
 	int socket;
 	struct rte_mempool *pool;
+	uint16_t tx_max_segs;		/* 0: the PMD states no limit */
 	uint16_t reta_size;
 	uint16_t reta[RTE_ETH_RSS_RETA_SIZE_512];
 	uint32_t arp_mask;		/* arp_entries - 1 (power of two) */
@@ -74,12 +76,16 @@ struct net_lcore {
 	struct net_port *port;
 	uint16_t queue;
 	uint16_t tx_n;
+	uint16_t tx_stall;
 	bool garp_done;
 	uint64_t now_ns;
 	struct rte_mempool *pool;
 	struct rte_mbuf *tx[NET_TX_BUF];
+	uint32_t tx_len[NET_TX_BUF];	/* pkt_len: the mbuf is gone once sent */
 	struct net_l4 tcp;
 	struct net_l4 udp;
+	uint32_t refresh_ip;		/* last entry re-asked for */
+	uint64_t refresh_ns;
 	unsigned int npending;
 	struct net_pending pending[NET_PENDING_HOPS];
 	int reg_slot;
@@ -87,14 +93,21 @@ struct net_lcore {
 } __rte_cache_aligned;
 
 /* net_lcore.c */
-void net_tx_enqueue(struct net_lcore *lc, struct rte_mbuf *m);
+#define NET_REG_MAX 1024
+/* Registered lcore in slot i (NULL if free), for stats readers. */
+struct net_lcore *net_lcore_registered(unsigned int i);
+/* Queue m for TX: 0, or -ENOBUFS (m freed, counted). */
+int net_tx_enqueue(struct net_lcore *lc, struct rte_mbuf *m);
 /* Prepend Ethernet (+VLAN) with our source MAC to m and queue it. */
-void net_eth_output(struct net_lcore *lc, struct rte_mbuf *m,
+int net_eth_output(struct net_lcore *lc, struct rte_mbuf *m,
 		const struct rte_ether_addr *dst, uint16_t ether_type);
 
 /* net_arp.c */
 void net_arp_input(struct net_lcore *lc, struct rte_mbuf *m);
 int net_arp_lookup(struct net_port *p, uint32_t ip_be, uint64_t now_ns,
+		struct rte_ether_addr *mac);
+/* net_arp_lookup() that also refreshes entries near their end. */
+int net_arp_resolve(struct net_lcore *lc, uint32_t ip_be,
 		struct rte_ether_addr *mac);
 void net_arp_update(struct net_port *p, uint32_t ip_be,
 		const struct rte_ether_addr *mac, uint64_t now_ns, bool create,
@@ -107,8 +120,9 @@ void net_arp_flush_pending(struct net_lcore *lc);
 
 /* net_ipv4.c */
 void net_ipv4_input(struct net_lcore *lc, struct rte_mbuf *m);
-/* Route the finished IPv4 packet m (data at the IPv4 header). */
-void net_ipv4_route(struct net_lcore *lc, struct rte_mbuf *m,
+/* Route the finished IPv4 packet m (data at the IPv4 header): 0 (queued
+ * or parked for ARP), -EHOSTUNREACH or -ENOBUFS (m freed, counted). */
+int net_ipv4_route(struct net_lcore *lc, struct rte_mbuf *m,
 		uint32_t dst_be);
 
 #endif /* NET_PRIV_H */

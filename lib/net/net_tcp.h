@@ -25,6 +25,11 @@
 struct tcp_stack *net_tcp_attach(struct net_lcore *lc,
 		const struct tcp_stack_config *cfg);
 
+/** Sum of the TCP counters of every lcore with a stack attached (also
+ *  served to rte_telemetry as /ffn/net/tcp, registered by the first
+ *  net_tcp_attach()). */
+void net_tcp_stats_total(struct tcp_stats *out);
+
 /** Detach lc's TCP handler and destroy the stack. */
 void net_tcp_detach(struct net_lcore *lc, struct tcp_stack *s);
 

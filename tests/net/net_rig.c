@@ -16,6 +16,8 @@
 
 #include "net_rig.h"
 
+unsigned int rig_tx_ring_size = 1024;
+
 const struct rte_ether_addr rig_peer_mac = {
 	.addr_bytes = { 0x02, 0x00, 0x00, 0x00, 0x00, 0x09 } };
 
@@ -61,7 +63,8 @@ rig_open(struct rig *r, const struct net_port_conf *conf)
 	snprintf(name, sizeof(name), "rig_rx%u", seq);
 	r->rx = rte_ring_create(name, 1024, 0, RING_F_SP_ENQ | RING_F_SC_DEQ);
 	snprintf(name, sizeof(name), "rig_tx%u", seq);
-	r->tx = rte_ring_create(name, 1024, 0, RING_F_SP_ENQ | RING_F_SC_DEQ);
+	r->tx = rte_ring_create(name, rig_tx_ring_size, 0,
+			RING_F_SP_ENQ | RING_F_SC_DEQ);
 	if (r->rx == NULL || r->tx == NULL)
 		return -1;
 	snprintf(name, sizeof(name), "net_rig%u", seq);

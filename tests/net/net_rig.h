@@ -36,6 +36,8 @@ struct rig {
 };
 
 extern const struct rte_ether_addr rig_peer_mac;
+/* Size of the TX ring the next rig_open() creates (power of two). */
+extern unsigned int rig_tx_ring_size;
 
 int rig_eal_init(const char *prefix);
 /* rte_eal_cleanup() and removal of the EAL runtime directory. */

@@ -10,6 +10,7 @@
  *
  *   net_testd <EAL args> -- --ip A.B.C.D/len [--gw A.B.C.D] [--mtu N]
  *             [--seconds N] [--idle-us N] [--vlan ID]
+ *             [--echo PORT] [--sink PORT] [--http PORT] [--netem SPEC]
  *
  * --idle-us sleeps that long after an empty poll: e2e runs share two cores
  * with everyone's builds (docs/DEVELOPING.md); benchmarks pass 0.
@@ -64,7 +65,7 @@ usage(void)
 {
 	fprintf(stderr, "usage: net_testd <EAL> -- --ip A.B.C.D/len "
 		"[--gw A.B.C.D] [--mtu N] [--seconds N] [--idle-us N] "
-		"[--vlan ID] [--echo PORT] [--sink PORT]\n");
+		"[--vlan ID] [--echo PORT] [--sink PORT] [--http PORT] [--netem SPEC]\n");
 }
 
 int
@@ -79,10 +80,14 @@ main(int argc, char **argv)
 		{ "vlan", required_argument, NULL, 'v' },
 		{ "echo", required_argument, NULL, 'e' },
 		{ "sink", required_argument, NULL, 'k' },
+		{ "netem", required_argument, NULL, 'n' },
+		{ "http", required_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct net_port_conf pc;
 	struct testd_conf tc;
+	struct netem_conf nc;
+	bool netem = false;
 	struct net_port *p;
 	struct net_lcore *lc;
 	struct net_stats st;
@@ -121,6 +126,14 @@ main(int argc, char **argv)
 		case 'v': pc.vlan = true; pc.vlan_id = atoi(optarg); break;
 		case 'e': tc.echo_port = atoi(optarg); break;
 		case 'k': tc.sink_port = atoi(optarg); break;
+		case 'h': tc.http_port = atoi(optarg); break;
+		case 'n':
+			if (netem_parse(optarg, &nc) != 0) {
+				usage();
+				return 2;
+			}
+			netem = true;
+			break;
 		default: usage(); return 2;
 		}
 	}
@@ -129,6 +142,14 @@ main(int argc, char **argv)
 		return 2;
 	}
 	pc.port_id = 0;
+	if (netem) {
+		rc = netem_start(0, &nc, &pc.port_id);
+		if (rc != 0) {
+			fprintf(stderr, "net_testd: netem: %s\n",
+				strerror(-rc));
+			return 1;
+		}
+	}
 	pc.nb_queues = 1;
 	pc.nb_mbufs = 16384;
 	rc = net_port_init(&pc, &p);
@@ -156,6 +177,8 @@ main(int argc, char **argv)
 		now = net_now_ns();
 		if (now >= end_ns)
 			break;
+		if (netem)
+			netem_poll(now);
 		if (net_lcore_poll(lc, now) == 0 && idle_us)
 			usleep(idle_us);
 	}
@@ -165,6 +188,8 @@ main(int argc, char **argv)
 		printf("%s %lu\n", net_stats_name(k),
 			(unsigned long)((uint64_t *)&st)[k]);
 	testd_services_report(lc);
+	if (netem)
+		netem_report();
 	fflush(stdout);
 	net_lcore_free(lc);
 	net_port_close(p);

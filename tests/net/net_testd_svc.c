@@ -4,9 +4,10 @@
 
 /*
  * net_testd TCP services on the lcore's tcp_stack:
- *  - echo: every byte back, in order.  Receive flow control is manual, so
- *    data not yet echoed (send memory full) holds the peer's window closed
- *    instead of piling up here.
+ *  - echo: every byte back, in order, zero-copy: the received mbufs are
+ *    queued for sending by reference (tcp_send_mbuf).  Receive flow
+ *    control is manual, so data not yet echoed (send memory full) holds
+ *    the peer's window closed instead of piling up here.
  *  - source: the client sends "N\n"; we send N bytes of testd_pattern()
  *    and close.  Clients verify every byte.
  */
@@ -21,15 +22,21 @@
 #include "net_tcp.h"
 #include "net_testd.h"
 
-enum svc_kind { SVC_ECHO, SVC_SOURCE };
+enum svc_kind { SVC_ECHO, SVC_SOURCE, SVC_HTTP };
+
+/* Benchmarks (tools/bench/net): one canned response with a 64-byte body per
+ * request, a request being anything ending in an empty line. */
+static const char http_resp[] = "HTTP/1.1 200 OK\r\nContent-Length: 64\r\n"
+	"\r\n0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
 
 struct svc_conn {
 	struct tcp_conn *c;
 	enum svc_kind kind;
-	/* echo: segments not yet echoed, walked by (cur, off) */
-	struct rte_mbuf *head, *tail;
-	uint16_t off;
+	/* echo: received data not yet queued for sending (one chain) */
+	struct rte_mbuf *head;
 	bool eof;
+	/* http: how much of "\r\n\r\n" the last bytes matched */
+	unsigned int crlf;
 	/* source */
 	char req[24];
 	unsigned int req_len;
@@ -52,7 +59,7 @@ svc_finish(struct svc_conn *s)
 {
 	tcp_close(s->c);
 	if (s->head != NULL)
-		rte_pktmbuf_free(s->head);	/* the rest of the list */
+		rte_pktmbuf_free(s->head);
 	n_closed++;
 	free(s);
 }
@@ -60,59 +67,40 @@ svc_finish(struct svc_conn *s)
 static void
 echo_pump(struct svc_conn *s)
 {
-	bool any = false;
+	if (s->head != NULL) {
+		uint32_t len = s->head->pkt_len;
 
-	while (s->head != NULL) {
-		struct rte_mbuf *m = s->head;
-		uint32_t room = tcp_send_space(s->c);
-		uint32_t n = m->data_len - s->off;
-		int rc;
-
-		if (n > 0) {
-			if (room == 0)
-				break;
-			rc = tcp_send(s->c, rte_pktmbuf_mtod_offset(m, void *,
-					s->off), RTE_MIN(n, room));
-			if (rc <= 0)
-				break;
-			s->off += rc;
-			tcp_recved(s->c, rc);
-			n_echo_bytes += rc;
-			any = true;
-			if ((uint32_t)rc < n)
-				break;
+		/* All or nothing; -ENOBUFS: retried from sent(). */
+		if (tcp_send_mbuf(s->c, s->head) == 0) {
+			s->head = NULL;
+			tcp_recved(s->c, len);
+			n_echo_bytes += len;
+			tcp_flush(s->c);
 		}
-		s->head = m->next;
-		if (s->head == NULL)
-			s->tail = NULL;
-		m->next = NULL;
-		rte_pktmbuf_free_seg(m);
-		s->off = 0;
 	}
-	if (any)
-		tcp_flush(s->c);
 	if (s->head == NULL && s->eof)
 		svc_finish(s);
 }
 
+/* testd_pattern() repeats every 256 blocks of 512 bytes. */
+#define PATTERN_PERIOD (256 * 512)
+static uint8_t pattern_tab[2 * PATTERN_PERIOD];
+
 static void
 source_pump(struct svc_conn *s)
 {
-	uint8_t buf[16384];
 	bool any = false;
 
 	while (s->sent < s->total) {
 		uint32_t room = tcp_send_space(s->c);
-		uint32_t n = RTE_MIN((uint64_t)sizeof(buf), s->total - s->sent);
-		uint32_t i;
+		uint32_t n = RTE_MIN((uint64_t)PATTERN_PERIOD,
+				s->total - s->sent);
 		int rc;
 
 		n = RTE_MIN(n, room);
 		if (n == 0)
 			break;
-		for (i = 0; i < n; i++)
-			buf[i] = testd_pattern(s->sent + i);
-		rc = tcp_send(s->c, buf, n);
+		rc = tcp_send(s->c, pattern_tab + s->sent % PATTERN_PERIOD, n);
 		if (rc <= 0)
 			break;
 		s->sent += rc;
@@ -134,14 +122,43 @@ on_data(void *arg, struct tcp_conn *c, struct rte_mbuf *m)
 
 	(void)c;
 	if (s->kind == SVC_ECHO) {
-		if (s->tail != NULL)
-			s->tail->next = m;
-		else
+		if (s->head == NULL) {
 			s->head = m;
-		for (seg = m; seg->next != NULL; seg = seg->next)
-			;
-		s->tail = seg;
+		} else if (rte_pktmbuf_chain(s->head, m) != 0) {
+			/* More segments than one chain holds: give up. */
+			rte_pktmbuf_free(m);
+			rte_pktmbuf_free(s->head);
+			s->head = NULL;
+			tcp_abort(s->c);
+			n_closed++;
+			free(s);
+			return;
+		}
 		echo_pump(s);
+		return;
+	}
+	if (s->kind == SVC_HTTP) {
+		static const char end[] = "\r\n\r\n";
+		unsigned int reqs = 0;
+
+		for (seg = m; seg != NULL; seg = seg->next) {
+			const char *p = rte_pktmbuf_mtod(seg, const char *);
+
+			for (i = 0; i < seg->data_len; i++) {
+				if (p[i] == end[s->crlf])
+					s->crlf++;
+				else
+					s->crlf = (p[i] == '\r');
+				if (s->crlf == 4) {
+					s->crlf = 0;
+					reqs++;
+				}
+			}
+		}
+		rte_pktmbuf_free(m);
+		while (reqs--)
+			tcp_send(s->c, http_resp, sizeof(http_resp) - 1);
+		tcp_flush(s->c);
 		return;
 	}
 	/* source: read the request line "N\n" */
@@ -178,7 +195,7 @@ on_sent(void *arg, struct tcp_conn *c, uint32_t acked)
 	(void)acked;
 	if (s->kind == SVC_ECHO)
 		echo_pump(s);
-	else if (s->total > 0)
+	else if (s->kind == SVC_SOURCE && s->total > 0)
 		source_pump(s);
 }
 
@@ -191,7 +208,7 @@ on_eof(void *arg, struct tcp_conn *c)
 	s->eof = true;
 	if (s->kind == SVC_ECHO && s->head == NULL)
 		svc_finish(s);
-	else if (s->kind == SVC_SOURCE && s->total == 0)
+	else if (s->kind != SVC_ECHO && s->total == 0)
 		svc_finish(s);
 }
 
@@ -203,7 +220,7 @@ on_closed(void *arg, struct tcp_conn *c, int reason)
 	(void)c;
 	(void)reason;
 	if (s->head != NULL)
-		rte_pktmbuf_free(s->head);	/* the rest of the segment list */
+		rte_pktmbuf_free(s->head);
 	n_closed++;
 	free(s);
 }
@@ -238,6 +255,17 @@ on_accept_source(void *larg, struct tcp_conn *c, void **carg)
 	return accept_kind(c, carg, SVC_SOURCE);
 }
 
+static int
+on_accept_http(void *larg, struct tcp_conn *c, void **carg)
+{
+	(void)larg;
+	return accept_kind(c, carg, SVC_HTTP);
+}
+
+static const struct tcp_ops http_ops = {
+	.accepted = on_accept_http, .data = on_data, .sent = on_sent,
+	.eof = on_eof, .closed = on_closed,
+};
 static const struct tcp_ops echo_ops = {
 	.accepted = on_accept_echo, .data = on_data, .sent = on_sent,
 	.eof = on_eof, .closed = on_closed,
@@ -252,9 +280,12 @@ testd_services_start(struct net_lcore *lc, const struct testd_conf *c)
 {
 	struct tcp_stack_config tc;
 	int rc;
+	uint32_t i;
 
-	if (c->echo_port == 0 && c->sink_port == 0)
+	if (c->echo_port == 0 && c->sink_port == 0 && c->http_port == 0)
 		return 0;
+	for (i = 0; i < sizeof(pattern_tab); i++)
+		pattern_tab[i] = testd_pattern(i);
 	memset(&tc, 0, sizeof(tc));
 	tc.max_conns = 8192;
 	tc.syn_backlog = 1024;
@@ -268,6 +299,11 @@ testd_services_start(struct net_lcore *lc, const struct testd_conf *c)
 	}
 	if (c->sink_port) {
 		rc = tcp_listen(svc_tcp, c->sink_port, 0, &source_ops, NULL);
+		if (rc != 0)
+			return rc;
+	}
+	if (c->http_port) {
+		rc = tcp_listen(svc_tcp, c->http_port, 0, &http_ops, NULL);
 		if (rc != 0)
 			return rc;
 	}

@@ -2,8 +2,8 @@
  * Copyright(c) 2026 ffn-shard authors
  */
 
-/* lib/net L2/L3: frames in through a net_ring port, frames out asserted
- * byte for byte; virtual clock for ARP retries and timeouts. */
+/* lib/net input: ICMP echo, every Ethernet/VLAN/IPv4 drop reason, the L4
+ * hook, RSS helpers and counters, through a net_ring port. */
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,344 +16,13 @@
 
 #include <rte_arp.h>
 #include <rte_eal.h>
+#include <rte_eth_ring.h>
 #include <rte_icmp.h>
 #include <rte_ip.h>
 #include <rte_tcp.h>
 
 #include "net_rig.h"
-
-static const struct rte_ether_addr bcast = {
-	.addr_bytes = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff } };
-
-static int
-setup(void **state)
-{
-	static struct rig r;
-
-	if (rig_open(&r, NULL) != 0)
-		return -1;
-	rig_drain(&r);
-	*state = &r;
-	return 0;
-}
-
-static int
-teardown(void **state)
-{
-	rig_close(*state);
-	return 0;
-}
-
-static void
-assert_arp_frame(const uint8_t *f, uint16_t len, const struct rte_ether_addr *dst,
-		const struct rte_ether_addr *src, uint16_t op, uint32_t sip,
-		const struct rte_ether_addr *tha, uint32_t tip)
-{
-	const struct rte_ether_hdr *e = (const struct rte_ether_hdr *)f;
-	const struct rte_arp_hdr *a = (const struct rte_arp_hdr *)(e + 1);
-
-	assert_true(len >= sizeof(*e) + sizeof(*a));
-	assert_memory_equal(&e->dst_addr, dst, 6);
-	assert_memory_equal(&e->src_addr, src, 6);
-	assert_int_equal(rte_be_to_cpu_16(e->ether_type), RTE_ETHER_TYPE_ARP);
-	assert_int_equal(rte_be_to_cpu_16(a->arp_hardware), RTE_ARP_HRD_ETHER);
-	assert_int_equal(rte_be_to_cpu_16(a->arp_protocol),
-			RTE_ETHER_TYPE_IPV4);
-	assert_int_equal(a->arp_hlen, 6);
-	assert_int_equal(a->arp_plen, 4);
-	assert_int_equal(rte_be_to_cpu_16(a->arp_opcode), op);
-	assert_memory_equal(&a->arp_data.arp_sha, src, 6);
-	assert_int_equal(rte_be_to_cpu_32(a->arp_data.arp_sip), sip);
-	assert_memory_equal(&a->arp_data.arp_tha, tha, 6);
-	assert_int_equal(rte_be_to_cpu_32(a->arp_data.arp_tip), tip);
-}
-
-static void
-test_garp_on_first_poll(void **state)
-{
-	struct rig r;
-	uint8_t f[256];
-	uint16_t n;
-	struct net_stats s;
-	static const struct rte_ether_addr zero;
-
-	(void)state;
-	assert_int_equal(rig_open(&r, NULL), 0);
-	n = rig_take(&r, f, sizeof(f));
-	assert_int_equal(n, 60);	/* padded to the Ethernet minimum */
-	assert_arp_frame(f, n, &bcast, &r.mac, RTE_ARP_OP_REQUEST, RIG_IP,
-			&zero, RIG_IP);
-	rig_poll(&r, MS);
-	assert_int_equal(rig_tx_count(&r), 0);	/* only once */
-	rig_stats(&r, &s);
-	assert_int_equal(s.arp_garp_tx, 1);
-	rig_close(&r);
-}
-
-static void
-test_arp_request_answered(void **state)
-{
-	struct rig *r = *state;
-	uint8_t f[256], o[256];
-	uint16_t n;
-	struct net_stats s;
-
-	n = rig_eth(f, &bcast, RTE_ETHER_TYPE_ARP);
-	n += rig_arp(f + n, NULL, RTE_ARP_OP_REQUEST, RIG_PEER, RIG_IP);
-	rig_inject(r, f, n);
-	rig_poll(r, 0);
-	n = rig_take(r, o, sizeof(o));
-	assert_arp_frame(o, n, &rig_peer_mac, &r->mac, RTE_ARP_OP_REPLY,
-			RIG_IP, &rig_peer_mac, RIG_PEER);
-	assert_int_equal(rig_tx_count(r), 0);
-	rig_stats(r, &s);
-	assert_int_equal(s.arp_req_answered, 1);
-}
-
-static void
-test_arp_request_for_other_ignored(void **state)
-{
-	struct rig *r = *state;
-	uint8_t f[256];
-	uint16_t n;
-	struct net_stats s;
-
-	n = rig_eth(f, &bcast, RTE_ETHER_TYPE_ARP);
-	n += rig_arp(f + n, NULL, RTE_ARP_OP_REQUEST, RIG_PEER,
-			RTE_IPV4(198, 18, 1, 77));
-	rig_inject(r, f, n);
-	/* malformed: protocol length 6 */
-	n = rig_eth(f, &bcast, RTE_ETHER_TYPE_ARP);
-	n += rig_arp(f + n, NULL, RTE_ARP_OP_REQUEST, RIG_PEER, RIG_IP);
-	f[sizeof(struct rte_ether_hdr) + 5] = 6;
-	rig_inject(r, f, n);
-	rig_poll(r, 0);
-	assert_int_equal(rig_tx_count(r), 0);
-	rig_stats(r, &s);
-	assert_int_equal(s.drop_arp_not_ours, 1);
-	assert_int_equal(s.drop_arp_bad, 1);
-	assert_int_equal(s.arp_req_answered, 0);
-}
-
-/* A TCP segment from the "TCP layer": 20-byte header, payload = tag. */
-static int
-send_tcp(struct rig *r, uint32_t dst, uint32_t tag)
-{
-	struct rte_mbuf *m = net_alloc(r->lc);
-	struct rte_tcp_hdr th;
-	uint8_t *d;
-
-	assert_non_null(m);
-	memset(&th, 0, sizeof(th));
-	th.src_port = rte_cpu_to_be_16(80);
-	th.dst_port = rte_cpu_to_be_16(40000);
-	th.sent_seq = rte_cpu_to_be_32(tag);
-	th.data_off = 5 << 4;
-	th.tcp_flags = RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG;
-	th.rx_win = rte_cpu_to_be_16(65535);
-	d = (uint8_t *)rte_pktmbuf_append(m, sizeof(th) + 4);
-	if (d == NULL)
-		fail();
-	memcpy(d, &th, sizeof(th));
-	memcpy(d + sizeof(th), &tag, 4);
-	m->ol_flags |= RTE_MBUF_F_TX_TCP_CKSUM;	/* net computes it */
-	return net_ipv4_output(r->lc, m, rte_cpu_to_be_32(dst), IPPROTO_TCP);
-}
-
-/* Checks an IPv4/TCP frame to the peer and returns its tag. */
-static uint32_t
-assert_tcp_frame(struct rig *r, const uint8_t *f, uint16_t n, uint32_t dst)
-{
-	const struct rte_ether_hdr *e = (const struct rte_ether_hdr *)f;
-	const struct rte_ipv4_hdr *ip = (const struct rte_ipv4_hdr *)(e + 1);
-	const struct rte_tcp_hdr *th = (const struct rte_tcp_hdr *)(ip + 1);
-	uint32_t tag;
-
-	assert_int_equal(n, sizeof(*e) + sizeof(*ip) + sizeof(*th) + 4);
-	assert_memory_equal(&e->dst_addr, &rig_peer_mac, 6);
-	assert_memory_equal(&e->src_addr, &r->mac, 6);
-	assert_int_equal(rte_be_to_cpu_16(e->ether_type), RTE_ETHER_TYPE_IPV4);
-	assert_int_equal(ip->version_ihl, 0x45);
-	assert_int_equal(rte_be_to_cpu_16(ip->total_length), n - sizeof(*e));
-	assert_int_equal(ip->next_proto_id, IPPROTO_TCP);
-	assert_int_equal(ip->time_to_live, 64);
-	assert_int_equal(rte_be_to_cpu_32(ip->src_addr), RIG_IP);
-	assert_int_equal(rte_be_to_cpu_32(ip->dst_addr), dst);
-	assert_int_equal(rte_raw_cksum(ip, sizeof(*ip)), 0xffff);
-	assert_int_equal(rte_ipv4_udptcp_cksum_verify(ip, th), 0);
-	memcpy(&tag, th + 1, 4);
-	assert_int_equal(rte_be_to_cpu_32(th->sent_seq), tag);
-	return tag;
-}
-
-static void
-test_output_known_peer(void **state)
-{
-	struct rig *r = *state;
-	uint8_t f[256];
-	uint16_t n;
-
-	rig_learn_peer(r, RIG_PEER);
-	assert_int_equal(send_tcp(r, RIG_PEER, 7), 0);
-	/* Buffered until flushed: the app decides when a response is done. */
-	assert_int_equal(rig_tx_count(r), 0);
-	net_lcore_flush(r->lc);
-	n = rig_take(r, f, sizeof(f));
-	assert_int_equal(assert_tcp_frame(r, f, n, RIG_PEER), 7);
-}
-
-static void
-test_output_keeps_caller_cksum(void **state)
-{
-	struct rig *r = *state;
-	struct rte_mbuf *m;
-	uint8_t f[256], *d;
-	uint16_t n;
-
-	rig_learn_peer(r, RIG_PEER);
-	m = net_alloc(r->lc);
-	assert_non_null(m);
-	d = (uint8_t *)rte_pktmbuf_append(m, 24);
-	if (d == NULL)
-		fail();
-	memset(d, 0, 24);
-	d[12] = 5 << 4;
-	d[16] = 0xab;	/* checksum field: no TX_TCP_CKSUM flag, so kept */
-	d[17] = 0xcd;
-	assert_int_equal(net_ipv4_output(r->lc, m, rte_cpu_to_be_32(RIG_PEER),
-			IPPROTO_TCP), 0);
-	net_lcore_flush(r->lc);
-	n = rig_take(r, f, sizeof(f));
-	assert_int_equal(n, 14 + 20 + 24);
-	assert_int_equal(f[34 + 16], 0xab);
-	assert_int_equal(f[34 + 17], 0xcd);
-	assert_int_equal(rte_raw_cksum(f + 14, 20), 0xffff);
-}
-
-static void
-test_arp_resolution_pending_bound(void **state)
-{
-	struct rig *r = *state;
-	static const struct rte_ether_addr zero;
-	uint8_t f[256];
-	uint16_t n;
-	uint32_t i;
-	struct net_stats s;
-
-	for (i = 0; i < 20; i++)
-		assert_int_equal(send_tcp(r, RIG_PEER, i), 0);
-	rig_poll(r, 0);
-	/* One request, nothing else while unresolved. */
-	n = rig_take(r, f, sizeof(f));
-	assert_arp_frame(f, n, &bcast, &r->mac, RTE_ARP_OP_REQUEST, RIG_IP,
-			&zero, RIG_PEER);
-	assert_int_equal(rig_tx_count(r), 0);
-	rig_stats(r, &s);
-	assert_int_equal(s.drop_arp_pending_full, 4);
-	/* The reply releases the 16 newest, in order. */
-	n = rig_eth(f, &r->mac, RTE_ETHER_TYPE_ARP);
-	n += rig_arp(f + n, &r->mac, RTE_ARP_OP_REPLY, RIG_PEER, RIG_IP);
-	rig_inject(r, f, n);
-	rig_poll(r, MS);
-	assert_int_equal(rig_tx_count(r), 16);
-	for (i = 4; i < 20; i++) {
-		n = rig_take(r, f, sizeof(f));
-		assert_int_equal(assert_tcp_frame(r, f, n, RIG_PEER), i);
-	}
-	rig_stats(r, &s);
-	assert_int_equal(s.arp_reply_rx, 1);
-}
-
-static void
-test_arp_retries_then_timeout(void **state)
-{
-	struct rig *r = *state;
-	uint8_t f[256];
-	struct net_stats s;
-	int i;
-
-	assert_int_equal(send_tcp(r, RIG_PEER, 1), 0);
-	assert_int_equal(send_tcp(r, RIG_PEER, 2), 0);
-	rig_poll(r, 0);
-	assert_int_equal(rig_tx_count(r), 1);	/* request 1 */
-	rig_drain(r);
-	rig_poll(r, 500 * MS);
-	assert_int_equal(rig_tx_count(r), 0);	/* not yet */
-	for (i = 0; i < 2; i++) {		/* requests 2 and 3 */
-		rig_poll(r, 500 * MS);
-		assert_int_equal(rig_tx_count(r), 1);
-		assert_true(rig_take(r, f, sizeof(f)) > 0);
-		rig_poll(r, 500 * MS);
-	}
-	rig_stats(r, &s);
-	assert_int_equal(s.arp_req_tx, 3);
-	assert_int_equal(s.drop_arp_timeout, 0);
-	rig_poll(r, 500 * MS);		/* give up after 3 */
-	rig_stats(r, &s);
-	assert_int_equal(s.drop_arp_timeout, 2);
-	assert_int_equal(rig_tx_count(r), 0);
-}
-
-static void
-test_arp_entry_expires(void **state)
-{
-	struct rig *r = *state;
-	uint8_t f[256];
-	uint16_t n;
-	struct net_stats s;
-
-	rig_learn_peer(r, RIG_PEER);
-	rig_poll(r, 299 * 1000 * MS);	/* default lifetime: 300 s */
-	assert_int_equal(send_tcp(r, RIG_PEER, 1), 0);
-	rig_poll(r, 0);
-	n = rig_take(r, f, sizeof(f));
-	assert_int_equal(assert_tcp_frame(r, f, n, RIG_PEER), 1);
-	rig_poll(r, 2 * 1000 * MS);
-	assert_int_equal(send_tcp(r, RIG_PEER, 2), 0);
-	rig_poll(r, 0);
-	rig_stats(r, &s);
-	assert_int_equal(s.arp_req_tx, 1);	/* stale: asks again */
-	n = rig_take(r, f, sizeof(f));
-	assert_int_equal(rte_be_to_cpu_16(((struct rte_ether_hdr *)f)->
-			ether_type), RTE_ETHER_TYPE_ARP);
-	assert_int_equal(rig_tx_count(r), 0);
-}
-
-static void
-test_offlink_via_gateway(void **state)
-{
-	struct rig *r = *state;
-	static const struct rte_ether_addr zero;
-	uint8_t f[256];
-	uint16_t n;
-
-	assert_int_equal(send_tcp(r, RTE_IPV4(203, 0, 113, 5), 1), 0);
-	rig_poll(r, 0);
-	n = rig_take(r, f, sizeof(f));
-	assert_arp_frame(f, n, &bcast, &r->mac, RTE_ARP_OP_REQUEST, RIG_IP,
-			&zero, RIG_GW);
-}
-
-static void
-test_no_gateway_no_route(void **state)
-{
-	struct rig r;
-	struct net_port_conf c;
-	struct net_stats s;
-
-	(void)state;
-	memset(&c, 0, sizeof(c));
-	c.ip_be = rte_cpu_to_be_32(RIG_IP);
-	c.netmask_be = rte_cpu_to_be_32(RIG_MASK);
-	assert_int_equal(rig_open(&r, &c), 0);
-	rig_drain(&r);
-	assert_int_equal(send_tcp(&r, RTE_IPV4(203, 0, 113, 5), 1), 0);
-	rig_poll(&r, 0);
-	assert_int_equal(rig_tx_count(&r), 0);
-	rig_stats(&r, &s);
-	assert_int_equal(s.drop_no_route, 1);
-	rig_close(&r);
-}
+#include "net_rig_cm.h"
 
 static void
 test_icmp_echo_reply(void **state)
@@ -555,7 +224,7 @@ test_eth_drop_reasons(void **state)
 	uint8_t f[128];
 	uint16_t n;
 
-	n = rig_eth(f, &bcast, RTE_ETHER_TYPE_ARP);
+	n = rig_eth(f, &rig_bcast, RTE_ETHER_TYPE_ARP);
 	expect_eth_drop(r, f, 10, OFF(drop_eth_short));
 	n = rig_eth(f, &other, RTE_ETHER_TYPE_ARP);
 	n += rig_arp(f + n, NULL, RTE_ARP_OP_REQUEST, RIG_PEER, RIG_IP);
@@ -564,7 +233,7 @@ test_eth_drop_reasons(void **state)
 	memset(f + n, 0x60, 40);
 	expect_eth_drop(r, f, n + 40, OFF(drop_eth_type));
 	/* Tagged frame on a port without VLAN configured. */
-	n = rig_eth(f, &bcast, RTE_ETHER_TYPE_VLAN);
+	n = rig_eth(f, &rig_bcast, RTE_ETHER_TYPE_VLAN);
 	f[n] = 0; f[n + 1] = 100; f[n + 2] = 0x08; f[n + 3] = 0x06;
 	n += 4;
 	n += rig_arp(f + n, NULL, RTE_ARP_OP_REQUEST, RIG_PEER, RIG_IP);
@@ -574,7 +243,7 @@ test_eth_drop_reasons(void **state)
 static uint16_t
 vlan_arp_request(uint8_t *f, uint16_t vid)
 {
-	uint16_t n = rig_eth(f, &bcast, RTE_ETHER_TYPE_VLAN);
+	uint16_t n = rig_eth(f, &rig_bcast, RTE_ETHER_TYPE_VLAN);
 
 	f[n] = vid >> 8; f[n + 1] = vid & 0xff; f[n + 2] = 0x08;
 	f[n + 3] = 0x06;
@@ -617,7 +286,7 @@ test_vlan_accept_strip_tag(void **state)
 			RIG_IP, &rig_peer_mac, RIG_PEER);
 	/* Other VLAN and untagged: dropped. */
 	rig_inject(&r, f, vlan_arp_request(f, 200));
-	n = rig_eth(f, &bcast, RTE_ETHER_TYPE_ARP);
+	n = rig_eth(f, &rig_bcast, RTE_ETHER_TYPE_ARP);
 	n += rig_arp(f + n, NULL, RTE_ARP_OP_REQUEST, RIG_PEER, RIG_IP);
 	rig_inject(&r, f, n);
 	rig_poll(&r, 0);
@@ -736,43 +405,16 @@ main(void)
 	char prefix[64];
 	int rc;
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_garp_on_first_poll),
-		cmocka_unit_test_setup_teardown(test_arp_request_answered,
-				setup, teardown),
-		cmocka_unit_test_setup_teardown(
-				test_arp_request_for_other_ignored,
-				setup, teardown),
-		cmocka_unit_test_setup_teardown(test_output_known_peer,
-				setup, teardown),
-		cmocka_unit_test_setup_teardown(
-				test_output_keeps_caller_cksum,
-				setup, teardown),
-		cmocka_unit_test_setup_teardown(
-				test_arp_resolution_pending_bound,
-				setup, teardown),
-		cmocka_unit_test_setup_teardown(test_arp_retries_then_timeout,
-				setup, teardown),
-		cmocka_unit_test_setup_teardown(test_arp_entry_expires,
-				setup, teardown),
-		cmocka_unit_test_setup_teardown(test_offlink_via_gateway,
-				setup, teardown),
-		cmocka_unit_test(test_no_gateway_no_route),
-		cmocka_unit_test_setup_teardown(test_icmp_echo_reply,
-				setup, teardown),
-		cmocka_unit_test_setup_teardown(test_ipv4_drop_reasons,
-				setup, teardown),
-		cmocka_unit_test_setup_teardown(test_eth_drop_reasons,
-				setup, teardown),
+		cmocka_unit_test_setup_teardown(test_icmp_echo_reply, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ipv4_drop_reasons, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_eth_drop_reasons, setup, teardown),
 		cmocka_unit_test(test_vlan_accept_strip_tag),
-		cmocka_unit_test_setup_teardown(test_tcp_hook_gets_l4,
-				setup, teardown),
-		cmocka_unit_test_setup_teardown(test_rss_symmetric_and_pick,
-				setup, teardown),
-		cmocka_unit_test_setup_teardown(test_stats_total_and_names,
-				setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tcp_hook_gets_l4, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rss_symmetric_and_pick, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stats_total_and_names, setup, teardown),
 	};
 
-	snprintf(prefix, sizeof(prefix), "fsn_l2l3_%d", (int)getpid());
+	snprintf(prefix, sizeof(prefix), "fsn_ipv4_%d", (int)getpid());
 	if (rig_eal_init(prefix) < 0) {
 		fprintf(stderr, "EAL init failed\n");
 		return 1;
