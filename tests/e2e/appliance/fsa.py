@@ -186,9 +186,13 @@ class Oracle:
         self.vi = vindex.load(model_dir, range(owned[0], owned[1] + 1))
         self.owned = owned
         self.hidden = self.vi.hidden
+        # float64 copies once (compute64 converts whatever it is given;
+        # on float64 input that is free).
+        self.w64 = {L: tuple(np.asarray(a, dtype=np.float64) for a in w)
+                    for L, w in self.vi.weights.items()}
 
     def y64(self, layer, x):
-        G, U, D = self.vi.weights[layer]
+        G, U, D = self.w64[layer]
         return ffn.compute64(G, U, D, x, self.vi.activation)
 
     def close(self, got, layer, x):

@@ -131,6 +131,7 @@ fsa_start() {
 		return 1
 	fi
 	grep '^ffn-shard: \[shard' "$FSA_DIR/shard.out"
+	echo "($(basename "$conf") up at ${SECONDS}s)"
 }
 
 fsa_stop_quiet() {

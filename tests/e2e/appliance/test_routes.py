@@ -341,7 +341,9 @@ def check_features(item, L, x, top_k, what):
            if not abs(sc - round(s[i], 2)) <= 0.0100001 or
            abs(sc * 100 - round(sc * 100)) > 1e-6]
     C.check(not bad, what + ": scores = dot products rounded to 2 "
-            "decimals", bad[:5])
+            "decimals (§6)", "\n".join(
+                "feature %d: JSON score %r, gate.x in float64 %.6f" % b
+                for b in bad[:5]))
 
 
 def g_json():
@@ -501,34 +503,30 @@ def g_errors():
                                         8092), wire.CT_F32, 400,
          "seq_len must be >= 1"),
     ]
-    if first > 0 or last < n_layers - 1:
-        own = "(owned: %d\u2013%d)" % (first, last)
-        out = last + 1 if last + 1 < n_layers else 0
-        cases += [
-            ("layer not owned", head(out, 1) + x1, wire.CT_F32, 400,
-             "layer %d not served by this shard %s" % (out, own)),
-            ("layer beyond the model, not owned", head(n_layers + 5, 1) + x1,
-             wire.CT_F32, 400, "layer %d not served by this shard %s"
-             % (n_layers + 5, own)),
-            ("batch, second layer not owned",
-             struct.pack("<IIII", wire.BATCH, 2, L[0], out) +
-             struct.pack("<III", 1, 1, 8092) + x1, wire.CT_F32, 400,
-             "layer %d not served by this shard %s" % (out, own)),
-        ]
-    else:
-        cases += [
-            ("layer = num_layers", head(n_layers, 1) + x1, wire.CT_F32, 400,
-             "layer %d out of range (num_layers = %d)"
-             % (n_layers, n_layers)),
-            ("layer 2^32-1", head(0xFFFFFFFE, 1) + x1, wire.CT_F32, 400,
-             "layer %d out of range (num_layers = %d)"
-             % (0xFFFFFFFE, n_layers)),
-            ("batch, last layer out of range",
-             struct.pack("<IIIII", wire.BATCH, 3, 0, 1, n_layers + 1) +
-             struct.pack("<III", 1, 1, 8092) + x1, wire.CT_F32, 400,
-             "layer %d out of range (num_layers = %d)"
-             % (n_layers + 1, n_layers)),
-        ]
+    # Layer checks: the message pyref's check_layers gives for the
+    # configured range. The appliance always has an owned range (the
+    # config requires `layers`), so "out of range (num_layers = N)" is
+    # not reachable; nor are "no model loaded" (a model is always
+    # loaded), "seq_len * hidden overflow" (u32 * hidden fits in 64 bits),
+    # 503 and 500.
+    def layer_msg(layers):
+        try:
+            wire.check_layers(layers, n_layers, A.owned)
+        except wire.WireError as e:
+            return e.message
+        raise AssertionError("pyref accepts layers %s" % layers)
+    bad_layers = [[last + 1], [n_layers], [n_layers + 5], [0xFFFFFFFE],
+                  [L[0], last + 1], [L[0], L[-1], 0xFFFFFFFE]]
+    if first > 0:
+        bad_layers += [[first - 1], [L[0], first - 1, last + 1]]
+    for ls in bad_layers:
+        if len(ls) == 1:
+            b = head(ls[0], 1) + x1
+        else:
+            b = (struct.pack("<II", wire.BATCH, len(ls)) +
+                 struct.pack("<%dI" % len(ls), *ls) +
+                 struct.pack("<III", 1, 1, 8092) + x1)
+        cases.append(("layers %s" % ls, b, wire.CT_F32, 400, layer_msg(ls)))
     c = conn()
     for what, body, ct, status, msg in cases:
         r = walk(c, body, ct, wire.ACCEPT["i8"])

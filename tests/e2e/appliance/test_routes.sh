@@ -16,16 +16,19 @@
 #   B  gemma3, f16 weights (dense, §2.3), owns all 4, i8 off in the config
 #      but LARQL_I8_WIRE in the environment, api_key set: every request
 #      carries the key; routes, binary, router, json, errors, limits, auth.
-#   C  gemma3, f32 interleaved, f16 = off by LARQL_F16_WIRE_DISABLE:
-#      negotiation only.
+#   C  gemma3, f32 interleaved (written by tools/mkvindex), f16 = off by
+#      LARQL_F16_WIRE_DISABLE: negotiation and the router's call.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.sh"
 fsa_init routes "${1:-build}"
 
+fails=
+# routes ARGS...: one test_routes.py run; a failing run does not stop
+# the next one (all differences show in one go).
 routes() {
 	fsa_client 300 "$FSA_PY" "$HERE/test_routes.py" --host "$FSA_IP" \
-		--port 8080 "$@"
+		--port 8080 "$@" || fails="$fails $FSA_STEP"
 }
 
 FSA_STEP="models"
@@ -34,8 +37,10 @@ fsa_model "$m/llama-f32" --hidden 256 --features 512 --layers 6 \
 	--model-type llama --dtype f32 --layout features --seed 11
 fsa_model "$m/gemma3-f16" --hidden 256 --features 512 --layers 4 \
 	--model-type gemma3 --dtype f16 --layout dense --seed 12
-fsa_model "$m/gemma3-il" --hidden 256 --features 512 --layers 4 \
-	--model-type gemma3 --dtype f32 --layout interleaved --seed 13
+# This one by the C writer (tools/mkvindex): pyref reads it as the oracle.
+"$FSA_BUILD/tools/mkvindex/mkvindex" --hidden 256 --intermediate 512 \
+	--layers 4 --family gemma3 --layout interleaved --seed 13 \
+	"$m/gemma3-il" >/dev/null
 
 fsa_conf "$FSA_DIR/a.conf" "$m/llama-f32" 1-4 i8=on max_body=128K
 fsa_start "$FSA_DIR/a.conf"
@@ -60,4 +65,8 @@ routes --name "C gemma3-interleaved" --model "$m/gemma3-il" --owned 0-3 \
 	--f16 0 --groups delivery,negotiation,router
 fsa_stop
 FSA_STEP=done
+if [ -n "$fails" ]; then
+	echo "test_routes.sh: FAILED in:$fails"
+	exit 1
+fi
 echo "test_routes.sh: ok"
