@@ -27,6 +27,7 @@ fsa_cleanup() {
 	trap - EXIT INT TERM
 	fsa_stop_quiet
 	ip netns del "$FSA_NS" 2>/dev/null || true
+	[ -z "${FSA_CNS:-}" ] || ip netns del "$FSA_CNS" 2>/dev/null || true
 	rm -rf /var/run/dpdk/"$FSA_NAME"_* 2>/dev/null || true
 	if [ "$rc" -ne 0 ]; then
 		echo "$FSA_NAME: FAILED at step '$FSA_STEP' (exit $rc)" >&2
@@ -57,11 +58,53 @@ fsa_init() {
 
 fsa_in() { ip netns exec "$FSA_NS" "$@"; }
 
-# fsa_client SECONDS CMD...: in the namespace, on core 1, bounded.
+# fsa_client SECONDS CMD...: in the clients' namespace (FSA_CNS once
+# fsa_impair moved them, else the appliance's), on core 1, bounded.
 fsa_client() {
 	local t=$1
 	shift
-	ip netns exec "$FSA_NS" timeout "$t" taskset -c 1 "$@"
+	ip netns exec "${FSA_CNS:-$FSA_NS}" timeout "$t" taskset -c 1 "$@"
+}
+
+# fsa_impair SECONDS IMPAIR_ARGS...: put the clients behind impair.py
+# (this kernel has no sch_netem). The kernel side 198.18.3.1 moves to a
+# veth in a second namespace FSA_CNS, with the MAC of the tap's kernel
+# side (the appliance's ARP entry stays right); impair.py relays frames
+# between the tap and that veth with delay, loss, duplication and
+# reordering. Offloads off: frames must carry complete checksums.
+fsa_impair() {
+	local secs=$1 mac
+	shift
+	FSA_STEP="impairment setup"
+	FSA_CNS=$FSA_NS-c
+	ip netns add "$FSA_CNS"
+	ip netns exec "$FSA_CNS" ip link set lo up
+	ip netns exec "$FSA_CNS" sysctl -qw net.ipv6.conf.all.disable_ipv6=1
+	ip netns exec "$FSA_CNS" sysctl -qw net.ipv6.conf.default.disable_ipv6=1
+	fsa_in ip link add fsa1 type veth peer name fsa2 netns "$FSA_CNS"
+	mac=$(fsa_in cat /sys/class/net/fsa0/address)
+	fsa_in ip addr flush dev fsa0
+	ip netns exec "$FSA_CNS" ip link set fsa2 address "$mac"
+	fsa_in ethtool -K fsa1 tx off tso off gso off gro off >/dev/null 2>&1 || true
+	ip netns exec "$FSA_CNS" ethtool -K fsa2 tx off tso off gso off gro off \
+		>/dev/null 2>&1 || true
+	fsa_in ethtool -K fsa0 tx off tso off gso off gro off >/dev/null 2>&1 || true
+	fsa_in ip link set fsa1 up
+	ip netns exec "$FSA_CNS" ip addr add "$FSA_PEER/24" dev fsa2
+	ip netns exec "$FSA_CNS" ip link set fsa2 up
+	ip netns exec "$FSA_NS" timeout "$((secs + 30))" taskset -c 1 \
+		"$FSA_PY" "$FSA_HERE/impair.py" fsa0 fsa1 --seconds "$secs" "$@" \
+		>"$FSA_DIR/impair.out" 2>&1 &
+	FSA_IMPAIR_PID=$!
+	sleep 1
+	cat "$FSA_DIR/impair.out"
+}
+
+# fsa_impair_stop: stop the relay, print its counters.
+fsa_impair_stop() {
+	kill -TERM "$FSA_IMPAIR_PID" 2>/dev/null || true
+	wait "$FSA_IMPAIR_PID" 2>/dev/null || true
+	cat "$FSA_DIR/impair.out"
 }
 
 # fsa_conf FILE MODEL LAYERS [key=value ...]: a one-unit config; extra
@@ -135,6 +178,10 @@ fsa_start() {
 }
 
 fsa_stop_quiet() {
+	if [ -n "${FSA_IMPAIR_PID:-}" ]; then
+		kill -TERM "$FSA_IMPAIR_PID" 2>/dev/null || true
+		wait "$FSA_IMPAIR_PID" 2>/dev/null || true
+	fi
 	if [ -n "$FSA_PID" ] && kill -0 "$FSA_PID" 2>/dev/null; then
 		kill -TERM "$FSA_PID" 2>/dev/null || true
 		wait "$FSA_PID" 2>/dev/null || true
