@@ -174,6 +174,22 @@ fsa_start() {
 		return 1
 	fi
 	grep '^ffn-shard: \[shard' "$FSA_DIR/shard.out"
+	# The kernel side must still hold its address once the port has
+	# started (the tap PMD may reset the interface while configuring
+	# it) and the appliance must answer ARP/ICMP before clients go.
+	for i in $(seq 50); do
+		if ! fsa_in ip -4 addr show dev fsa0 | grep -q "$FSA_PEER/"; then
+			echo "(the kernel side of fsa0 lost $FSA_PEER after start: re-added)"
+			fsa_in ip addr add "$FSA_PEER/24" dev fsa0 || true
+		fi
+		fsa_in ip link set fsa0 up
+		fsa_in ping -q -c 1 -W 1 "$FSA_IP" >/dev/null 2>&1 && break
+		sleep 0.1
+	done
+	fsa_in ping -q -c 1 -W 2 "$FSA_IP" >/dev/null || {
+		echo "the appliance does not answer ping on $FSA_IP" >&2
+		return 1
+	}
 	echo "($(basename "$conf") up at ${SECONDS}s)"
 }
 

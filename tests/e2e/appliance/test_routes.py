@@ -855,7 +855,10 @@ def g_delivery():
             except OSError as e:
                 lost.append("seq_len %d -> %s (%s)" % (S, fmt, e))
             c.close()
-    if not C.check(not lost, "every answer arrives", "lost: %s" % lost):
+    if not C.check(not lost, "every answer arrives", "lost: %s\n(the "
+                   "appliance sent them: tcpdump -vv on the tap shows "
+                   "whether the kernel dropped them for a bad TCP "
+                   "checksum)" % lost):
         C.done()
 
 
