@@ -5,7 +5,7 @@
 
     test_routes.py --host IP --port P --model DIR --owned A-B
                    [--i8 0|1] [--f16 0|1] [--api-key KEY] [--max-body N]
-                   [--groups routes,binary,...]
+                   [--header-timeout-ms MS] [--groups routes,binary,...]
 
 Run by test_routes.sh / test_worker.sh inside the test's namespace, against
 an appliance serving DIR's layers A-B. --i8/--f16 say which response
@@ -268,6 +268,13 @@ def g_routes():
         r = c.request(method, path, headers=AUTH)
         C.eq(r.status, status, "%s %s: status" % (method, path))
         check_json_error(r, status, "%s %s" % (method, path))
+    # GET /metrics: Prometheus text with the walk-ffn counters (issue 4).
+    r = c.request("GET", "/metrics", headers=AUTH)
+    C.eq(r.status, 200, "GET /metrics: status")
+    C.check((r.header("content-type") or "").startswith("text/plain"),
+            "GET /metrics: text/plain", r.header("content-type"))
+    C.check(b"\nffn_" in b"\n" + r.body, "GET /metrics: ffn_ series",
+            r.body[:300])
     # The optional Q8_K route: clients fall back on any error (§2).
     r = c.request("POST", "/v1/walk-ffn-q8k", b"\0" * 32,
                   [("Content-Type", wire.CT_F32)] + AUTH)
@@ -636,6 +643,14 @@ def g_limits():
         if status in (400, 501):
             expect_close(c, what)
         c.close()
+    # A head that never completes is closed after header_timeout_ms
+    # (slowloris; issue 4).
+    if A.header_timeout_ms:
+        c = conn()
+        c.send(b"GET /v1/health HTTP/1.1\r\nHost: x\r\n")
+        C.check(c.at_eof(wait=A.header_timeout_ms / 1000.0 + 5),
+                "an incomplete head is closed after header_timeout_ms")
+        c.close()
     # Response size limit: the appliance refuses a batch whose answer
     # would exceed its limit (spec §4 last paragraph), with 413.
     if not A.max_body or A.max_body > 5 << 20:
@@ -880,6 +895,7 @@ def main():
     ap.add_argument("--f16", type=int, default=1)
     ap.add_argument("--api-key")
     ap.add_argument("--max-body", type=int, default=0)
+    ap.add_argument("--header-timeout-ms", type=int, default=0)
     ap.add_argument("--groups", default=DEFAULT)
     ap.add_argument("--name", default="test_routes")
     A = ap.parse_args()

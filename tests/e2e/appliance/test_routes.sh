@@ -12,7 +12,8 @@
 #
 # Runs (one appliance each, single-lcore on lcore 0):
 #   A  llama, f32 weights (feature-major), owns 1-4 of 6, i8 = on by the
-#      config, max_body = 128K: all groups but auth.
+#      config, max_body = 128K, header_timeout_ms = 1500: all groups
+#      but auth.
 #   B  gemma3, f16 weights (dense, §2.3), owns all 4, i8 off in the config
 #      but LARQL_I8_WIRE in the environment, api_key set: every request
 #      carries the key; routes, binary, router, json, errors, limits, auth.
@@ -42,11 +43,12 @@ fsa_model "$m/gemma3-f16" --hidden 256 --features 512 --layers 4 \
 	--layers 4 --family gemma3 --layout interleaved --seed 13 \
 	"$m/gemma3-il" >/dev/null
 
-fsa_conf "$FSA_DIR/a.conf" "$m/llama-f32" 1-4 i8=on max_body=128K
+fsa_conf "$FSA_DIR/a.conf" "$m/llama-f32" 1-4 i8=on max_body=128K \
+	header_timeout_ms=1500
 fsa_start "$FSA_DIR/a.conf"
 FSA_STEP="run A"
 routes --name "A llama-f32" --model "$m/llama-f32" --owned 1-4 --i8 1 \
-	--max-body 131072
+	--max-body 131072 --header-timeout-ms 1500
 fsa_stop
 
 key=e2e-key-0123456789abcdef
