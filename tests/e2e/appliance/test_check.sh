@@ -1,0 +1,150 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright(c) 2026 ffn-shard authors
+#
+# ffn-shard --check-static / --check (issue 4, "Config file"):
+# - every shipped config in configs/ passes --check-static;
+# - a tap config with a real model passes --check (EAL starts: run in a
+#   namespace of its own, fsa, so the tap device never reaches the host);
+# - bad configs fail, each with one message that names FILE:LINE, the
+#   [section] and the key (static errors, and runtime ones only EAL or
+#   the model can find).
+#
+#   test_check.sh BUILD_DIR
+set -euo pipefail
+# expect runs last in a pipeline: keep its counters in this shell.
+shopt -s lastpipe
+HERE=$(cd "$(dirname "$0")" && pwd)
+SRC=$(cd "$HERE/../../.." && pwd)
+. "$HERE/lib.sh"
+fsa_init check "${1:-build}"
+fails=0
+bad() { echo "FAIL $*"; fails=$((fails + 1)); }
+
+FSA_STEP="shipped configs"
+for f in "$SRC"/configs/*.conf; do
+	if out=$(timeout 20 "$FSA_BIN" --check-static -c "$f" 2>&1); then
+		echo "ok   --check-static $(basename "$f")"
+	else
+		bad "--check-static $(basename "$f"): $out"
+	fi
+done
+
+FSA_STEP="model"
+fsa_model "$FSA_DIR/m" --hidden 64 --features 128 --layers 6 \
+	--model-type llama
+
+# The good config; each bad one is it with one change.
+good() {
+	cat <<EOF
+# a tap config for --check
+[eal]
+args = -l 0 --no-pci --no-huge -m 256 --file-prefix ${FSA_NAME}_chk --vdev net_tap0,iface=fsa0 --log-level=pmd.net.tap:error
+[log]
+level = notice
+[port 0]
+device = net_tap0
+address = $FSA_IP/24
+gateway = $FSA_PEER
+[shard e2e]
+model = $FSA_DIR/m
+layers = 1-4
+listen = 8080
+net_lcores = 0
+EOF
+}
+
+FSA_STEP="--check good"
+good >"$FSA_DIR/good.conf"
+if out=$(fsa_in timeout 60 "$FSA_BIN" --check -c "$FSA_DIR/good.conf" 2>&1) &&
+	grep -q ": OK$" <<<"$out"; then
+	echo "ok   --check on a tap config"
+else
+	bad "--check on a tap config: $out"
+fi
+if out=$(timeout 20 "$FSA_BIN" --check-static -c "$FSA_DIR/good.conf" 2>&1)
+then
+	echo "ok   --check-static on the tap config"
+else
+	bad "--check-static on the tap config: $out"
+fi
+
+# expect MODE NAME SECTION KEY LINE_REGEX: FILE (stdin) must fail with
+# one message naming FILE:LINE (LINE: the first line matching
+# LINE_REGEX), [SECTION] and KEY (either may be empty).
+n=0
+expect() {
+	local mode=$1 name=$2 section=$3 key=$4 re=$5 f line out rc=0
+	n=$((n + 1))
+	f=$FSA_DIR/bad$n-$mode.conf
+	cat >"$f"
+	line=$(grep -n -m1 -E "$re" "$f" | cut -d: -f1)
+	if [ "$mode" = static ]; then
+		out=$(timeout 20 "$FSA_BIN" --check-static -c "$f" 2>&1) ||
+			rc=$?
+	else
+		out=$(fsa_in timeout 60 "$FSA_BIN" --check -c "$f" 2>&1) ||
+			rc=$?
+	fi
+	msg=$(grep -F "$f:" <<<"$out" || true)
+	if [ "$rc" -eq 0 ]; then
+		bad "$name: --$mode passed (exit 0)"
+	elif ! grep -qF "$f:$line:" <<<"$msg"; then
+		bad "$name: no \"$f:$line:\" in: $out"
+	elif [ -n "$section" ] && ! grep -qF "[$section]" <<<"$msg"; then
+		bad "$name: no \"[$section]\" in: $msg"
+	elif [ -n "$key" ] && ! grep -qF "$key" <<<"$msg"; then
+		bad "$name: no key \"$key\" in: $msg"
+	else
+		echo "ok   $name: ${msg#*: }"
+	fi
+}
+
+FSA_STEP="bad configs"
+good | sed 's/^listen = 8080/lisen = 8080/' |
+	expect static "unknown key" "shard e2e" lisen '^lisen'
+good | sed 's/^listen = 8080/listen = 70000/' |
+	expect static "listen out of range" "shard e2e" listen '^listen'
+good | sed 's/^layers = 1-4/layers = 4-1/' |
+	expect static "layers reversed" "shard e2e" layers '^layers'
+good | sed 's/^\[shard e2e\]/[shrd e2e]/' |
+	expect static "unknown section" "shrd e2e" "" '^\[shrd'
+good | sed 's|^address = .*|address = 198.18.3.300/24|' |
+	expect static "bad address" "port 0" address '^address'
+good | sed '/^listen/d' |
+	expect static "missing listen" "shard e2e" listen '^\[shard'
+(good; echo "listen = 8081") |
+	expect static "duplicate key" "shard e2e" listen '^listen = 8081'
+(good; echo "api_key =") |
+	expect static "empty api_key" "shard e2e" api_key '^api_key'
+(good; echo "worker_lcores = 0-1") |
+	expect static "lcore both network and worker" "shard e2e" \
+		worker_lcores '^worker_lcores'
+(good; echo "port = 3") |
+	expect static "no such port section" "shard e2e" port '^port = 3'
+(good; echo "max_body = 12X") |
+	expect static "bad size" "shard e2e" max_body '^max_body'
+(good; echo "i8 = maybe") |
+	expect static "bad boolean" "shard e2e" i8 '^i8'
+(good; echo "garbage line") |
+	expect static "not key = value" "" "" '^garbage'
+(good; printf '[shard two]\nmodel = %s\nlayers = 3-5\nlisten = 8081\nnet_lcores = 0\n' "$FSA_DIR/m") |
+	expect static "overlapping layer ranges of one model" "shard two" \
+		layers '^layers = 3-5'
+# Runtime: only EAL and the model know.
+good | sed 's/^layers = 1-4/layers = 1-9/' |
+	expect runtime "layers beyond the model" "shard e2e" layers '^layers'
+good | sed "s|^model = .*|model = $FSA_DIR/nope|" |
+	expect runtime "no model" "shard e2e" model '^model'
+(good; echo "worker_lcores = 1") |
+	expect runtime "worker lcore not run by EAL" "shard e2e" \
+		worker_lcores '^worker_lcores'
+good | sed 's/^device = net_tap0/device = net_tap7/' |
+	expect runtime "no such device" "port 0" device '^device'
+
+FSA_STEP=done
+if [ "$fails" -ne 0 ]; then
+	echo "test_check.sh: $fails FAILED"
+	exit 1
+fi
+echo "test_check.sh: ok"

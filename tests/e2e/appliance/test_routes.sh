@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright(c) 2026 ffn-shard authors
+#
+# ffn-shard end to end (issue 4, "Tests"): every route, the binary and
+# JSON walk-ffn against pyref, the §4 error table, the appliance's own
+# limits, keep-alive, pipelining, 100-continue, chunked bodies and
+# Authorization, over net_tap in a namespace of its own (fsa,
+# 198.18.3.0/24). Needs root. test_routes.py does the checking.
+#
+#   test_routes.sh BUILD_DIR
+#
+# Runs (one appliance each, single-lcore on lcore 0):
+#   A  llama, f32 weights (feature-major), owns 1-4 of 6, i8 = on by the
+#      config, max_body = 128K, header_timeout_ms = 1500: all groups
+#      but auth.
+#   B  gemma3, f16 weights (dense, §2.3), owns all 4, i8 off in the config
+#      but LARQL_I8_WIRE in the environment, api_key set: every request
+#      carries the key; routes, binary, router, json, errors, limits, auth.
+#   C  gemma3, f32 interleaved (written by tools/mkvindex), f16 = off by
+#      LARQL_F16_WIRE_DISABLE: negotiation and the router's call.
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/lib.sh"
+fsa_init routes "${1:-build}"
+
+fails=
+# routes ARGS...: one test_routes.py run; a failing run does not stop
+# the next one (all differences show in one go).
+routes() {
+	fsa_client 300 "$FSA_PY" "$HERE/test_routes.py" --host "$FSA_IP" \
+		--port 8080 "$@" || fails="$fails $FSA_STEP"
+}
+
+FSA_STEP="models"
+m=$FSA_DIR/models
+fsa_model "$m/llama-f32" --hidden 256 --features 512 --layers 6 \
+	--model-type llama --dtype f32 --layout features --seed 11
+fsa_model "$m/gemma3-f16" --hidden 256 --features 512 --layers 4 \
+	--model-type gemma3 --dtype f16 --layout dense --seed 12
+# This one by the C writer (tools/mkvindex): pyref reads it as the oracle.
+"$FSA_BUILD/tools/mkvindex/mkvindex" --hidden 256 --intermediate 512 \
+	--layers 4 --family gemma3 --layout interleaved --seed 13 \
+	"$m/gemma3-il" >/dev/null
+
+fsa_conf "$FSA_DIR/a.conf" "$m/llama-f32" 1-4 i8=on max_body=128K \
+	header_timeout_ms=1500
+fsa_start "$FSA_DIR/a.conf"
+FSA_STEP="run A"
+routes --name "A llama-f32" --model "$m/llama-f32" --owned 1-4 --i8 1 \
+	--max-body 131072 --header-timeout-ms 1500
+fsa_stop
+
+key=e2e-key-0123456789abcdef
+fsa_conf "$FSA_DIR/b.conf" "$m/gemma3-f16" 0-3 i8=off api_key=$key
+fsa_start "$FSA_DIR/b.conf" LARQL_I8_WIRE=1
+FSA_STEP="run B"
+routes --name "B gemma3-f16" --model "$m/gemma3-f16" --owned 0-3 --i8 1 \
+	--api-key "$key" \
+	--groups delivery,routes,binary,router,json,errors,limits,auth
+fsa_stop
+
+fsa_conf "$FSA_DIR/c.conf" "$m/gemma3-il" 0-3
+fsa_start "$FSA_DIR/c.conf" LARQL_F16_WIRE_DISABLE=1
+FSA_STEP="run C"
+routes --name "C gemma3-interleaved" --model "$m/gemma3-il" --owned 0-3 \
+	--f16 0 --groups delivery,negotiation,router
+fsa_stop
+FSA_STEP=done
+if [ -n "$fails" ]; then
+	echo "test_routes.sh: FAILED in:$fails"
+	exit 1
+fi
+echo "test_routes.sh: ok"
