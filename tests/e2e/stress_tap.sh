@@ -181,6 +181,12 @@ grep -E '^ffn_(net_total|tcp_drops_total|tcp_syncookies_total|tcp_connections)' 
 [ "$fail" -eq 0 ]
 
 step="report"
+# Where latency spikes come from: a kernel client SYN retransmission costs
+# 1 s (RFC 6298 initial RTO); frames the tap queue dropped never reached
+# the appliance.
+echo "kernel side: SYN retransmissions $(nsx nstat -az -s TcpExtTCPSynRetrans |
+	awk '$1 == "TcpExtTCPSynRetrans" { print $2 }'), fss0 TX dropped" \
+	"$(nsx cat /sys/class/net/fss0/statistics/tx_dropped)"
 $py - "$dir/before.json" "$dir/during.json" <<'EOF'
 import json, sys
 b = json.load(open(sys.argv[1]))
