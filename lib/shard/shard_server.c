@@ -615,7 +615,11 @@ shard_conn_listen(struct shard_netlc *lc)
 
 		lc->lst[i].lc = lc;
 		lc->lst[i].su = lc->units[i];
-		rc = tcp_listen(lc->tcp, lc->units[i]->listen, 0, &conn_ops,
+		/* A backlog as deep as the connections allowed: SYN cookies
+		 * (RFC 4987) only when that is exceeded, since a cookie
+		 * handshake whose ACK is lost cannot be completed by data. */
+		rc = tcp_listen(lc->tcp, lc->units[i]->listen,
+				lc->units[i]->lim.max_connections, &conn_ops,
 				&lc->lst[i]);
 		if (rc < 0) {
 			RTE_LOG(ERR, USER1, "lcore %u: tcp_listen(%u): %s\n",

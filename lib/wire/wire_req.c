@@ -122,13 +122,12 @@ wire_req_decode(struct wire_req *r, const void *body, size_t len,
 		r->n_values = r->payload_len / 2;
 		break;
 	case WIRE_FMT_I8: {
-		/* §3: hidden = payload_len / max(seq_len, 1) - 8; an empty
-		 * payload decodes to no values (the count check rejects it). */
+		/* §3: hidden = payload_len / max(seq_len, 1) - 8. An empty
+		 * payload is 0 bytes per position: the §4 row "leaves no
+		 * residual data" (the spec's table has no exception). */
 		uint32_t rows = r->seq_len > 0 ? r->seq_len : 1;
 		size_t per_row;
 
-		if (r->payload_len == 0)
-			break;
 		if (r->payload_len % rows != 0)
 			return wire_error_set(err, 400,
 				"i8 binary request: payload of %zu bytes is not a multiple of seq_len %" PRIu32,

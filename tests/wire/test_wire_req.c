@@ -432,10 +432,10 @@ test_row_count_and_no_overflow(void **state)
 		bb_u8(&b, 0);
 	expect_err(b.b, b.n, WIRE_FMT_I8, &model4, 400,
 		   "residual has 2 elements, expected 4 (seq_len=1 * hidden_size=4)");
-	/* i8 empty payload decodes to nothing: the count row, as the ref */
+	/* i8 empty payload: 0 bytes per position (spec/wire.md §4) */
 	single_hdr(&b, 5, 1, 1);
 	expect_err(b.b, b.n, WIRE_FMT_I8, &model4, 400,
-		   "residual has 0 elements, expected 4 (seq_len=1 * hidden_size=4)");
+		   "i8 binary request: 0 bytes per position leaves no residual data after the 8-byte scale/zero header");
 }
 
 static void
@@ -622,11 +622,11 @@ expect_truncated(const uint8_t *body, size_t full, enum wire_fmt fmt,
 				strcpy(want, MSG_F32);
 			} else if (fmt == WIRE_FMT_F16 && p % 2) {
 				strcpy(want, MSG_F16);
-			} else if (fmt == WIRE_FMT_I8 && p && p % rows) {
+			} else if (fmt == WIRE_FMT_I8 && p % rows) {
 				snprintf(want, sizeof(want),
 					 "i8 binary request: payload of %zu bytes is not a multiple of seq_len %u",
 					 p, rows);
-			} else if (fmt == WIRE_FMT_I8 && p && p / rows <= 8) {
+			} else if (fmt == WIRE_FMT_I8 && p / rows <= 8) {
 				snprintf(want, sizeof(want),
 					 "i8 binary request: %zu bytes per position leaves no residual data after the 8-byte scale/zero header",
 					 p / rows);
@@ -635,7 +635,7 @@ expect_truncated(const uint8_t *body, size_t full, enum wire_fmt fmt,
 					vals = p / 4;
 				else if (fmt == WIRE_FMT_F16)
 					vals = p / 2;
-				else if (p)
+				else
 					vals = (uint64_t)rows * (p / rows - 8);
 				snprintf(want, sizeof(want),
 					 "residual has %" PRIu64 " elements, expected %u (seq_len=%u * hidden_size=4)",
