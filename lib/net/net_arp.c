@@ -26,10 +26,16 @@ arp_slot(const struct net_port *p, uint32_t ip_be)
 	return rte_jhash_1word(ip_be, 0x9e3779b9) & p->arp_mask;
 }
 
+/* The entry of ip_be. With create, a free slot is claimed, or one whose
+ * entry expired (now_ns) is taken over, so the table never stays full of
+ * neighbours that have gone. */
 static struct net_arp_entry *
-arp_find(struct net_port *p, uint32_t ip_be, bool create, bool *full)
+arp_find(struct net_port *p, uint32_t ip_be, bool create, uint64_t now_ns,
+		bool *full)
 {
 	uint32_t s = arp_slot(p, ip_be), i;
+	struct net_arp_entry *stale = NULL;
+	uint32_t stale_ip = 0;
 
 	*full = false;
 	for (i = 0; i < NET_ARP_PROBES && i <= p->arp_mask; i++) {
@@ -38,14 +44,31 @@ arp_find(struct net_port *p, uint32_t ip_be, bool create, bool *full)
 
 		if (cur == ip_be)
 			return e;
-		if (cur != 0)
+		if (cur != 0) {
+			if (create && stale == NULL &&
+					now_ns - __atomic_load_n(&e->updated_ns,
+						__ATOMIC_RELAXED) >=
+					p->arp_timeout_ns) {
+				stale = e;
+				stale_ip = cur;
+			}
 			continue;
+		}
 		if (!create)
 			return NULL;
 		if (__atomic_compare_exchange_n(&e->ip_be, &cur, ip_be, false,
 				__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE) ||
 				cur == ip_be)
 			return e;
+	}
+	if (stale != NULL) {
+		/* Invalid until the caller stores the new MAC; readers
+		 * re-check ip_be after reading the MAC (arp_lookup_age). */
+		__atomic_store_n(&stale->mac, 0, __ATOMIC_RELEASE);
+		if (__atomic_compare_exchange_n(&stale->ip_be, &stale_ip, ip_be,
+				false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE) ||
+				stale_ip == ip_be)
+			return stale;
 	}
 	*full = create;
 	return NULL;
@@ -65,13 +88,16 @@ arp_lookup_age(struct net_port *p, uint32_t ip_be, uint64_t now_ns,
 		struct rte_ether_addr *mac, uint64_t *age)
 {
 	bool full;
-	struct net_arp_entry *e = arp_find(p, ip_be, false, &full);
+	struct net_arp_entry *e = arp_find(p, ip_be, false, now_ns, &full);
 	uint64_t v, t;
 
 	if (e == NULL)
 		return -ENOENT;
 	v = __atomic_load_n(&e->mac, __ATOMIC_ACQUIRE);
 	t = __atomic_load_n(&e->updated_ns, __ATOMIC_RELAXED);
+	/* Taken over by another address meanwhile (arp_find). */
+	if (__atomic_load_n(&e->ip_be, __ATOMIC_ACQUIRE) != ip_be)
+		return -ENOENT;
 	*age = now_ns - t;
 	if (!(v & NET_ARP_VALID) || *age >= p->arp_timeout_ns)
 		return -ENOENT;
@@ -94,7 +120,7 @@ net_arp_update(struct net_port *p, uint32_t ip_be,
 		struct net_stats *st)
 {
 	bool full;
-	struct net_arp_entry *e = arp_find(p, ip_be, create, &full);
+	struct net_arp_entry *e = arp_find(p, ip_be, create, now_ns, &full);
 
 	if (e == NULL) {
 		if (full)
@@ -212,9 +238,27 @@ net_arp_park(struct net_lcore *lc, struct rte_mbuf *m, uint32_t hop_be)
 	}
 	if (pd == NULL) {
 		if (free_pd == NULL) {
-			lc->st.drop_arp_pending_full++;
-			rte_pktmbuf_free(m);
-			return;
+			/* All hops unresolved: give up on the one asked most
+			 * often (oldest on ties). Refusing the new hop would
+			 * let a flood of SYNs from spoofed on-link addresses
+			 * keep every slot and lock real peers out. */
+			struct net_pending *old = &lc->pending[0];
+
+			for (i = 1; i < NET_PENDING_HOPS; i++) {
+				struct net_pending *c = &lc->pending[i];
+
+				if (c->tries > old->tries ||
+				    (c->tries == old->tries &&
+				     c->next_ns < old->next_ns))
+					old = c;
+			}
+			lc->st.drop_arp_pending_full += old->n;
+			for (i = 0; i < old->n; i++)
+				rte_pktmbuf_free(old->pkts[i]);
+			old->n = 0;
+			old->ip_be = 0;
+			lc->npending--;
+			free_pd = old;
 		}
 		pd = free_pd;
 		pd->ip_be = hop_be;
@@ -304,9 +348,13 @@ net_arp_input(struct net_lcore *lc, struct rte_mbuf *m)
 	sha = a->arp_data.arp_sha;
 	sip = a->arp_data.arp_sip;
 	tip = a->arp_data.arp_tip;
-	/* Sender 0.0.0.0 is an RFC 5227 probe: nothing to learn. */
+	/* Sender 0.0.0.0 is an RFC 5227 probe: nothing to learn. A new
+	 * entry only for an on-link sender asking us (RFC 826 adds it when
+	 * we are the target): we never send to an off-link address
+	 * directly, so learning those only lets anyone fill the table. */
 	if (sip != 0 && sip != p->ip_be)
-		net_arp_update(p, sip, &sha, lc->now_ns, tip == p->ip_be,
+		net_arp_update(p, sip, &sha, lc->now_ns, tip == p->ip_be &&
+				((sip ^ p->ip_be) & p->netmask_be) == 0,
 				&lc->st);
 	if (tip != p->ip_be || sip == p->ip_be) {
 		lc->st.drop_arp_not_ours++;
