@@ -615,11 +615,15 @@ shard_conn_listen(struct shard_netlc *lc)
 
 		lc->lst[i].lc = lc;
 		lc->lst[i].su = lc->units[i];
-		/* A backlog as deep as the connections allowed: SYN cookies
-		 * (RFC 4987) only when that is exceeded, since a cookie
-		 * handshake whose ACK is lost cannot be completed by data. */
+		/* Half-open connections may take half of the table:
+		 * bursts of real connects (a cookie handshake whose ACK is
+		 * lost cannot complete) stay out of SYN cookies, while a
+		 * flood (RFC 4987) turns to cookies long before it could
+		 * fill the table and lock real clients out. */
+		uint32_t backlog = lc->units[i]->lim.max_connections / 2;
+
 		rc = tcp_listen(lc->tcp, lc->units[i]->listen,
-				lc->units[i]->lim.max_connections, &conn_ops,
+				backlog > 16 ? backlog : 16, &conn_ops,
 				&lc->lst[i]);
 		if (rc < 0) {
 			RTE_LOG(ERR, USER1, "lcore %u: tcp_listen(%u): %s\n",
