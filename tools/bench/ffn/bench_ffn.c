@@ -6,6 +6,8 @@
  * Prints, measured side by side in one run on one core:
  *   - streaming read bandwidth (vectorised sum over the f32 weights);
  *   - 1 row, f32 weights: time and bytes/s as % of that (target >= 85%);
+ *   - the same on all cores at once: one pinned thread per online CPU,
+ *     aggregate bytes/s of one-row compute vs aggregate streaming read;
  *   - 1 row, f16 weights: time ratio vs f32 (target <= 0.6x);
  *   - 8 rows batched vs 1 row (target <= 2x), OpenBLAS sgemm beside it;
  *   - an engine table (our kernels vs OpenBLAS per row count), from
@@ -16,6 +18,9 @@
  */
 #include <getopt.h>
 #include <immintrin.h>
+#include <pthread.h>
+#include <sched.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,6 +126,105 @@ stream_bw(float *const m[3], size_t n, int iters)
 	return 3.0 * n * 4 / best;
 }
 
+/* All cores: every thread (pinned to its CPU) runs the same work on the
+ * same weights, started together; aggregate bytes / wall time, best of
+ * iters rounds. Wall time, not CPU time: the point is the node's
+ * bandwidth with every core pulling at once. */
+struct allc {
+	pthread_barrier_t *go, *done;	/* shared by all threads */
+	int cpu, rounds, compute;
+	float *const *w;
+	size_t n;
+	struct ffn_model *m;
+	float *x, *y;
+	unsigned H;
+};
+
+static void *
+allc_thread(void *arg)
+{
+	struct allc *a = arg;
+	struct ffn_scratch *s = NULL;
+	cpu_set_t set;
+	float *y = NULL;
+
+	CPU_ZERO(&set);
+	CPU_SET(a->cpu, &set);
+	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	if (a->compute) {
+		s = ffn_scratch_new(a->m, 1, -1);
+		y = malloc((size_t)a->H * 4);
+	}
+	for (int r = 0; r < a->rounds; r++) {
+		pthread_barrier_wait(a->go);
+		if (a->compute) {
+			const float *xp[1] = { a->x };
+			float *yp[1] = { y };
+
+			ffn_compute(a->m, 0, xp, yp, 1, s);
+		} else {
+			float t = 0;
+
+			for (int c = 0; c < 3; c++)
+				t += ffn_isa_supported(FFN_ISA_AVX512) ?
+				     sum_avx512(a->w[c], a->n) :
+				     sum_avx2(a->w[c], a->n);
+			sink = t;
+		}
+		pthread_barrier_wait(a->done);
+	}
+	ffn_scratch_free(s);
+	free(y);
+	return NULL;
+}
+
+static double
+wall(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* Aggregate bytes/s of ncpu threads each streaming bytes (compute: one
+ * row of m; else: the plain read of w). */
+static double
+all_cores(int ncpu, int compute, float *const w[3], size_t n,
+	  struct ffn_model *m, float *x, unsigned H, size_t bytes, int iters)
+{
+	struct allc a[ncpu];
+	pthread_t th[ncpu];
+	pthread_barrier_t go, done;
+	double best = 1e30;
+
+	pthread_barrier_init(&go, NULL, ncpu + 1);
+	pthread_barrier_init(&done, NULL, ncpu + 1);
+	for (int i = 0; i < ncpu; i++) {
+		a[i] = (struct allc){ .cpu = i, .rounds = iters + 1,
+				      .compute = compute, .w = w, .n = n,
+				      .m = m, .x = x, .H = H,
+				      .go = &go, .done = &done };
+	}
+	for (int i = 0; i < ncpu; i++)
+		pthread_create(&th[i], NULL, allc_thread, &a[i]);
+	for (int r = 0; r < iters + 1; r++) {
+		double t;
+
+		pthread_barrier_wait(&go);
+		t = wall();
+		pthread_barrier_wait(&done);
+		t = wall() - t;
+		if (r > 0 && t < best)	/* round 0 warms */
+			best = t;
+	}
+	for (int i = 0; i < ncpu; i++)
+		pthread_join(th[i], NULL);
+	pthread_barrier_destroy(&go);
+	pthread_barrier_destroy(&done);
+	return (double)ncpu * bytes / best;
+}
+
 /* Best time of one ffn_compute() call of R rows. */
 static double
 time_compute(struct ffn_model *m, struct ffn_scratch *s, float *x, float *y,
@@ -218,6 +322,19 @@ bench(const char *name, unsigned H, unsigned nf, int iters, int table)
 	       t1 * 1e3, bytes32 / t1 / 1e9, 100.0 * bytes32 / t1 / bw);
 	printf("1 row  f32 OpenBLAS sgemv: %8.2f ms  %6.2f GB/s  %5.1f%% of stream\n",
 	       t1b * 1e3, bytes32 / t1b / 1e9, 100.0 * bytes32 / t1b / bw);
+	{
+		int ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
+		double abw, afn;
+
+		ffn_model_set_engine(m32, FFN_ENGINE_KERNEL, 0);
+		abw = all_cores(ncpu, 0, w, n, NULL, NULL, H, bytes32, iters);
+		afn = all_cores(ncpu, 1, w, n, m32, x, H, bytes32, iters);
+
+		printf("stream read (%d cores)    : %6.2f GB/s aggregate\n",
+		       ncpu, abw / 1e9);
+		printf("1 row  f32 kernel x %d    : %6.2f GB/s aggregate  %5.1f%% of stream (target >= 85%%)\n",
+		       ncpu, afn / 1e9, 100.0 * afn / abw);
+	}
 	printf("1 row  f16 kernel        : %8.2f ms  %5.2fx f32 time (target <= 0.6x)\n",
 	       t16 * 1e3, t16 / t1);
 	printf("8 rows f32 kernel        : %8.2f ms  %5.2fx 1 row (target <= 2x)\n",
