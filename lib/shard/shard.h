@@ -214,6 +214,14 @@ struct shard_job {
 	struct shard_resp resp;		/**< filled by shard_job_finish */
 	void *owner;			/**< free for the caller (server) */
 	uint64_t owner_tag;
+	/**
+	 * Set by the server for a request run whole by shard_handle() on a
+	 * worker (JSON and Q8_K walk-ffn), so network lcores never compute;
+	 * rq's strings then live with the owner. Not for
+	 * shard_jobs_compute()/shard_job_finish().
+	 */
+	bool whole;
+	struct shard_http_req rq;
 };
 
 /**

@@ -194,13 +194,25 @@ shard_worker_run(void *arg)
 					(void **)jobs + n, SHARD_BURST - n,
 					NULL);
 		}
-		shard_jobs_compute(jobs, n, w->scratch, w->lcore_id);
+		/* Binary jobs batched; whole requests (JSON, Q8_K) alone. */
+		unsigned int nb = 0;
+		struct shard_job *bin[SHARD_BURST];
+
+		for (unsigned int i = 0; i < n; i++)
+			if (!jobs[i]->whole)
+				bin[nb++] = jobs[i];
+		shard_jobs_compute(bin, nb, w->scratch, w->lcore_id);
 		for (unsigned int i = 0; i < n; i++) {
 			struct shard_pend *p = jobs[i]->owner;
 			struct shard_netlc *lc = (struct shard_netlc *)
 				(uintptr_t)jobs[i]->owner_tag;
 
-			shard_job_finish(jobs[i], w->lcore_id);
+			if (jobs[i]->whole)
+				shard_handle(u, &jobs[i]->rq, &jobs[i]->resp,
+					     &su->mem, w->scratch,
+					     w->lcore_id);
+			else
+				shard_job_finish(jobs[i], w->lcore_id);
 			/* The done ring is sized for every job in flight. */
 			while (rte_ring_enqueue(lc->done, p) != 0)
 				rte_pause();

@@ -296,6 +296,51 @@ on_need_buf(struct shard_conn *c)
 	return http_body_buf(&c->hp, nb, cap);
 }
 
+/* Copy what shard_handle() needs of rq into p (the head buffer is
+ * reused by the next request); -1 when a header is too long to copy, and
+ * the request is then handled here. */
+static int
+whole_job(struct shard_pend *p, const struct shard_http_req *rq)
+{
+	struct shard_job *j = &p->job;
+	static const struct {
+		size_t off;
+	} dst[3] = {
+		{ offsetof(struct shard_pend, rq_ct) },
+		{ offsetof(struct shard_pend, rq_accept) },
+		{ offsetof(struct shard_pend, rq_auth) },
+	};
+	const char *src[3] = { rq->content_type, rq->accept,
+			       rq->authorization };
+	size_t len[3] = { rq->content_type_len, rq->accept_len,
+			  rq->authorization_len };
+	const char *out[3];
+
+	for (int i = 0; i < 3; i++) {
+		char *d = (char *)p + dst[i].off;
+
+		if (len[i] >= sizeof(p->rq_ct))
+			return -1;
+		if (src[i] != NULL)
+			memcpy(d, src[i], len[i]);
+		out[i] = src[i] != NULL ? d : NULL;
+	}
+	memset(j, 0, sizeof(*j));
+	j->u = p->su->u;
+	j->whole = true;
+	j->owner = p;
+	j->owner_tag = (uint64_t)(uintptr_t)p->lc;
+	j->rq = *rq;
+	/* The route's own path: the request's lives in the head buffer. */
+	j->rq.path = p->resp.route == SHARD_R_WALK ? "/v1/walk-ffn" :
+		     "/v1/walk-ffn-q8k";
+	j->rq.path_len = strlen(j->rq.path);
+	j->rq.content_type = out[0];
+	j->rq.accept = out[1];
+	j->rq.authorization = out[2];
+	return 0;
+}
+
 static void
 on_done(struct shard_conn *c)
 {
@@ -364,6 +409,19 @@ on_done(struct shard_conn *c)
 		}
 		return;
 	}
+	if (su->jobs != NULL && (p->resp.route == SHARD_R_WALK ||
+				 p->resp.route == SHARD_R_WALK_Q8K) &&
+	    whole_job(p, &rq) == 0) {
+		/* JSON and Q8_K walk-ffn compute too: to a worker, so the
+		 * network lcore never blocks on compute (issue 4). */
+		p->in_flight = true;
+		if (rte_ring_enqueue(su->jobs, &p->job) == 0)
+			return;
+		p->in_flight = false;
+		pend_ready_error(p, 503, "compute queue full",
+				 p->resp.route);
+		return;
+	}
 	for (ui = 0; ui < lc->n_units && lc->units[ui] != su; ui++)
 		;
 	shard_handle(su->u, &rq, &p->resp, &su->mem,
@@ -383,7 +441,8 @@ shard_conn_job_done(struct shard_netlc *lc, struct shard_job *job)
 		p->resp.iov = &p->resp.one;
 	job->resp.mem = NULL;
 	job->resp.heap = NULL;
-	shard_count(p->su->u, &p->resp, p->body_in, lc->lcore_id);
+	if (!job->whole)	/* shard_handle() counted the others */
+		shard_count(p->su->u, &p->resp, p->body_in, lc->lcore_id);
 	p->ready = true;
 	if (c == NULL) {
 		shard_pend_try_free(lc, p);

@@ -7,8 +7,9 @@
 # sends its answers. The subset of test_routes.py that goes through that
 # path: binary walk-ffn in every request and response format (f32 against
 # pyref, f16/i8 byte-equal to pyref's narrowing of the f32 answer), the
-# router's call, and pipelining (answers come back in request order even
-# when the worker batches them). The clients share core 1 with the
+# router's call, pipelining (answers come back in request order even
+# when the worker batches them), and the JSON path (full output and
+# features), which workers also run so the network lcore never computes. The clients share core 1 with the
 # worker: fine for correctness. Namespace fsa-worker-*, 198.18.3.0/24.
 #
 #   test_worker.sh BUILD_DIR
@@ -30,7 +31,7 @@ grep -q 'worker mode' "$FSA_DIR/shard.out" || {
 FSA_STEP="checks"
 fsa_client 300 "$FSA_PY" "$HERE/test_routes.py" --name "worker gemma3-f16" \
 	--host "$FSA_IP" --port 8080 --model "$m" --owned 0-3 --i8 1 \
-	--groups delivery,binary,router,pipeline
+	--groups delivery,binary,router,pipeline,json
 fsa_stop
 FSA_STEP=done
 echo "test_worker.sh: ok"
