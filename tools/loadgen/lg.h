@@ -82,6 +82,7 @@ struct lg_stats {
 	uint64_t status[600];
 	uint64_t idle_closes;	/**< server closed a kept-alive idle conn */
 	uint64_t connects;
+	uint64_t per_target[LG_MAX_TARGETS];	/**< completed, valid */
 	struct lg_hist req_lat;
 	struct lg_hist tok_lat;
 };

@@ -141,12 +141,14 @@ conn_response(struct lg_conn *k)
 	k->busy = false;
 	if (lg.recording) {
 		lg.win.requests++;
+		lg.win.per_target[q->target]++;
 		if (q->fmt >= 0)
 			lg.win.validated++;
 		lg_hist_record(&lg.win.req_lat, now - k->sched_ns);
-		lg_hist_record(&lg.sec_lat, now - k->sched_ns);
-		lg.sec_requests++;
 	}
+	/* The progress line covers the warm-up too. */
+	lg_hist_record(&lg.sec_lat, now - k->sched_ns);
+	lg.sec_requests++;
 	lg.all.requests++;
 	if (!r->keep_alive)
 		conn_drop(k, -1, false, 0);

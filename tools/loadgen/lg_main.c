@@ -449,6 +449,12 @@ report(double secs)
 		if (lg.all.status[s])
 			printf("status     %d: %" PRIu64 "\n", s,
 			       lg.all.status[s]);
+	for (unsigned int t = 0; t < lg.ntargets; t++) {
+		struct in_addr a = { .s_addr = lg.target[t].ip_be };
+
+		printf("target     %s:%u requests %" PRIu64 "\n", inet_ntoa(a),
+		       lg.target[t].port, w->per_target[t]);
+	}
 	printf("validated  %" PRIu64 " frames; connects %" PRIu64
 	       ", idle closes by server %" PRIu64 "\n", w->validated,
 	       lg.all.connects, lg.all.idle_closes);
@@ -481,7 +487,7 @@ run(void)
 	uint64_t end = warm_end + lg.duration_ns, next_hk = start;
 	uint64_t next_sec = start + 1000000000ull, next_sched = start;
 	uint64_t period = lg.rate > 0 ? (uint64_t)(1e9 / lg.rate) : 0;
-	uint64_t drain_end;
+	uint64_t drain_end, now_end;
 	unsigned int sec = 0;
 
 	lg_hist_reset(&lg.win.req_lat);
@@ -518,11 +524,13 @@ run(void)
 			next_hk = now + 1000000ull;
 		}
 		if (now >= next_sec) {
-			progress(++sec, now <= warm_end + 1000 ? "warmup" :
-				 "measure");
+			/* A second that began before the window: warm-up. */
+			progress(++sec, next_sec - 1000000000ull < warm_end ?
+				 "warmup" : "measure");
 			next_sec += 1000000000ull;
 		}
 	}
+	now_end = RTE_MIN(net_now_ns(), end);
 	lg.recording = false;
 	lg.stopping = true;
 	/* Let outstanding requests finish (not counted), then close. */
@@ -533,9 +541,9 @@ run(void)
 	drain_end = net_now_ns() + 100000000ull;
 	while (net_now_ns() < drain_end)
 		lg_poll_all(net_now_ns());
-	report((double)(RTE_MIN(net_now_ns(), end) - warm_end) / 1e9 >
-	       (double)lg.duration_ns / 1e9 ? (double)lg.duration_ns / 1e9 :
-	       (double)lg.duration_ns / 1e9);
+	/* Interrupted runs report the part of the window they measured. */
+	report(now_end > warm_end ? (double)(now_end - warm_end) / 1e9 :
+	       1e-9);
 }
 
 int

@@ -62,12 +62,22 @@ lg_add_target(uint32_t ip_be, uint16_t port)
 	return (int)lg.ntargets++;
 }
 
+/* API calls (tcp_connect, tcp_send_iov) read this clock: without it they
+ * use the last poll's time, which is 0 before the first poll (tcp.h). */
+static uint64_t
+clock_us(void *arg)
+{
+	(void)arg;
+	return net_now_ns() / 1000;
+}
+
 int
 lg_ports_start(void)
 {
 	for (unsigned int i = 0; i < lg.nports; i++) {
 		struct lg_port *lp = &lg.port[i];
 		struct net_port_conf pc;
+		struct tcp_stack_config tc;
 		int rc;
 
 		if (!rte_eth_dev_is_valid_port(lp->port_id)) {
@@ -94,7 +104,9 @@ lg_ports_start(void)
 				"%u) failed\n", lp->port_id);
 			return -ENOMEM;
 		}
-		lp->tcp = net_tcp_attach(lp->lc, NULL);
+		memset(&tc, 0, sizeof(tc));
+		tc.clock_us = clock_us;
+		lp->tcp = net_tcp_attach(lp->lc, &tc);
 		if (lp->tcp == NULL) {
 			fprintf(stderr, "ffn-loadgen: net_tcp_attach(port %u)"
 				" failed\n", lp->port_id);
@@ -340,7 +352,11 @@ sf_closed(void *arg, struct tcp_conn *c, int reason)
 	f->c = NULL;
 	if (f->done == 0)
 		f->done = reason == TCP_CLOSE_REFUSED ? -ECONNREFUSED :
-			  -ECONNRESET;
+			  reason == TCP_CLOSE_TIMEOUT ? -ETIMEDOUT :
+			  reason == TCP_CLOSE_RESET ? -ECONNRESET : -EPIPE;
+	if (f->done < 0)
+		fprintf(stderr, "ffn-loadgen: /v1/stats connection closed, "
+			"reason %d\n", reason);
 }
 
 int
