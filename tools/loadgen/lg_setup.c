@@ -253,7 +253,10 @@ lg_build_req(struct lg_req *q, const struct lg_req_spec *sp,
 		memcpy(q->buf + hl, body, (size_t)bl);
 	free(body);
 	if (!post || strcmp(sp->path, "/v1/walk-ffn") != 0) {
-		q->ctype = post ? NULL : "application/json";
+		/* The appliance's own routes answer JSON (spec/wire.md §2);
+		 * anything else is only held to a 2xx. */
+		q->ctype = !post && strncmp(sp->path, "/v1/", 4) == 0 ?
+			   "application/json" : NULL;
 		return 0;
 	}
 	/* spec/wire.md §5.2: the frame the answer must be. */
