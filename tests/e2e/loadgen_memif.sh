@@ -82,7 +82,7 @@ appliance a 198.18.4.2 0-1 on
 pa=$!
 appliance b 198.18.4.66 2-3 off
 pb=$!
-for _ in $(seq 150); do
+for _ in $(seq 600); do
 	grep -q serving "$dir/a.log" && grep -q serving "$dir/b.log" && break
 	kill -0 "$pa" && kill -0 "$pb"
 	sleep 0.1

@@ -56,7 +56,7 @@ CONF
 timeout 900 "$build/app/ffn-shard/ffn-shard" -c "$dir/shard.conf" \
 	>"$dir/shard.log" 2>&1 &
 pid=$!
-for _ in $(seq 150); do
+for _ in $(seq 600); do
 	grep -q serving "$dir/shard.log" && break
 	kill -0 "$pid"
 	sleep 0.1
