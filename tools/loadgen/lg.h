@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "lg_frame.h"
 #include "lg_hist.h"
 #include "lg_http.h"
 #include "net.h"
@@ -39,23 +40,14 @@ struct lg_target {
 	struct lg_port *via;
 };
 
-/** A byte range of the response body whose value is known in advance. */
-struct lg_check {
-	uint32_t off;
-	uint32_t len;
-	uint8_t bytes[12];
-};
-
 /** A prepared request: the bytes to send and what the answer must be. */
 struct lg_req {
 	uint8_t *buf;		/**< HTTP head + body, DPDK memory */
 	uint32_t len;
 	unsigned int target;
-	int fmt;		/**< expected lc_fmt of the answer; -1: no frame */
+	bool binary;		/**< the answer is a §5.2 frame (frame) */
 	const char *ctype;	/**< the Content-Type the answer must carry */
-	uint64_t body_len;	/**< expected body length (fmt >= 0) */
-	uint32_t nchk;
-	struct lg_check *chk;	/**< sorted by offset */
+	struct lg_frame frame;
 };
 
 enum lg_err {

@@ -131,7 +131,7 @@ conn_response(struct lg_conn *k)
 	}
 	if (e < 0 && q->ctype != NULL && strcmp(r->ctype, q->ctype) != 0)
 		e = LG_E_CTYPE;
-	if (e < 0 && q->fmt >= 0 && r->content_length != q->body_len)
+	if (e < 0 && q->binary && r->content_length != q->frame.body_len)
 		e = LG_E_LENGTH;
 	if (e >= 0) {
 		/* The connection may be out of step: start afresh. */
@@ -142,7 +142,7 @@ conn_response(struct lg_conn *k)
 	if (lg.recording) {
 		lg.win.requests++;
 		lg.win.per_target[q->target]++;
-		if (q->fmt >= 0)
+		if (q->binary)
 			lg.win.validated++;
 		lg_hist_record(&lg.win.req_lat, now - k->sched_ns);
 	}
@@ -163,29 +163,6 @@ conn_response(struct lg_conn *k)
 	}
 	lg.all.tokens++;
 	client_idle(cl, now);
-}
-
-/* Check the body bytes [off, off+n) against the request's known ranges. */
-static void
-check_body(struct lg_conn *k, uint64_t off, const uint8_t *p, size_t n)
-{
-	const struct lg_req *q = k->req;
-
-	while (k->chk_i < q->nchk) {
-		const struct lg_check *c = &q->chk[k->chk_i];
-		uint64_t s = c->off > off ? c->off : off;
-		uint64_t e = c->off + c->len < off + n ? c->off + c->len :
-			     off + n;
-
-		if (c->off >= off + n)
-			break;
-		if (s < e && memcmp(p + (s - off), c->bytes + (s - c->off),
-				    e - s) != 0 && k->bad < 0)
-			k->bad = LG_E_FIELD;
-		if (c->off + c->len > off + n)
-			break;
-		k->chk_i++;
-	}
 }
 
 static void
@@ -222,8 +199,10 @@ on_data(void *arg, struct tcp_conn *c, struct rte_mbuf *m)
 				conn_drop(k, LG_E_HTTP, true, 0);
 				break;
 			}
-			if (bl > 0 && k->req->fmt >= 0)
-				check_body(k, boff, b, bl);
+			if (bl > 0 && k->req->binary &&
+			    lg_frame_check(&k->req->frame, &k->chk_i, boff,
+					   b, bl) < 0 && k->bad < 0)
+				k->bad = LG_E_FIELD;
 			p += rc;
 			n -= (size_t)rc;
 			if (k->resp.state == LG_RESP_DONE)

@@ -171,32 +171,6 @@ lg_wait_links(unsigned int ms)
 	}
 }
 
-static void
-put_u32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)v;
-	p[1] = (uint8_t)(v >> 8);
-	p[2] = (uint8_t)(v >> 16);
-	p[3] = (uint8_t)(v >> 24);
-}
-
-static int
-add_check(struct lg_req *q, uint32_t off, const uint32_t *v, unsigned int n)
-{
-	struct lg_check *c;
-
-	c = realloc(q->chk, (q->nchk + 1) * sizeof(*c));
-	if (c == NULL)
-		return -ENOMEM;
-	q->chk = c;
-	c = &q->chk[q->nchk++];
-	c->off = off;
-	c->len = 4 * n;
-	for (unsigned int i = 0; i < n; i++)
-		put_u32(c->bytes + 4 * i, v[i]);
-	return 0;
-}
-
 int
 lg_build_req(struct lg_req *q, const struct lg_req_spec *sp,
 	     unsigned int target)
@@ -212,7 +186,6 @@ lg_build_req(struct lg_req *q, const struct lg_req_spec *sp,
 
 	memset(q, 0, sizeof(*q));
 	q->target = target;
-	q->fmt = -1;
 	if (post) {
 		cap = 64 + 4 * sp->nlayers + lc_payload_bytes(sp->req_fmt,
 			sp->seq_len, sp->hidden);
@@ -260,33 +233,10 @@ lg_build_req(struct lg_req *q, const struct lg_req_spec *sp,
 		return 0;
 	}
 	/* spec/wire.md §5.2: the frame the answer must be. */
-	{
-		size_t pl = lc_payload_bytes(sp->resp_fmt, sp->seq_len,
-					     sp->hidden);
-		uint32_t v[3];
-		int rc;
-
-		q->fmt = (int)sp->resp_fmt;
-		q->ctype = lc_fmt_ctype(sp->resp_fmt);
-		if (sp->nlayers == 1) {
-			q->body_len = 12 + pl;
-			v[0] = sp->layers[0];
-			v[1] = sp->seq_len;
-			return add_check(q, 0, v, 2);
-		}
-		q->body_len = 12 + (uint64_t)sp->nlayers * (12 + pl);
-		v[0] = LC_BATCH_MARKER;
-		v[1] = sp->nlayers;
-		rc = add_check(q, 0, v, 2);
-		for (uint32_t i = 0; rc == 0 && i < sp->nlayers; i++) {
-			v[0] = sp->layers[i];
-			v[1] = sp->seq_len;
-			v[2] = sp->seq_len * sp->hidden;
-			rc = add_check(q, (uint32_t)(12 + i * (12 + pl)), v,
-				       3);
-		}
-		return rc;
-	}
+	q->binary = true;
+	q->ctype = lc_fmt_ctype(sp->resp_fmt);
+	return lg_frame_expect(&q->frame, sp->resp_fmt, sp->layers,
+			       sp->nlayers, sp->seq_len, sp->hidden);
 }
 
 /* ---- GET /v1/stats over our own stack ------------------------------- */

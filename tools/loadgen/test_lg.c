@@ -3,7 +3,8 @@
  */
 
 /* ffn-loadgen's plain-C parts: the HTTP response parser fed in every
- * possible split, and the histogram's bucket bounds and percentiles. */
+ * possible split, the expected-frame checks against spec/wire.md §8's
+ * worked frames, and the histogram's bucket bounds and percentiles. */
 
 #include <errno.h>
 #include <setjmp.h>
@@ -15,6 +16,8 @@
 
 #include <cmocka.h>
 
+#include "larql_client.h"
+#include "lg_frame.h"
 #include "lg_hist.h"
 #include "lg_http.h"
 
@@ -189,6 +192,111 @@ test_malformed(void **state)
 	assert_int_equal(feed_all(big), -E2BIG);
 }
 
+
+/* Hex with spaces to bytes; returns the length. */
+static size_t
+unhex(const char *h, uint8_t *out)
+{
+	size_t n = 0;
+
+	while (*h) {
+		unsigned int v;
+
+		if (*h == ' ') {
+			h++;
+			continue;
+		}
+		assert_int_equal(sscanf(h, "%2x", &v), 1);
+		out[n++] = (uint8_t)v;
+		h += 2;
+	}
+	return n;
+}
+
+/* Check a body in two pieces cut at every point; 0 when all agree. */
+static int
+check_split(const struct lg_frame *f, const uint8_t *b, size_t len)
+{
+	int verdict = 2;
+
+	for (size_t cut = 0; cut <= len; cut++) {
+		uint32_t cur = 0;
+		int bad = lg_frame_check(f, &cur, 0, b, cut) |
+			  lg_frame_check(f, &cur, cut, b + cut, len - cut);
+
+		assert_int_equal(cur, f->nchk);
+		if (verdict == 2)
+			verdict = bad;
+		assert_int_equal(bad, verdict);
+	}
+	return verdict;
+}
+
+/* Every byte of a known field flipped must fail; latency and values are
+ * free. */
+static void
+expect_frame(const struct lg_frame *f, const char *hex)
+{
+	uint8_t b[256];
+	size_t len = unhex(hex, b);
+
+	assert_int_equal(f->body_len, len);
+	assert_int_equal(check_split(f, b, len), 0);
+	for (size_t i = 0; i < len; i++) {
+		bool known = false;
+
+		for (uint32_t c = 0; c < f->nchk; c++)
+			if (i >= f->chk[c].off &&
+			    i < f->chk[c].off + f->chk[c].len)
+				known = true;
+		b[i] ^= 0x40;
+		assert_int_equal(check_split(f, b, len), known ? -1 : 0);
+		b[i] ^= 0x40;
+	}
+}
+
+static void
+test_frames_of_spec(void **state)
+{
+	uint32_t five = 5, both[2] = { 5, 20 };
+	struct lg_frame f;
+
+	(void)state;
+	/* §8 single responses, hidden 4, layer 5, seq_len 1. */
+	assert_int_equal(lg_frame_expect(&f, LC_F32, &five, 1, 1, 4), 0);
+	assert_int_equal(f.nchk, 1);
+	expect_frame(&f, "05000000 01000000 9a99e940 0000803e 0000c0bf "
+		     "0000c842 6f1283ba");
+	lg_frame_free(&f);
+	assert_int_equal(lg_frame_expect(&f, LC_F16, &five, 1, 1, 4), 0);
+	expect_frame(&f, "05000000 01000000 9a99e940 0034 00be 4056 1994");
+	lg_frame_free(&f);
+	assert_int_equal(lg_frame_expect(&f, LC_I8, &five, 1, 1, 4), 0);
+	expect_frame(&f, "05000000 01000000 9a99e940 2693493f 00000000 "
+		     "00 fe 7f 00");
+	lg_frame_free(&f);
+	/* §8 batch responses, hidden 2, layers 5 and 20. */
+	assert_int_equal(lg_frame_expect(&f, LC_F32, both, 2, 1, 2), 0);
+	assert_int_equal(f.nchk, 3);
+	expect_frame(&f, "ffffffff 02000000 9a99e940 "
+		     "05000000 01000000 02000000 0000803e 0000c0bf "
+		     "14000000 01000000 02000000 0000c842 6f1283ba");
+	lg_frame_free(&f);
+	assert_int_equal(lg_frame_expect(&f, LC_I8, both, 2, 1, 2), 0);
+	expect_frame(&f, "ffffffff 02000000 9a99e940 "
+		     "05000000 01000000 02000000 0683413c 00000000 15 81 "
+		     "14000000 01000000 02000000 2693493f 00000000 7f 00");
+	lg_frame_free(&f);
+	/* Zero layers: an empty batch frame (§3 "K = 0 is accepted"). */
+	assert_int_equal(lg_frame_expect(&f, LC_F16, NULL, 0, 1, 2), 0);
+	expect_frame(&f, "ffffffff 00000000 9a99e940");
+	lg_frame_free(&f);
+	/* i8 with seq_len 3, hidden 256: three rows of 8 + 256 bytes. */
+	assert_int_equal(lg_frame_expect(&f, LC_I8, &five, 1, 3, 256), 0);
+	assert_int_equal(f.body_len, 12 + 3 * (8 + 256));
+	lg_frame_free(&f);
+}
+
 static void
 test_hist_buckets(void **state)
 {
@@ -250,6 +358,7 @@ main(void)
 		cmocka_unit_test(test_byte_by_byte_and_pipelined),
 		cmocka_unit_test(test_framing_cases),
 		cmocka_unit_test(test_malformed),
+		cmocka_unit_test(test_frames_of_spec),
 		cmocka_unit_test(test_hist_buckets),
 		cmocka_unit_test(test_hist_percentiles),
 	};
