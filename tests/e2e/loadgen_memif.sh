@@ -99,14 +99,24 @@ loadgen() {
 	shift
 	n=$((n + 1))
 	out=$dir/run$n.log
-	echo "\$ ffn-loadgen ... $*" >"$out"
-	timeout 60 "$lg" -l 1 --no-pci --no-huge -m 512 \
-		--file-prefix "fsb-lg-$$" \
-		--vdev "net_memif0,role=client,socket=$dir/a.sock" \
-		--vdev "net_memif1,role=client,socket=$dir/b.sock" \
-		--log-level=pmd.net.memif:error \
-		-- --ip 198.18.4.1/26 --ip 198.18.4.65/26 \
-		--warmup 1 --duration 3 "$@" >>"$out" 2>&1 || rc=$?
+	# A memif server sometimes refuses the next client for a moment
+	# after the previous one left (connect() on its socket fails, the
+	# port does not start: exit 1 before any traffic); retry that only.
+	for try in 1 2 3; do
+		rc=0
+		echo "\$ ffn-loadgen ... $*" >"$out"
+		timeout 60 "$lg" -l 1 --no-pci --no-huge -m 512 \
+			--file-prefix "fsb-lg-$$" \
+			--vdev "net_memif0,role=client,socket=$dir/a.sock" \
+			--vdev "net_memif1,role=client,socket=$dir/b.sock" \
+			--log-level=pmd.net.memif:error \
+			-- --ip 198.18.4.1/26 --ip 198.18.4.65/26 \
+			--warmup 1 --duration 3 "$@" >>"$out" 2>&1 || rc=$?
+		[ "$rc" -eq 1 ] && grep -q 'Failed to connect socket' "$out" ||
+			break
+		echo "  [$step] memif connect refused, retry $try" >&2
+		sleep 1
+	done
 	grep -E '^(requests|latency|token|errors|target|RESULT)' "$out" | \
 		sed "s|^|  [$step] |"
 	if [ "$rc" -ne "$want" ]; then
