@@ -74,21 +74,30 @@ net_lcores = 0
 f16 = on
 i8 = $4
 CONF
+	[ -f "$dir/$1.log" ] && mv "$dir/$1.log" "$dir/$1.prev.log"
 	timeout 600 "$shard" -c "$dir/$1.conf" >"$dir/$1.log" 2>&1 &
 }
 
-step="start appliances"
-appliance a 198.18.4.2 0-1 on
-pa=$!
-appliance b 198.18.4.66 2-3 off
-pb=$!
-for _ in $(seq 600); do
-	grep -q serving "$dir/a.log" && grep -q serving "$dir/b.log" && break
-	kill -0 "$pa" && kill -0 "$pb"
-	sleep 0.1
-done
-grep -q serving "$dir/a.log"
-grep -q serving "$dir/b.log"
+# Fresh appliances for every run: the memif server of DPDK 22.11 can
+# crash in its RX/TX burst when a client leaves (seen after a few
+# connect/leave cycles; reported with the loadgen branch), and each run
+# here is a new client.  Their logs are kept per run.
+start_appliances() {
+	stop "$pa"
+	stop "$pb"
+	appliance a 198.18.4.2 0-1 on
+	pa=$!
+	appliance b 198.18.4.66 2-3 off
+	pb=$!
+	for _ in $(seq 600); do
+		grep -q serving "$dir/a.log" && grep -q serving "$dir/b.log" &&
+			break
+		kill -0 "$pa" && kill -0 "$pb"
+		sleep 0.1
+	done
+	grep -q serving "$dir/a.log"
+	grep -q serving "$dir/b.log"
+}
 
 A=198.18.4.2:8080
 B=198.18.4.66:8080
@@ -104,6 +113,7 @@ loadgen() {
 	# port does not start: exit 1 before any traffic); retry that only.
 	for try in 1 2 3; do
 		rc=0
+		start_appliances
 		echo "\$ ffn-loadgen ... $*" >"$out"
 		timeout 60 "$lg" -l 1 --no-pci --no-huge -m 512 \
 			--file-prefix "fsb-lg-$$" \

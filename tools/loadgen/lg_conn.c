@@ -171,7 +171,6 @@ on_data(void *arg, struct tcp_conn *c, struct rte_mbuf *m)
 	struct lg_conn *k = arg;
 	struct rte_mbuf *seg;
 
-	(void)c;
 	if (k == NULL) {
 		rte_pktmbuf_free(m);
 		return;
@@ -179,11 +178,13 @@ on_data(void *arg, struct tcp_conn *c, struct rte_mbuf *m)
 	lg.all.bytes_in += m->pkt_len;
 	if (lg.recording)
 		lg.win.bytes_in += m->pkt_len;
-	for (seg = m; seg != NULL && k->tc != NULL; seg = seg->next) {
+	/* k->tc == c: an error drops c, and k may reconnect at once (closed
+	 * loop): what is left of c's bytes is not the new connection's. */
+	for (seg = m; seg != NULL && k->tc == c; seg = seg->next) {
 		const uint8_t *p = rte_pktmbuf_mtod(seg, const uint8_t *);
 		size_t n = seg->data_len;
 
-		while (n > 0 && k->tc != NULL) {
+		while (n > 0 && k->tc == c) {
 			const uint8_t *b;
 			size_t bl;
 			uint64_t boff = k->resp.body_got;
