@@ -458,6 +458,24 @@ report(double secs)
 	printf("validated  %" PRIu64 " frames; connects %" PRIu64
 	       ", idle closes by server %" PRIu64 "\n", w->validated,
 	       lg.all.connects, lg.all.idle_closes);
+	/* The stack's view: a latency outlier with retransmits or RTOs here
+	 * is loss, without them it is the hosts. */
+	for (unsigned int i = 0; i < lg.nports; i++) {
+		struct tcp_stats ts;
+		struct net_stats ns;
+		uint64_t drops = 0;
+
+		tcp_stack_stats(lg.port[i].tcp, &ts);
+		net_lcore_stats(lg.port[i].lc, &ns);
+		for (int d = 0; d < TCP_DROP_MAX; d++)
+			drops += ts.drops[d];
+		printf("port %u     tcp retransmits %" PRIu64 " (rto %" PRIu64
+		       ", fast %" PRIu64 "), resets in %" PRIu64 ", drops %"
+		       PRIu64 "; net tx_full %" PRIu64 ", no_mbuf %" PRIu64
+		       "\n", lg.port[i].port_id, ts.retransmits,
+		       ts.rto_expired, ts.fast_retransmits, ts.resets_in,
+		       drops, ns.drop_tx_full, ns.drop_no_mbuf);
+	}
 	/* One line for scripts. */
 	printf("RESULT requests=%" PRIu64 " tokens=%" PRIu64 " validated=%"
 	       PRIu64 " errors=%" PRIu64 " rps=%.1f p50_us=%.1f p99_us=%.1f"
