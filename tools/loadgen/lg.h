@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 ffn-shard authors
+ */
+#ifndef LG_H
+#define LG_H
+
+/**
+ * @file
+ * ffn-loadgen internals: one polling lcore drives every port's net_lcore
+ * and tcp_stack; "clients" each walk a list of steps (one request each)
+ * per token over their own TCP connections (one per target they use).
+ * Non-fan-out: one step, token == request. Fan-out: one step per layer of
+ * the layout, each to the shard that owns the layer, like a real client.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "lg_frame.h"
+#include "lg_hist.h"
+#include "lg_http.h"
+#include "net.h"
+#include "tcp.h"
+
+#define LG_MAX_PORTS 4
+#define LG_MAX_TARGETS 16
+#define LG_MAX_STEPS 1024
+
+struct lg_port {
+	struct net_port *np;
+	struct net_lcore *lc;
+	struct tcp_stack *tcp;
+	uint16_t port_id;
+	uint32_t ip_be, mask_be, gw_be;
+};
+
+struct lg_target {
+	uint32_t ip_be;
+	uint16_t port;
+	struct lg_port *via;
+};
+
+/** A prepared request: the bytes to send and what the answer must be. */
+struct lg_req {
+	uint8_t *buf;		/**< HTTP head + body, DPDK memory */
+	uint32_t len;
+	unsigned int target;
+	bool binary;		/**< the answer is a §5.2 frame (frame) */
+	const char *ctype;	/**< the Content-Type the answer must carry */
+	struct lg_frame frame;
+};
+
+enum lg_err {
+	LG_E_CONNECT = 0,	/**< SYN refused / timed out */
+	LG_E_RESET,		/**< RST while a request was outstanding */
+	LG_E_TIMEOUT,		/**< no complete answer within --timeout */
+	LG_E_CLOSED,		/**< peer closed with a request outstanding */
+	LG_E_STATUS,		/**< non-2xx (by status in status[]) */
+	LG_E_HTTP,		/**< unparseable response head */
+	LG_E_CTYPE,		/**< Content-Type not the negotiated one */
+	LG_E_LENGTH,		/**< body length not what seq/hidden/layers say */
+	LG_E_FIELD,		/**< frame header field wrong (layer, seq_len,..) */
+	LG_E_SEND,		/**< could not queue the request */
+	LG_E_COUNT,
+};
+
+struct lg_stats {
+	uint64_t requests;	/**< completed and valid */
+	uint64_t tokens;	/**< completed token walks (fan-out) */
+	uint64_t validated;	/**< binary frames checked and correct */
+	uint64_t sent;
+	uint64_t bytes_in, bytes_out;
+	uint64_t err[LG_E_COUNT];
+	uint64_t status[600];
+	uint64_t idle_closes;	/**< server closed a kept-alive idle conn */
+	uint64_t connects;
+	uint64_t per_target[LG_MAX_TARGETS];	/**< completed, valid */
+	struct lg_hist req_lat;
+	struct lg_hist tok_lat;
+};
+
+enum lg_conn_state { LG_DOWN = 0, LG_CONNECTING, LG_UP };
+
+struct lg_client;
+
+struct lg_conn {
+	struct lg_client *cl;
+	unsigned int target;
+	enum lg_conn_state state;
+	struct tcp_conn *tc;
+	bool busy;		/**< a request is outstanding */
+	const struct lg_req *req;
+	uint64_t sched_ns;	/**< when the request was due (latency origin) */
+	uint64_t deadline_ns;	/**< timeout of the request or connect */
+	uint64_t retry_ns;	/**< no reconnect before */
+	uint32_t chk_i;		/**< next body check */
+	int bad;		/**< enum lg_err of a frame error, or -1 */
+	struct lg_resp resp;
+};
+
+struct lg_client {
+	unsigned int id;
+	bool active;		/**< a token is in progress */
+	bool want_send;		/**< step due, waiting for its connection */
+	unsigned int step;
+	uint64_t tok_sched_ns;
+	uint64_t step_sched_ns;
+	uint64_t restart_ns;	/**< closed loop: next token not before */
+	unsigned int nconn;
+	struct lg_conn *conn;
+};
+
+struct lg {
+	/* options */
+	unsigned int nconns;
+	double rate;		/**< tokens/s; 0 = closed loop */
+	uint64_t warmup_ns, duration_ns, timeout_ns;
+	bool fanout;
+	/* setup */
+	struct lg_port port[LG_MAX_PORTS];
+	unsigned int nports;
+	struct lg_target target[LG_MAX_TARGETS];
+	unsigned int ntargets;
+	struct lg_req *treq;	/**< non-fan-out: one per target */
+	unsigned int nsteps;
+	struct lg_req *sreq;	/**< fan-out: one per step (layer) */
+	unsigned int step_conn[LG_MAX_STEPS];
+	struct lg_client *clients;
+	unsigned int nclients;
+	unsigned int *idle;	/**< open loop: idle clients (stack) */
+	unsigned int nidle;
+	/* run */
+	uint64_t now;
+	bool recording;		/**< inside the measured window */
+	bool stopping;		/**< no new tokens */
+	struct lg_stats win;	/**< the measured window */
+	struct lg_stats all;	/**< the whole run (errors) */
+	struct lg_hist sec_lat;	/**< the current second */
+	uint64_t sec_requests;
+};
+
+extern struct lg lg;
+
+/* lg_conn.c */
+void lg_client_start(struct lg_client *cl, uint64_t sched_ns);
+/** Timeouts, reconnects, closed-loop restarts; every millisecond. */
+void lg_housekeep(uint64_t now);
+/** Close every connection (FIN). */
+void lg_close_all(void);
+/** Outstanding requests. */
+unsigned int lg_busy(void);
+/** Connections established. */
+unsigned int lg_up(void);
+const char *lg_err_name(enum lg_err e);
+/** Count an error (window and whole run). */
+void lg_count_err(enum lg_err e);
+
+#endif /* LG_H */

@@ -1,0 +1,393 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 ffn-shard authors
+ */
+
+/* ffn-loadgen: connections, the token walk, response validation. */
+
+#include <errno.h>
+#include <string.h>
+
+#include <rte_mbuf.h>
+
+#include "lg.h"
+
+#define RECONNECT_DELAY_NS (100ull * 1000 * 1000)
+
+static const char *const err_names[LG_E_COUNT] = {
+	[LG_E_CONNECT] = "connect",
+	[LG_E_RESET] = "reset",
+	[LG_E_TIMEOUT] = "timeout",
+	[LG_E_CLOSED] = "closed",
+	[LG_E_STATUS] = "status",
+	[LG_E_HTTP] = "bad_http",
+	[LG_E_CTYPE] = "bad_ctype",
+	[LG_E_LENGTH] = "bad_length",
+	[LG_E_FIELD] = "bad_field",
+	[LG_E_SEND] = "send",
+};
+
+const char *
+lg_err_name(enum lg_err e)
+{
+	return err_names[e];
+}
+
+void
+lg_count_err(enum lg_err e)
+{
+	lg.all.err[e]++;
+	if (lg.recording)
+		lg.win.err[e]++;
+}
+
+static void conn_connect(struct lg_conn *k);
+static void client_send(struct lg_client *cl);
+
+static const struct lg_req *
+step_req(const struct lg_client *cl, unsigned int step)
+{
+	return lg.fanout ? &lg.sreq[step] : &lg.treq[cl->conn[0].target];
+}
+
+static struct lg_conn *
+step_conn(struct lg_client *cl, unsigned int step)
+{
+	return lg.fanout ? &cl->conn[lg.step_conn[step]] : &cl->conn[0];
+}
+
+/* The token in progress is over (done or failed): next one. */
+static void
+client_idle(struct lg_client *cl, uint64_t restart_ns)
+{
+	if (!cl->active)
+		return;
+	cl->active = false;
+	cl->want_send = false;
+	if (lg.rate > 0)
+		lg.idle[lg.nidle++] = cl->id;
+	else
+		cl->restart_ns = restart_ns;
+	if (lg.rate == 0 && !lg.stopping && restart_ns <= lg.now)
+		lg_client_start(cl, lg.now);
+}
+
+/* Drop k: abort (RST) on errors, FIN otherwise.  An outstanding request
+ * fails the token with error e (or is silently dropped when e < 0). */
+static void
+conn_drop(struct lg_conn *k, int e, bool rst, uint64_t retry_delay)
+{
+	struct lg_client *cl = k->cl;
+	bool was_busy = k->busy;
+
+	if (k->tc != NULL) {
+		tcp_set_arg(k->tc, NULL);
+		if (rst)
+			tcp_abort(k->tc);
+		else
+			tcp_close(k->tc);
+	}
+	k->tc = NULL;
+	k->state = LG_DOWN;
+	k->busy = false;
+	k->retry_ns = lg.now + retry_delay;
+	if (e >= 0)
+		lg_count_err((enum lg_err)e);
+	if (was_busy || (cl->active && cl->want_send &&
+			 step_conn(cl, cl->step) == k && e >= 0))
+		client_idle(cl, lg.now + retry_delay);
+}
+
+static void
+on_connected(void *arg, struct tcp_conn *c)
+{
+	struct lg_conn *k = arg;
+
+	(void)c;
+	if (k == NULL)
+		return;
+	k->state = LG_UP;
+	lg.all.connects++;
+	if (k->cl->active && k->cl->want_send &&
+	    step_conn(k->cl, k->cl->step) == k)
+		client_send(k->cl);
+}
+
+/* A complete response on k: judge it, then walk on. */
+static void
+conn_response(struct lg_conn *k)
+{
+	struct lg_client *cl = k->cl;
+	const struct lg_req *q = k->req;
+	struct lg_resp *r = &k->resp;
+	uint64_t now = net_now_ns();
+	int e = k->bad;
+
+	lg.now = now;
+	if (e < 0 && (r->status < 200 || r->status > 299)) {
+		e = LG_E_STATUS;
+		lg.all.status[r->status]++;
+		if (lg.recording)
+			lg.win.status[r->status]++;
+	}
+	if (e < 0 && q->ctype != NULL && strcmp(r->ctype, q->ctype) != 0)
+		e = LG_E_CTYPE;
+	if (e < 0 && q->binary && r->content_length != q->frame.body_len)
+		e = LG_E_LENGTH;
+	if (e >= 0) {
+		/* The connection may be out of step: start afresh. */
+		conn_drop(k, e, true, 0);
+		return;
+	}
+	k->busy = false;
+	if (lg.recording) {
+		lg.win.requests++;
+		lg.win.per_target[q->target]++;
+		if (q->binary)
+			lg.win.validated++;
+		lg_hist_record(&lg.win.req_lat, now - k->sched_ns);
+	}
+	/* The progress line covers the warm-up too. */
+	lg_hist_record(&lg.sec_lat, now - k->sched_ns);
+	lg.sec_requests++;
+	lg.all.requests++;
+	if (!r->keep_alive)
+		conn_drop(k, -1, false, 0);
+	if (++cl->step < lg.nsteps) {
+		cl->step_sched_ns = now;
+		client_send(cl);
+		return;
+	}
+	if (lg.recording) {
+		lg.win.tokens++;
+		lg_hist_record(&lg.win.tok_lat, now - cl->tok_sched_ns);
+	}
+	lg.all.tokens++;
+	client_idle(cl, now);
+}
+
+static void
+on_data(void *arg, struct tcp_conn *c, struct rte_mbuf *m)
+{
+	struct lg_conn *k = arg;
+	struct rte_mbuf *seg;
+
+	if (k == NULL) {
+		rte_pktmbuf_free(m);
+		return;
+	}
+	lg.all.bytes_in += m->pkt_len;
+	if (lg.recording)
+		lg.win.bytes_in += m->pkt_len;
+	/* k->tc == c: an error drops c, and k may reconnect at once (closed
+	 * loop): what is left of c's bytes is not the new connection's. */
+	for (seg = m; seg != NULL && k->tc == c; seg = seg->next) {
+		const uint8_t *p = rte_pktmbuf_mtod(seg, const uint8_t *);
+		size_t n = seg->data_len;
+
+		while (n > 0 && k->tc == c) {
+			const uint8_t *b;
+			size_t bl;
+			uint64_t boff = k->resp.body_got;
+			int rc;
+
+			if (!k->busy) {
+				/* Bytes nobody asked for. */
+				conn_drop(k, LG_E_HTTP, true, 0);
+				break;
+			}
+			rc = lg_resp_feed(&k->resp, p, n, &b, &bl);
+			if (rc < 0) {
+				conn_drop(k, LG_E_HTTP, true, 0);
+				break;
+			}
+			if (bl > 0 && k->req->binary &&
+			    lg_frame_check(&k->req->frame, &k->chk_i, boff,
+					   b, bl) < 0 && k->bad < 0)
+				k->bad = LG_E_FIELD;
+			p += rc;
+			n -= (size_t)rc;
+			if (k->resp.state == LG_RESP_DONE)
+				conn_response(k);
+		}
+	}
+	rte_pktmbuf_free(m);
+}
+
+static void
+on_eof(void *arg, struct tcp_conn *c)
+{
+	struct lg_conn *k = arg;
+
+	(void)c;
+	if (k == NULL)
+		return;
+	if (k->busy) {
+		conn_drop(k, LG_E_CLOSED, false, 0);
+	} else {
+		lg.all.idle_closes++;
+		conn_drop(k, -1, false, 0);
+	}
+}
+
+static void
+on_closed(void *arg, struct tcp_conn *c, int reason)
+{
+	struct lg_conn *k = arg;
+	int e = -1;
+
+	(void)c;
+	if (k == NULL)
+		return;
+	k->tc = NULL;	/* the stack freed it */
+	if (k->state == LG_CONNECTING)
+		e = LG_E_CONNECT;
+	else if (k->busy)
+		e = reason == TCP_CLOSE_RESET ? LG_E_RESET :
+		    reason == TCP_CLOSE_TIMEOUT ? LG_E_TIMEOUT : LG_E_CLOSED;
+	else
+		lg.all.idle_closes++;
+	conn_drop(k, e, false, e == LG_E_CONNECT ? RECONNECT_DELAY_NS : 0);
+}
+
+static const struct tcp_ops lg_ops = {
+	.connected = on_connected,
+	.data = on_data,
+	.eof = on_eof,
+	.closed = on_closed,
+};
+
+static void
+conn_connect(struct lg_conn *k)
+{
+	const struct lg_target *t = &lg.target[k->target];
+	int rc;
+
+	if (k->state != LG_DOWN || k->retry_ns > lg.now)
+		return;
+	rc = tcp_connect(t->via->tcp, t->ip_be, t->port, &lg_ops, k, &k->tc);
+	if (rc < 0) {
+		k->tc = NULL;
+		lg_count_err(LG_E_CONNECT);
+		k->retry_ns = lg.now + RECONNECT_DELAY_NS;
+		return;
+	}
+	k->state = LG_CONNECTING;
+	k->deadline_ns = lg.now + lg.timeout_ns;
+}
+
+static void
+release_nop(void *arg)
+{
+	(void)arg;
+}
+
+/* Send the current step's request (or wait for its connection). */
+static void
+client_send(struct lg_client *cl)
+{
+	struct lg_conn *k = step_conn(cl, cl->step);
+	const struct lg_req *q = step_req(cl, cl->step);
+	struct iovec iov;
+
+	if (k->state != LG_UP) {
+		cl->want_send = true;
+		conn_connect(k);
+		return;
+	}
+	cl->want_send = false;
+	iov.iov_base = q->buf;
+	iov.iov_len = q->len;
+	/* The request bytes never change: zero copy, nothing to release. */
+	if (tcp_send_iov(k->tc, &iov, 1, release_nop, NULL) < 0) {
+		conn_drop(k, LG_E_SEND, true, 0);
+		client_idle(cl, lg.now + RECONNECT_DELAY_NS);
+		return;
+	}
+	tcp_flush(k->tc);
+	k->busy = true;
+	k->req = q;
+	k->sched_ns = cl->step_sched_ns;
+	k->deadline_ns = lg.now + lg.timeout_ns;
+	k->chk_i = 0;
+	k->bad = -1;
+	lg_resp_reset(&k->resp);
+	lg.all.sent++;
+	lg.all.bytes_out += q->len;
+	if (lg.recording) {
+		lg.win.sent++;
+		lg.win.bytes_out += q->len;
+	}
+}
+
+void
+lg_client_start(struct lg_client *cl, uint64_t sched_ns)
+{
+	cl->active = true;
+	cl->step = 0;
+	cl->tok_sched_ns = sched_ns;
+	cl->step_sched_ns = sched_ns;
+	client_send(cl);
+}
+
+void
+lg_housekeep(uint64_t now)
+{
+	lg.now = now;
+	for (unsigned int i = 0; i < lg.nclients; i++) {
+		struct lg_client *cl = &lg.clients[i];
+
+		for (unsigned int j = 0; j < cl->nconn; j++) {
+			struct lg_conn *k = &cl->conn[j];
+
+			if (k->state == LG_CONNECTING && now > k->deadline_ns)
+				conn_drop(k, LG_E_CONNECT, true,
+					  RECONNECT_DELAY_NS);
+			else if (k->busy && now > k->deadline_ns)
+				conn_drop(k, LG_E_TIMEOUT, true, 0);
+		}
+		if (cl->active && cl->want_send)
+			conn_connect(step_conn(cl, cl->step));
+		else if (!cl->active && lg.rate == 0 && !lg.stopping &&
+			 cl->restart_ns <= now)
+			lg_client_start(cl, now);
+	}
+}
+
+void
+lg_close_all(void)
+{
+	for (unsigned int i = 0; i < lg.nclients; i++)
+		for (unsigned int j = 0; j < lg.clients[i].nconn; j++) {
+			struct lg_conn *k = &lg.clients[i].conn[j];
+
+			k->busy = false;
+			if (k->tc != NULL) {
+				tcp_set_arg(k->tc, NULL);
+				tcp_close(k->tc);
+				k->tc = NULL;
+			}
+			k->state = LG_DOWN;
+		}
+}
+
+unsigned int
+lg_busy(void)
+{
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < lg.nclients; i++)
+		for (unsigned int j = 0; j < lg.clients[i].nconn; j++)
+			n += lg.clients[i].conn[j].busy;
+	return n;
+}
+
+unsigned int
+lg_up(void)
+{
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < lg.nclients; i++)
+		for (unsigned int j = 0; j < lg.clients[i].nconn; j++)
+			n += lg.clients[i].conn[j].state == LG_UP;
+	return n;
+}

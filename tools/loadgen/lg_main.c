@@ -1,0 +1,631 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 ffn-shard authors
+ *
+ * ffn-loadgen: stateful HTTP/1.1 load for ffn-shard on our own DPDK stack
+ * (lib/net + lib/net/tcp), closed or open loop, LARQL binary requests
+ * (spec/wire.md §3) whose every answer frame is validated (§5), optionally
+ * walking a multi-shard layout layer by layer like a real client.
+ *
+ *   ffn-loadgen [EAL args] -- --ip A.B.C.D/len [--gw G] --target IP:PORT
+ *               [options]          (see usage())
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_eal.h>
+#include <rte_errno.h>
+
+#include "larql_client.h"
+#include "lg.h"
+#include "lg_setup.h"
+
+struct lg lg;
+
+static volatile sig_atomic_t got_signal;
+
+static void
+on_signal(int sig)
+{
+	got_signal = sig;
+}
+
+static void
+usage(void)
+{
+	fprintf(stderr,
+"usage: ffn-loadgen [EAL args] -- --ip A.B.C.D/len [--gw G] [--ip ...]\n"
+"         (--target IP:PORT [--target ...] | --layout \"A-B=IP:PORT,...\")\n"
+"         [options]\n"
+"  --ip A.B.C.D/len   our address on DPDK port i (i-th --ip; repeatable)\n"
+"  --gw G             gateway of the preceding --ip\n"
+"  --target IP:PORT   server; connections spread over the targets\n"
+"  --layout SPEC      fan-out: per token, one request per layer, in\n"
+"                     order, each to the shard owning it\n"
+"  --connections N    clients (closed loop: concurrency) [16]\n"
+"  --rate R           open loop: R tokens (requests) per second, latency\n"
+"                     from the scheduled send time [closed loop]\n"
+"  --wire FMT         answer format asked for (Accept): f32|f16|i8 [f32]\n"
+"  --request-wire FMT body format [f32]\n"
+"  --seq-len S        rows per request [1]\n"
+"  --layers L|A,B,..  layers per request (batch frame if several) [0]\n"
+"  --hidden H         hidden size [GET /v1/stats]\n"
+"  --seed S           input values from this seed [1]\n"
+"  --method M --path P  e.g. GET /v1/health [POST /v1/walk-ffn]\n"
+"  --warmup S         seconds not measured [1]\n"
+"  --duration S       measured seconds [5]\n"
+"  --timeout MS       per request and connect [5000]\n"
+"Exit: 0 no errors, 3 errors seen, 1 setup failure.\n");
+}
+
+struct opts {
+	const char *layout;
+	const char *method, *path;
+	int wire, req_wire;
+	uint32_t seq_len, hidden, seed;
+	uint32_t layers[LG_MAX_STEPS];
+	uint32_t nlayers;
+};
+
+static int
+parse_layers(const char *s, uint32_t *out, uint32_t *n)
+{
+	char *end;
+
+	*n = 0;
+	do {
+		unsigned long v = strtoul(s, &end, 10);
+
+		if (end == s || *n == LG_MAX_STEPS || v > UINT32_MAX - 1)
+			return -EINVAL;
+		out[(*n)++] = (uint32_t)v;
+		s = end + 1;
+	} while (*end == ',');
+	return *end == '\0' ? 0 : -EINVAL;
+}
+
+/* "0-15=IP:PORT,16-31=IP:PORT": steps in layer order. */
+static int
+parse_layout(const char *spec)
+{
+	char *dup = strdup(spec), *save = NULL, *tok;
+	uint32_t owner[LG_MAX_STEPS];
+	uint32_t maxl = 0;
+	bool have[LG_MAX_STEPS] = { false };
+	int rc = 0;
+
+	if (dup == NULL)
+		return -ENOMEM;
+	for (tok = strtok_r(dup, ",", &save); tok != NULL && rc == 0;
+	     tok = strtok_r(NULL, ",", &save)) {
+		unsigned long a, b;
+		char *eq = strchr(tok, '='), *end;
+		uint32_t ip;
+		uint16_t port;
+		int t;
+
+		if (eq == NULL) {
+			rc = -EINVAL;
+			break;
+		}
+		*eq = '\0';
+		a = strtoul(tok, &end, 10);
+		b = a;
+		if (*end == '-')
+			b = strtoul(end + 1, &end, 10);
+		if (end == tok || *end != '\0' || b < a || b >= LG_MAX_STEPS ||
+		    lg_parse_hostport(eq + 1, &ip, &port) < 0 ||
+		    (t = lg_add_target(ip, port)) < 0) {
+			rc = -EINVAL;
+			break;
+		}
+		for (unsigned long l = a; l <= b; l++) {
+			if (have[l])
+				rc = -EEXIST;
+			have[l] = true;
+			owner[l] = (uint32_t)t;
+		}
+		if (b + 1 > maxl)
+			maxl = (uint32_t)b + 1;
+	}
+	free(dup);
+	if (rc < 0)
+		return rc;
+	/* Walk 0..max: a gap is a layout error (a client needs them all). */
+	for (uint32_t l = 0; l < maxl; l++)
+		if (!have[l])
+			return -ENOENT;
+	lg.nsteps = maxl;
+	for (uint32_t l = 0; l < maxl; l++)
+		lg.step_conn[l] = owner[l];	/* conn index == target */
+	return maxl > 0 ? 0 : -EINVAL;
+}
+
+static int
+parse_args(int argc, char **argv, struct opts *o)
+{
+	static const struct option lo[] = {
+		{ "ip", required_argument, NULL, 'i' },
+		{ "gw", required_argument, NULL, 'g' },
+		{ "target", required_argument, NULL, 't' },
+		{ "layout", required_argument, NULL, 'L' },
+		{ "connections", required_argument, NULL, 'c' },
+		{ "rate", required_argument, NULL, 'r' },
+		{ "wire", required_argument, NULL, 'w' },
+		{ "request-wire", required_argument, NULL, 'W' },
+		{ "seq-len", required_argument, NULL, 's' },
+		{ "layers", required_argument, NULL, 'l' },
+		{ "hidden", required_argument, NULL, 'H' },
+		{ "seed", required_argument, NULL, 'S' },
+		{ "method", required_argument, NULL, 'm' },
+		{ "path", required_argument, NULL, 'p' },
+		{ "warmup", required_argument, NULL, 'u' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "timeout", required_argument, NULL, 'T' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	o->method = "POST";
+	o->path = "/v1/walk-ffn";
+	o->wire = LC_F32;
+	o->req_wire = LC_F32;
+	o->seq_len = 1;
+	o->seed = 1;
+	o->nlayers = 1;
+	lg.nconns = 16;
+	lg.warmup_ns = 1000000000ull;
+	lg.duration_ns = 5000000000ull;
+	lg.timeout_ns = 5000000000ull;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		char *arg = optarg, *slash, *end;
+		uint32_t ip;
+		uint16_t port;
+		int t;
+
+		switch (c) {
+		case 'i': {
+			unsigned long len;
+
+			slash = strchr(arg, '/');
+			if (slash == NULL || lg.nports == LG_MAX_PORTS)
+				goto bad;
+			*slash = '\0';
+			len = strtoul(slash + 1, &end, 10);
+			if (*end != '\0' || len < 1 || len > 32 ||
+			    lg_parse_ipv4(arg, &lg.port[lg.nports].ip_be) < 0)
+				goto bad;
+			lg.port[lg.nports].mask_be =
+				htonl(0xffffffffu << (32 - len));
+			lg.port[lg.nports].port_id = (uint16_t)lg.nports;
+			lg.nports++;
+			break;
+		}
+		case 'g':
+			if (lg.nports == 0 ||
+			    lg_parse_ipv4(arg, &lg.port[lg.nports - 1].gw_be))
+				goto bad;
+			break;
+		case 't':
+			if (lg_parse_hostport(arg, &ip, &port) < 0 ||
+			    (t = lg_add_target(ip, port)) < 0)
+				goto bad;
+			break;
+		case 'L': o->layout = arg; break;
+		case 'c':
+			lg.nconns = (unsigned int)strtoul(arg, &end, 10);
+			if (*end || lg.nconns == 0 || lg.nconns > 65536)
+				goto bad;
+			break;
+		case 'r':
+			lg.rate = strtod(arg, &end);
+			if (*end || !(lg.rate > 0))
+				goto bad;
+			break;
+		case 'w':
+			if ((o->wire = lc_fmt_parse(arg)) < 0)
+				goto bad;
+			break;
+		case 'W':
+			if ((o->req_wire = lc_fmt_parse(arg)) < 0)
+				goto bad;
+			break;
+		case 's':
+			o->seq_len = (uint32_t)strtoul(arg, &end, 10);
+			if (*end || o->seq_len == 0)
+				goto bad;
+			break;
+		case 'l':
+			if (parse_layers(arg, o->layers, &o->nlayers) < 0)
+				goto bad;
+			break;
+		case 'H':
+			o->hidden = (uint32_t)strtoul(arg, &end, 10);
+			if (*end || o->hidden == 0)
+				goto bad;
+			break;
+		case 'S': o->seed = (uint32_t)strtoul(arg, NULL, 10); break;
+		case 'm': o->method = arg; break;
+		case 'p': o->path = arg; break;
+		case 'u': case 'd': case 'T': {
+			double v = strtod(arg, &end);
+
+			if (*end || v < 0 || (c != 'u' && v == 0))
+				goto bad;
+			if (c == 'u')
+				lg.warmup_ns = (uint64_t)(v * 1e9);
+			else if (c == 'd')
+				lg.duration_ns = (uint64_t)(v * 1e9);
+			else
+				lg.timeout_ns = (uint64_t)(v * 1e6);
+			break;
+		}
+		case 'h': usage(); exit(0);
+		default: usage(); return -EINVAL;
+		}
+		continue;
+bad:
+		fprintf(stderr, "ffn-loadgen: --%s: bad value \"%s\"\n",
+			lo[0].name ? argv[optind - 1] : "", optarg);
+		return -EINVAL;
+	}
+	if (optind < argc || lg.nports == 0) {
+		fprintf(stderr, "ffn-loadgen: %s\n", optind < argc ?
+			"unexpected argument" : "--ip is required");
+		usage();
+		return -EINVAL;
+	}
+	if (o->layout != NULL) {
+		int rc;
+
+		if (lg.ntargets > 0) {
+			fprintf(stderr, "ffn-loadgen: --layout and --target "
+				"exclude each other\n");
+			return -EINVAL;
+		}
+		rc = parse_layout(o->layout);
+		if (rc < 0) {
+			fprintf(stderr, "ffn-loadgen: --layout \"%s\": %s\n",
+				o->layout, rc == -ENOENT ? "a layer between "
+				"0 and the last is not covered" :
+				rc == -EEXIST ? "a layer is covered twice" :
+				"expected A-B=IP:PORT,...");
+			return rc;
+		}
+		lg.fanout = true;
+	} else if (lg.ntargets == 0) {
+		fprintf(stderr, "ffn-loadgen: give --target or --layout\n");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* xorshift32: reproducible inputs from --seed, in [-1, 1). */
+static float *
+make_input(uint32_t seed, size_t n)
+{
+	float *x = malloc(n * sizeof(*x));
+	uint32_t s = seed ? seed : 0x9e3779b9u;
+
+	if (x == NULL)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		s ^= s << 13;
+		s ^= s >> 17;
+		s ^= s << 5;
+		x[i] = (float)((double)s / 2147483648.0 - 1.0);
+	}
+	return x;
+}
+
+static int
+build_requests(struct opts *o)
+{
+	struct lg_req_spec sp = {
+		.method = o->method, .path = o->path,
+		.req_fmt = o->req_wire, .resp_fmt = o->wire,
+		.seq_len = o->seq_len, .hidden = o->hidden,
+	};
+	float *x = make_input(o->seed, (size_t)o->seq_len * o->hidden);
+	int rc = 0;
+
+	if (x == NULL)
+		return -ENOMEM;
+	sp.x = x;
+	if (lg.fanout) {
+		lg.sreq = calloc(lg.nsteps, sizeof(*lg.sreq));
+		for (uint32_t l = 0; lg.sreq && rc == 0 && l < lg.nsteps; l++) {
+			sp.layers = &l;
+			sp.nlayers = 1;
+			rc = lg_build_req(&lg.sreq[l], &sp, lg.step_conn[l]);
+		}
+	} else {
+		lg.nsteps = 1;
+		lg.treq = calloc(lg.ntargets, sizeof(*lg.treq));
+		sp.layers = o->layers;
+		sp.nlayers = o->nlayers;
+		for (unsigned int t = 0; lg.treq && rc == 0 &&
+		     t < lg.ntargets; t++)
+			rc = lg_build_req(&lg.treq[t], &sp, t);
+	}
+	free(x);
+	if ((lg.fanout ? (void *)lg.sreq : (void *)lg.treq) == NULL)
+		return -ENOMEM;
+	return rc;
+}
+
+static int
+make_clients(void)
+{
+	unsigned int per = lg.fanout ? lg.ntargets : 1;
+
+	lg.nclients = lg.nconns;
+	lg.clients = calloc(lg.nclients, sizeof(*lg.clients));
+	lg.idle = calloc(lg.nclients, sizeof(*lg.idle));
+	if (lg.clients == NULL || lg.idle == NULL)
+		return -ENOMEM;
+	for (unsigned int i = 0; i < lg.nclients; i++) {
+		struct lg_client *cl = &lg.clients[i];
+
+		cl->id = i;
+		cl->nconn = per;
+		cl->conn = calloc(per, sizeof(*cl->conn));
+		if (cl->conn == NULL)
+			return -ENOMEM;
+		for (unsigned int j = 0; j < per; j++) {
+			cl->conn[j].cl = cl;
+			cl->conn[j].target = lg.fanout ? j : i % lg.ntargets;
+			cl->conn[j].bad = -1;
+		}
+		if (lg.rate > 0)
+			lg.idle[lg.nidle++] = i;
+	}
+	return 0;
+}
+
+static double
+ms(uint64_t ns)
+{
+	return (double)ns / 1e6;
+}
+
+static uint64_t
+errors(const struct lg_stats *s)
+{
+	uint64_t n = 0;
+
+	for (int e = 0; e < LG_E_COUNT; e++)
+		n += s->err[e];
+	return n;
+}
+
+static void
+report(double secs)
+{
+	const struct lg_stats *w = &lg.win;
+	const struct lg_hist *h = &w->req_lat;
+
+	printf("\n== ffn-loadgen: %.2f s measured, %s, %u %s ==\n", secs,
+	       lg.rate > 0 ? "open loop" : "closed loop", lg.nclients,
+	       lg.fanout ? "clients (fan-out)" : "connections");
+	printf("requests   %" PRIu64 " (%.1f req/s)", w->requests,
+	       (double)w->requests / secs);
+	if (lg.fanout)
+		printf(", tokens %" PRIu64 " (%.1f tokens/s, %u layers)",
+		       w->tokens, (double)w->tokens / secs, lg.nsteps);
+	printf("\n");
+	printf("latency    p50 %.3f  p90 %.3f  p99 %.3f  p99.9 %.3f  "
+	       "max %.3f ms  (min %.3f, mean %.3f)\n",
+	       ms(lg_hist_pct(h, 50)), ms(lg_hist_pct(h, 90)),
+	       ms(lg_hist_pct(h, 99)), ms(lg_hist_pct(h, 99.9)), ms(h->max),
+	       ms(h->count ? h->min : 0),
+	       h->count ? ms(h->sum / h->count) : 0.0);
+	if (lg.fanout) {
+		const struct lg_hist *t = &w->tok_lat;
+
+		printf("token      p50 %.3f  p90 %.3f  p99 %.3f  p99.9 %.3f  "
+		       "max %.3f ms\n", ms(lg_hist_pct(t, 50)),
+		       ms(lg_hist_pct(t, 90)), ms(lg_hist_pct(t, 99)),
+		       ms(lg_hist_pct(t, 99.9)), ms(t->max));
+	}
+	printf("bytes      out %" PRIu64 " (%.1f MB/s)  in %" PRIu64
+	       " (%.1f MB/s)\n", w->bytes_out,
+	       (double)w->bytes_out / secs / 1e6, w->bytes_in,
+	       (double)w->bytes_in / secs / 1e6);
+	printf("errors     window %" PRIu64 ", whole run %" PRIu64 ":",
+	       errors(w), errors(&lg.all));
+	for (int e = 0; e < LG_E_COUNT; e++)
+		printf(" %s=%" PRIu64, lg_err_name(e), lg.all.err[e]);
+	printf("\n");
+	for (int s = 0; s < 600; s++)
+		if (lg.all.status[s])
+			printf("status     %d: %" PRIu64 "\n", s,
+			       lg.all.status[s]);
+	for (unsigned int t = 0; t < lg.ntargets; t++) {
+		struct in_addr a = { .s_addr = lg.target[t].ip_be };
+
+		printf("target     %s:%u requests %" PRIu64 "\n", inet_ntoa(a),
+		       lg.target[t].port, w->per_target[t]);
+	}
+	printf("validated  %" PRIu64 " frames; connects %" PRIu64
+	       ", idle closes by server %" PRIu64 "\n", w->validated,
+	       lg.all.connects, lg.all.idle_closes);
+	/* The stack's view: a latency outlier with retransmits or RTOs here
+	 * is loss, without them it is the hosts. */
+	for (unsigned int i = 0; i < lg.nports; i++) {
+		struct tcp_stats ts;
+		struct net_stats ns;
+		uint64_t drops = 0;
+
+		tcp_stack_stats(lg.port[i].tcp, &ts);
+		net_lcore_stats(lg.port[i].lc, &ns);
+		for (int d = 0; d < TCP_DROP_MAX; d++)
+			drops += ts.drops[d];
+		printf("port %u     tcp retransmits %" PRIu64 " (rto %" PRIu64
+		       ", fast %" PRIu64 "), resets in %" PRIu64 ", drops %"
+		       PRIu64 "; net tx_full %" PRIu64 ", no_mbuf %" PRIu64
+		       "\n", lg.port[i].port_id, ts.retransmits,
+		       ts.rto_expired, ts.fast_retransmits, ts.resets_in,
+		       drops, ns.drop_tx_full, ns.drop_no_mbuf);
+	}
+	/* One line for scripts. */
+	printf("RESULT requests=%" PRIu64 " tokens=%" PRIu64 " validated=%"
+	       PRIu64 " errors=%" PRIu64 " rps=%.1f p50_us=%.1f p99_us=%.1f"
+	       "\n", w->requests, w->tokens, w->validated, errors(&lg.all),
+	       (double)w->requests / secs, lg_hist_pct(h, 50) / 1e3,
+	       lg_hist_pct(h, 99) / 1e3);
+	fflush(stdout);
+}
+
+static void
+progress(unsigned int sec, const char *phase, uint64_t backlog)
+{
+	printf("[%3us] %-7s %8" PRIu64 " req/s  p50 %.3f  p99 %.3f ms  "
+	       "errors %" PRIu64 "  up %u  busy %u", sec, phase,
+	       lg.sec_requests, ms(lg_hist_pct(&lg.sec_lat, 50)),
+	       ms(lg_hist_pct(&lg.sec_lat, 99)), errors(&lg.all), lg_up(),
+	       lg_busy());
+	/* Open loop: tokens due but not started (every client busy); their
+	 * wait is in the latency, as it would be for real users. */
+	if (lg.rate > 0)
+		printf("  backlog %" PRIu64, backlog);
+	printf("\n");
+	fflush(stdout);
+	lg.sec_requests = 0;
+	lg_hist_reset(&lg.sec_lat);
+}
+
+static void
+run(void)
+{
+	uint64_t start = net_now_ns(), warm_end = start + lg.warmup_ns;
+	uint64_t end = warm_end + lg.duration_ns, next_hk = start;
+	uint64_t next_sec = start + 1000000000ull, next_sched = start;
+	uint64_t period = lg.rate > 0 ? (uint64_t)(1e9 / lg.rate) : 0;
+	uint64_t drain_end, now_end;
+	unsigned int sec = 0;
+
+	lg_hist_reset(&lg.win.req_lat);
+	lg_hist_reset(&lg.win.tok_lat);
+	lg_hist_reset(&lg.sec_lat);
+	lg.recording = lg.warmup_ns == 0;
+	lg.now = start;
+	if (lg.rate == 0)
+		for (unsigned int i = 0; i < lg.nclients; i++)
+			lg_client_start(&lg.clients[i], start);
+	while (!got_signal) {
+		uint64_t now = net_now_ns();
+
+		lg_poll_all(now);
+		now = lg.now = net_now_ns();
+		if (!lg.recording && !lg.stopping && now >= warm_end) {
+			/* The window starts: forget the warm-up. */
+			memset(&lg.win, 0, sizeof(lg.win));
+			lg_hist_reset(&lg.win.req_lat);
+			lg_hist_reset(&lg.win.tok_lat);
+			lg.recording = true;
+		}
+		if (now >= end)
+			break;
+		/* Open loop: every due token starts as soon as a client is
+		 * free, stamped with its schedule, so queueing counts. */
+		while (period && next_sched <= now && lg.nidle > 0) {
+			lg_client_start(&lg.clients[lg.idle[--lg.nidle]],
+					next_sched);
+			next_sched += period;
+		}
+		if (now >= next_hk) {
+			lg_housekeep(now);
+			next_hk = now + 1000000ull;
+		}
+		if (now >= next_sec) {
+			/* A second that began before the window: warm-up. */
+			progress(++sec, next_sec - 1000000000ull < warm_end ?
+				 "warmup" : "measure", period == 0 ||
+				 next_sched > now ? 0 :
+				 (now - next_sched) / period + 1);
+			next_sec += 1000000000ull;
+		}
+	}
+	now_end = RTE_MIN(net_now_ns(), end);
+	lg.recording = false;
+	lg.stopping = true;
+	/* Let outstanding requests finish (not counted), then close. */
+	drain_end = net_now_ns() + RTE_MIN(lg.timeout_ns, 2000000000ull);
+	while (!got_signal && lg_busy() > 0 && net_now_ns() < drain_end)
+		lg_poll_all(net_now_ns());
+	lg_close_all();
+	drain_end = net_now_ns() + 100000000ull;
+	while (net_now_ns() < drain_end)
+		lg_poll_all(net_now_ns());
+	/* Interrupted runs report the part of the window they measured. */
+	report(now_end > warm_end ? (double)(now_end - warm_end) / 1e9 :
+	       1e-9);
+}
+
+int
+main(int argc, char **argv)
+{
+	struct opts o;
+	int rc;
+
+	memset(&o, 0, sizeof(o));
+	rc = rte_eal_init(argc, argv);
+	if (rc < 0) {
+		fprintf(stderr, "ffn-loadgen: rte_eal_init failed: %s\n",
+			rte_strerror(rte_errno));
+		return 1;
+	}
+	argc -= rc;
+	argv += rc;
+	if (parse_args(argc, argv, &o) < 0)
+		return 1;
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	if (lg_ports_start() < 0)
+		return 1;
+	if (lg_wait_links(10000) < 0) {
+		fprintf(stderr, "ffn-loadgen: link down after 10 s\n");
+		return 1;
+	}
+	if (strcmp(o.method, "POST") == 0 && o.hidden == 0) {
+		uint32_t layers = 0;
+
+		rc = lg_fetch_stats(0, &o.hidden, &layers, 5000);
+		if (rc < 0) {
+			fprintf(stderr, "ffn-loadgen: GET /v1/stats from the "
+				"first target: %s (give --hidden)\n",
+				strerror(-rc));
+			return 1;
+		}
+		printf("ffn-loadgen: /v1/stats: hidden_size %u, layers %u\n",
+		       o.hidden, layers);
+	}
+	rc = build_requests(&o);
+	if (rc < 0) {
+		fprintf(stderr, "ffn-loadgen: preparing requests: %s\n",
+			strerror(-rc));
+		return 1;
+	}
+	if (make_clients() < 0) {
+		fprintf(stderr, "ffn-loadgen: out of memory for clients\n");
+		return 1;
+	}
+	printf("ffn-loadgen: %u %s, %s, %s %s, wire %s/%s, seq_len %u, "
+	       "request %u bytes, %u target(s)\n", lg.nclients,
+	       lg.fanout ? "fan-out clients" : "connections",
+	       lg.rate > 0 ? "open loop" : "closed loop", o.method, o.path,
+	       lc_fmt_name(o.req_wire), lc_fmt_name(o.wire), o.seq_len,
+	       lg.fanout ? lg.sreq[0].len : lg.treq[0].len, lg.ntargets);
+	fflush(stdout);
+	run();
+	return got_signal ? 130 : errors(&lg.all) ? 3 : 0;
+}

@@ -1,0 +1,371 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 ffn-shard authors
+ */
+
+/* ffn-loadgen: ports, routes, prepared requests and GET /v1/stats. */
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+#include <rte_ethdev.h>
+#include <rte_malloc.h>
+
+#include "larql_client.h"
+#include "lg.h"
+#include "lg_setup.h"
+#include "net_tcp.h"
+
+int
+lg_parse_ipv4(const char *s, uint32_t *ip_be)
+{
+	struct in_addr a;
+
+	if (inet_pton(AF_INET, s, &a) != 1)
+		return -EINVAL;
+	*ip_be = a.s_addr;
+	return 0;
+}
+
+int
+lg_parse_hostport(const char *s, uint32_t *ip_be, uint16_t *port)
+{
+	char buf[64];
+	const char *colon = strrchr(s, ':');
+	char *end;
+	unsigned long p;
+
+	if (colon == NULL || (size_t)(colon - s) >= sizeof(buf))
+		return -EINVAL;
+	memcpy(buf, s, (size_t)(colon - s));
+	buf[colon - s] = '\0';
+	p = strtoul(colon + 1, &end, 10);
+	if (*end != '\0' || p == 0 || p > 65535)
+		return -EINVAL;
+	*port = (uint16_t)p;
+	return lg_parse_ipv4(buf, ip_be);
+}
+
+int
+lg_add_target(uint32_t ip_be, uint16_t port)
+{
+	for (unsigned int i = 0; i < lg.ntargets; i++)
+		if (lg.target[i].ip_be == ip_be && lg.target[i].port == port)
+			return (int)i;
+	if (lg.ntargets == LG_MAX_TARGETS)
+		return -ENOSPC;
+	lg.target[lg.ntargets].ip_be = ip_be;
+	lg.target[lg.ntargets].port = port;
+	return (int)lg.ntargets++;
+}
+
+/* API calls (tcp_connect, tcp_send_iov) read this clock: without it they
+ * use the last poll's time, which is 0 before the first poll (tcp.h). */
+static uint64_t
+clock_us(void *arg)
+{
+	(void)arg;
+	return net_now_ns() / 1000;
+}
+
+int
+lg_ports_start(void)
+{
+	for (unsigned int i = 0; i < lg.nports; i++) {
+		struct lg_port *lp = &lg.port[i];
+		struct net_port_conf pc;
+		struct tcp_stack_config tc;
+		int rc;
+
+		if (!rte_eth_dev_is_valid_port(lp->port_id)) {
+			fprintf(stderr, "ffn-loadgen: --ip #%u: no DPDK port "
+				"%u (give a --vdev or a PCI device)\n", i + 1,
+				lp->port_id);
+			return -ENODEV;
+		}
+		memset(&pc, 0, sizeof(pc));
+		pc.port_id = lp->port_id;
+		pc.nb_queues = 1;
+		pc.ip_be = lp->ip_be;
+		pc.netmask_be = lp->mask_be;
+		pc.gateway_be = lp->gw_be;
+		rc = net_port_init(&pc, &lp->np);
+		if (rc < 0) {
+			fprintf(stderr, "ffn-loadgen: net_port_init(port %u): "
+				"%s\n", lp->port_id, strerror(-rc));
+			return rc;
+		}
+		lp->lc = net_lcore_create(lp->np, 0, -1);
+		if (lp->lc == NULL) {
+			fprintf(stderr, "ffn-loadgen: net_lcore_create(port "
+				"%u) failed\n", lp->port_id);
+			return -ENOMEM;
+		}
+		memset(&tc, 0, sizeof(tc));
+		tc.clock_us = clock_us;
+		lp->tcp = net_tcp_attach(lp->lc, &tc);
+		if (lp->tcp == NULL) {
+			fprintf(stderr, "ffn-loadgen: net_tcp_attach(port %u)"
+				" failed\n", lp->port_id);
+			return -ENOMEM;
+		}
+	}
+	/* Route: the port whose prefix holds the target, else one with a
+	 * gateway. */
+	for (unsigned int t = 0; t < lg.ntargets; t++) {
+		struct lg_target *tg = &lg.target[t];
+
+		for (unsigned int i = 0; i < lg.nports && !tg->via; i++)
+			if ((tg->ip_be & lg.port[i].mask_be) ==
+			    (lg.port[i].ip_be & lg.port[i].mask_be))
+				tg->via = &lg.port[i];
+		for (unsigned int i = 0; i < lg.nports && !tg->via; i++)
+			if (lg.port[i].gw_be != 0)
+				tg->via = &lg.port[i];
+		if (tg->via == NULL) {
+			struct in_addr a = { .s_addr = tg->ip_be };
+
+			fprintf(stderr, "ffn-loadgen: target %s: no --ip "
+				"prefix holds it and no --gw\n", inet_ntoa(a));
+			return -ENETUNREACH;
+		}
+	}
+	return 0;
+}
+
+void
+lg_poll_all(uint64_t now)
+{
+	lg.now = now;
+	for (unsigned int i = 0; i < lg.nports; i++)
+		net_lcore_poll(lg.port[i].lc, now);
+	for (unsigned int i = 0; i < lg.nports; i++)
+		net_lcore_flush(lg.port[i].lc);
+}
+
+int
+lg_wait_links(unsigned int ms)
+{
+	uint64_t end = net_now_ns() + (uint64_t)ms * 1000000ull;
+
+	for (;;) {
+		unsigned int up = 0;
+
+		for (unsigned int i = 0; i < lg.nports; i++) {
+			struct rte_eth_link l;
+
+			if (rte_eth_link_get_nowait(lg.port[i].port_id,
+						    &l) == 0 &&
+			    l.link_status == RTE_ETH_LINK_UP)
+				up++;
+		}
+		if (up == lg.nports)
+			return 0;
+		if (net_now_ns() > end)
+			return -ETIMEDOUT;
+		lg_poll_all(net_now_ns());
+		rte_delay_us_sleep(1000);
+	}
+}
+
+int
+lg_build_req(struct lg_req *q, const struct lg_req_spec *sp,
+	     unsigned int target)
+{
+	const struct lg_target *t = &lg.target[target];
+	struct in_addr a = { .s_addr = t->ip_be };
+	char head[1024];
+	int hl;
+	ssize_t bl = 0;
+	size_t cap = 0;
+	uint8_t *body = NULL;
+	bool post = strcmp(sp->method, "POST") == 0;
+
+	memset(q, 0, sizeof(*q));
+	q->target = target;
+	if (post) {
+		cap = 64 + 4 * sp->nlayers + lc_payload_bytes(sp->req_fmt,
+			sp->seq_len, sp->hidden);
+		body = malloc(cap);
+		if (body == NULL)
+			return -ENOMEM;
+		bl = lc_encode_request(body, cap, sp->layers, sp->nlayers,
+			sp->nlayers != 1, sp->seq_len, sp->hidden, sp->x,
+			sp->req_fmt);
+		if (bl < 0) {
+			free(body);
+			return (int)bl;
+		}
+	}
+	hl = snprintf(head, sizeof(head),
+		"%s %s HTTP/1.1\r\nHost: %s:%u\r\n%s%s%s%s%s%s"
+		"Content-Length: %zd\r\n\r\n",
+		sp->method, sp->path, inet_ntoa(a), t->port,
+		post ? "Content-Type: " : "",
+		post ? lc_fmt_ctype(sp->req_fmt) : "", post ? "\r\n" : "",
+		post ? "Accept: " : "",
+		post ? (sp->resp_fmt == LC_F32 ? lc_fmt_ctype(LC_F32) :
+			lc_fmt_accept(sp->resp_fmt)) : "",
+		post ? "\r\n" : "", (ssize_t)bl);
+	if (hl < 0 || (size_t)hl >= sizeof(head)) {
+		free(body);
+		return -ENAMETOOLONG;
+	}
+	q->len = (uint32_t)hl + (uint32_t)bl;
+	/* DPDK memory: a NIC may DMA the request straight from here. */
+	q->buf = rte_malloc("lg_req", q->len, 64);
+	if (q->buf == NULL) {
+		free(body);
+		return -ENOMEM;
+	}
+	memcpy(q->buf, head, (size_t)hl);
+	if (bl > 0)
+		memcpy(q->buf + hl, body, (size_t)bl);
+	free(body);
+	if (!post || strcmp(sp->path, "/v1/walk-ffn") != 0) {
+		/* The appliance's own routes answer JSON (spec/wire.md §2);
+		 * anything else is only held to a 2xx. */
+		q->ctype = !post && strncmp(sp->path, "/v1/", 4) == 0 ?
+			   "application/json" : NULL;
+		return 0;
+	}
+	/* spec/wire.md §5.2: the frame the answer must be. */
+	q->binary = true;
+	q->ctype = lc_fmt_ctype(sp->resp_fmt);
+	return lg_frame_expect(&q->frame, sp->resp_fmt, sp->layers,
+			       sp->nlayers, sp->seq_len, sp->hidden);
+}
+
+/* ---- GET /v1/stats over our own stack ------------------------------- */
+
+struct stats_fetch {
+	struct tcp_conn *c;
+	struct lg_resp r;
+	char *body;
+	size_t len, cap;
+	int done;		/* 1 ok, <0 error */
+	const char *req;
+};
+
+static void
+sf_connected(void *arg, struct tcp_conn *c)
+{
+	struct stats_fetch *f = arg;
+
+	if (tcp_send(c, f->req, (uint32_t)strlen(f->req)) < 0)
+		f->done = -EIO;
+	tcp_flush(c);
+}
+
+static void
+sf_data(void *arg, struct tcp_conn *c, struct rte_mbuf *m)
+{
+	struct stats_fetch *f = arg;
+
+	(void)c;
+	for (struct rte_mbuf *s = m; s != NULL && f->done == 0; s = s->next) {
+		const uint8_t *p = rte_pktmbuf_mtod(s, const uint8_t *);
+		size_t n = s->data_len;
+
+		while (n > 0 && f->done == 0) {
+			const uint8_t *b;
+			size_t bl;
+			int rc = lg_resp_feed(&f->r, p, n, &b, &bl);
+
+			if (rc < 0) {
+				f->done = rc;
+				break;
+			}
+			if (bl > 0) {
+				if (f->len + bl + 1 > f->cap) {
+					f->done = -E2BIG;
+					break;
+				}
+				memcpy(f->body + f->len, b, bl);
+				f->len += bl;
+			}
+			p += rc;
+			n -= (size_t)rc;
+			if (f->r.state == LG_RESP_DONE)
+				f->done = 1;
+		}
+	}
+	rte_pktmbuf_free(m);
+}
+
+static void
+sf_closed(void *arg, struct tcp_conn *c, int reason)
+{
+	struct stats_fetch *f = arg;
+
+	(void)c;
+	f->c = NULL;
+	if (f->done == 0)
+		f->done = reason == TCP_CLOSE_REFUSED ? -ECONNREFUSED :
+			  reason == TCP_CLOSE_TIMEOUT ? -ETIMEDOUT :
+			  reason == TCP_CLOSE_RESET ? -ECONNRESET : -EPIPE;
+	if (f->done < 0)
+		fprintf(stderr, "ffn-loadgen: /v1/stats connection closed, "
+			"reason %d\n", reason);
+}
+
+int
+lg_fetch_stats(unsigned int target, uint32_t *hidden, uint32_t *layers,
+	       unsigned int timeout_ms)
+{
+	static const struct tcp_ops ops = {
+		.connected = sf_connected,
+		.data = sf_data,
+		.closed = sf_closed,
+	};
+	const struct lg_target *t = &lg.target[target];
+	struct in_addr a = { .s_addr = t->ip_be };
+	struct stats_fetch f;
+	char req[256];
+	uint64_t end = net_now_ns() + (uint64_t)timeout_ms * 1000000ull;
+	struct json_object *o, *v;
+	int rc;
+
+	memset(&f, 0, sizeof(f));
+	lg_resp_reset(&f.r);
+	snprintf(req, sizeof(req), "GET /v1/stats HTTP/1.1\r\nHost: %s:%u"
+		 "\r\n\r\n", inet_ntoa(a), t->port);
+	f.req = req;
+	f.cap = 1 << 16;
+	f.body = calloc(1, f.cap);
+	if (f.body == NULL)
+		return -ENOMEM;
+	rc = tcp_connect(t->via->tcp, t->ip_be, t->port, &ops, &f, &f.c);
+	if (rc < 0) {
+		free(f.body);
+		return rc;
+	}
+	while (f.done == 0 && net_now_ns() < end)
+		lg_poll_all(net_now_ns());
+	if (f.c != NULL) {
+		tcp_set_arg(f.c, NULL);
+		tcp_close(f.c);
+	}
+	rc = f.done == 0 ? -ETIMEDOUT : f.done < 0 ? f.done : 0;
+	if (rc == 0 && f.r.status != 200)
+		rc = -EPROTO;
+	if (rc == 0) {
+		o = json_tokener_parse(f.body);
+		if (o == NULL) {
+			rc = -EBADMSG;
+		} else {
+			if (json_object_object_get_ex(o, "hidden_size", &v))
+				*hidden = (uint32_t)json_object_get_int(v);
+			if (json_object_object_get_ex(o, "layers", &v))
+				*layers = (uint32_t)json_object_get_int(v);
+			json_object_put(o);
+			if (*hidden == 0)
+				rc = -EBADMSG;
+		}
+	}
+	free(f.body);
+	return rc;
+}

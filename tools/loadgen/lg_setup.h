@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 ffn-shard authors
+ */
+#ifndef LG_SETUP_H
+#define LG_SETUP_H
+
+#include <stdint.h>
+
+#include "lg.h"
+
+/** What one prepared request carries (lg_build_req). */
+struct lg_req_spec {
+	const char *method;
+	const char *path;
+	int req_fmt;		/**< enum lc_fmt of the body */
+	int resp_fmt;		/**< enum lc_fmt asked for in Accept */
+	const uint32_t *layers;
+	uint32_t nlayers;	/**< 1: single frame; else batch frame */
+	uint32_t seq_len;
+	uint32_t hidden;
+	const float *x;		/**< seq_len * hidden inputs */
+};
+
+int lg_parse_ipv4(const char *s, uint32_t *ip_be);
+int lg_parse_hostport(const char *s, uint32_t *ip_be, uint16_t *port);
+/** Index of target ip:port, added if new; -ENOSPC. */
+int lg_add_target(uint32_t ip_be, uint16_t port);
+/** net_port_init + net_lcore + TCP on every --ip port; route targets. */
+int lg_ports_start(void);
+/** Poll every port once and flush. */
+void lg_poll_all(uint64_t now);
+/** Wait for every port's link (memif connects asynchronously). */
+int lg_wait_links(unsigned int ms);
+/** Prepare the request of spec for target (bytes + expected frame). */
+int lg_build_req(struct lg_req *q, const struct lg_req_spec *sp,
+		 unsigned int target);
+/** GET /v1/stats from target: hidden_size and layers. */
+int lg_fetch_stats(unsigned int target, uint32_t *hidden, uint32_t *layers,
+		   unsigned int timeout_ms);
+
+#endif /* LG_SETUP_H */

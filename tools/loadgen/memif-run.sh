@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright(c) 2026 ffn-shard authors
+#
+# One ffn-shard and one ffn-loadgen on this machine over net_memif, for
+# figures: the appliance (memif server, lcore 0, i8 on) serves a synthetic
+# model at 198.18.4.2:8080; ffn-loadgen (memif client, lcore 1,
+# 198.18.4.1) runs with the arguments given.  Test network of the load
+# generator: prefix fsb, 198.18.4.0/24 (docs/DEVELOPING.md).
+#
+# usage: memif-run.sh BUILD_DIR [ffn-loadgen options...]
+#   env: HIDDEN (256), INTER (4*HIDDEN), LAYERS (4)
+#   e.g. memif-run.sh build --connections 16 --wire f16 --duration 10
+set -euo pipefail
+
+build=$(cd "${1:?usage: memif-run.sh BUILD_DIR [options]}" && pwd)
+shift
+hidden=${HIDDEN:-256}
+inter=${INTER:-$((4 * hidden))}
+layers=${LAYERS:-4}
+dir=$(mktemp -d /tmp/fsb-run.XXXXXX)
+pid=
+
+cleanup() {
+	rc=$?
+	if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
+		kill -TERM "$pid" 2>/dev/null || true
+		wait "$pid" 2>/dev/null || true
+	fi
+	[ "$rc" -ne 0 ] && [ -f "$dir/shard.log" ] && tail "$dir/shard.log" >&2
+	rm -rf "$dir" "/var/run/dpdk/fsb-run-$$" "/var/run/dpdk/fsb-rlg-$$"
+	exit "$rc"
+}
+trap cleanup EXIT INT TERM
+
+"$build/tools/mkvindex/mkvindex" --hidden "$hidden" --intermediate "$inter" \
+	--layers "$layers" --family llama --seed 7 "$dir/model" >/dev/null
+cat >"$dir/shard.conf" <<CONF
+[eal]
+args = -l 0 --no-pci --no-huge -m 1024 --file-prefix fsb-run-$$ --vdev net_memif0,role=server,socket=$dir/memif.sock
+[log]
+level = warning
+[port 0]
+device = net_memif0
+address = 198.18.4.2/24
+[shard run]
+model = $dir/model
+layers = 0-$((layers - 1))
+listen = 8080
+port = 0
+numa_node = 0
+net_lcores = 0
+f16 = on
+i8 = on
+CONF
+timeout 900 "$build/app/ffn-shard/ffn-shard" -c "$dir/shard.conf" \
+	>"$dir/shard.log" 2>&1 &
+pid=$!
+for _ in $(seq 600); do
+	grep -q serving "$dir/shard.log" && break
+	kill -0 "$pid"
+	sleep 0.1
+done
+grep serving "$dir/shard.log"
+echo "+ ffn-loadgen ... -- --ip 198.18.4.1/24 --target 198.18.4.2:8080 $*"
+timeout 900 "$build/tools/loadgen/ffn-loadgen" -l 1 --no-pci --no-huge \
+	-m 512 --file-prefix "fsb-rlg-$$" \
+	--vdev "net_memif0,role=client,socket=$dir/memif.sock" \
+	--log-level=pmd.net.memif:error -- --ip 198.18.4.1/24 \
+	--target 198.18.4.2:8080 "$@"

@@ -1,0 +1,367 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 ffn-shard authors
+ */
+
+/* ffn-loadgen's plain-C parts: the HTTP response parser fed in every
+ * possible split, the expected-frame checks against spec/wire.md §8's
+ * worked frames, and the histogram's bucket bounds and percentiles. */
+
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "larql_client.h"
+#include "lg_frame.h"
+#include "lg_hist.h"
+#include "lg_http.h"
+
+static const char resp_f16[] =
+	"HTTP/1.1 200 OK\r\n"
+	"content-type: application/x-larql-ffn-f16\r\n"
+	"Content-Length: 20\r\n"
+	"Connection: keep-alive\r\n"
+	"\r\n"
+	"0123456789abcdefghij";
+
+/* Feed buf as pieces cut at `cuts` (sorted offsets); collect the body and
+ * expect exactly one complete response. */
+static void
+feed_cut(const char *buf, size_t len, const size_t *cuts, int ncuts,
+	 struct lg_resp *r, char *body, size_t *blen)
+{
+	size_t off = 0;
+
+	lg_resp_reset(r);
+	*blen = 0;
+	for (int i = 0; i <= ncuts; i++) {
+		size_t end = i < ncuts ? cuts[i] : len;
+
+		while (off < end) {
+			const uint8_t *b;
+			size_t bl;
+			int rc = lg_resp_feed(r, (const uint8_t *)buf + off,
+					      end - off, &b, &bl);
+
+			assert_true(rc > 0);
+			memcpy(body + *blen, b, bl);
+			*blen += bl;
+			off += (size_t)rc;
+			if (r->state == LG_RESP_DONE)
+				assert_int_equal(off, len);
+		}
+	}
+}
+
+static void
+test_every_split(void **state)
+{
+	size_t len = sizeof(resp_f16) - 1, blen;
+	struct lg_resp r;
+	char body[64];
+
+	(void)state;
+	for (size_t i = 0; i <= len; i++)
+		for (size_t j = i; j <= len; j++) {
+			size_t cuts[2] = { i, j };
+
+			feed_cut(resp_f16, len, cuts, 2, &r, body, &blen);
+			assert_int_equal(r.state, LG_RESP_DONE);
+			assert_int_equal(r.status, 200);
+			assert_true(r.keep_alive);
+			assert_string_equal(r.ctype,
+					    "application/x-larql-ffn-f16");
+			assert_int_equal(r.content_length, 20);
+			assert_int_equal(blen, 20);
+			assert_memory_equal(body, "0123456789abcdefghij", 20);
+		}
+}
+
+static void
+test_byte_by_byte_and_pipelined(void **state)
+{
+	char two[512];
+	size_t len, off = 0;
+	struct lg_resp r;
+	int done = 0;
+
+	(void)state;
+	len = (size_t)snprintf(two, sizeof(two), "%s%s", resp_f16,
+		"HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\n"
+		"Content-Length: 2\r\nConnection: close\r\n\r\n{}");
+	lg_resp_reset(&r);
+	while (off < len) {
+		int rc = lg_resp_feed(&r, (const uint8_t *)two + off, 1,
+				      NULL, NULL);
+
+		assert_int_equal(rc, 1);
+		off++;
+		if (r.state == LG_RESP_DONE) {
+			done++;
+			if (done == 1) {
+				assert_int_equal(r.status, 200);
+				lg_resp_reset(&r);
+			}
+		}
+	}
+	assert_int_equal(done, 2);
+	assert_int_equal(r.status, 404);
+	assert_false(r.keep_alive);
+	assert_string_equal(r.ctype, "application/json");
+
+	/* Both in one piece: the first call stops at the first's end. */
+	lg_resp_reset(&r);
+	off = (size_t)lg_resp_feed(&r, (const uint8_t *)two, len, NULL, NULL);
+	assert_int_equal(off, sizeof(resp_f16) - 1);
+	assert_int_equal(r.state, LG_RESP_DONE);
+	lg_resp_reset(&r);
+	assert_int_equal(lg_resp_feed(&r, (const uint8_t *)two + off,
+				      len - off, NULL, NULL), len - off);
+	assert_int_equal(r.state, LG_RESP_DONE);
+	assert_int_equal(r.status, 404);
+}
+
+static void
+test_framing_cases(void **state)
+{
+	static const char interim[] = "HTTP/1.1 100 Continue\r\n\r\n"
+		"HTTP/1.1 204 No Content\r\n\r\n";
+	static const char http10[] = "HTTP/1.0 200 OK\r\n"
+		"Content-Length: 0\r\n\r\n";
+	static const char lf_only[] = "HTTP/1.1 200 OK\n"
+		"Content-Length: 1\n\nx";
+	struct lg_resp r;
+
+	(void)state;
+	lg_resp_reset(&r);
+	assert_int_equal(lg_resp_feed(&r, (const uint8_t *)interim,
+		sizeof(interim) - 1, NULL, NULL), sizeof(interim) - 1);
+	assert_int_equal(r.state, LG_RESP_DONE);
+	assert_int_equal(r.status, 204);
+
+	lg_resp_reset(&r);
+	assert_int_equal(lg_resp_feed(&r, (const uint8_t *)http10,
+		sizeof(http10) - 1, NULL, NULL), sizeof(http10) - 1);
+	assert_int_equal(r.state, LG_RESP_DONE);
+	assert_false(r.keep_alive);	/* HTTP/1.0 without keep-alive */
+
+	lg_resp_reset(&r);
+	assert_int_equal(lg_resp_feed(&r, (const uint8_t *)lf_only,
+		sizeof(lf_only) - 1, NULL, NULL), sizeof(lf_only) - 1);
+	assert_int_equal(r.state, LG_RESP_DONE);
+	assert_int_equal(r.content_length, 1);
+}
+
+static int
+feed_all(const char *s)
+{
+	struct lg_resp r;
+
+	lg_resp_reset(&r);
+	return lg_resp_feed(&r, (const uint8_t *)s, strlen(s), NULL, NULL);
+}
+
+static void
+test_malformed(void **state)
+{
+	char big[LG_HEAD_MAX + 64];
+
+	(void)state;
+	assert_int_equal(feed_all("HTTP/2 200 OK\r\n\r\n"), -EBADMSG);
+	assert_int_equal(feed_all("HTTP/1.1 20 OK\r\n\r\n"), -EBADMSG);
+	assert_int_equal(feed_all("HTTP/1.1 200OK\r\n\r\n"), -EBADMSG);
+	assert_int_equal(feed_all("HTTP/1.1 200 OK\r\n"
+		"Content-Length: 1x\r\n\r\n"), -EBADMSG);
+	assert_int_equal(feed_all("HTTP/1.1 200 OK\r\n"
+		"Content-Length: 1\r\nContent-Length: 2\r\n\r\n"), -EBADMSG);
+	assert_int_equal(feed_all("HTTP/1.1 200 OK\r\n"
+		"Content-Length : 1\r\n\r\n"), -EBADMSG);
+	assert_int_equal(feed_all("HTTP/1.1 200 OK\r\n"
+		"NoColon\r\n\r\n"), -EBADMSG);
+	assert_int_equal(feed_all("HTTP/1.1 200 OK\r\n"
+		"Transfer-Encoding: chunked\r\n\r\n"), -ENOTSUP);
+	assert_int_equal(feed_all("HTTP/1.1 200 OK\r\n\r\n"), -ENOTSUP);
+	memset(big, 'a', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	memcpy(big, "HTTP/1.1 200 OK\r\nX: ", 20);
+	assert_int_equal(feed_all(big), -E2BIG);
+}
+
+
+/* Hex with spaces to bytes; returns the length. */
+static size_t
+unhex(const char *h, uint8_t *out)
+{
+	size_t n = 0;
+
+	while (*h) {
+		unsigned int v;
+
+		if (*h == ' ') {
+			h++;
+			continue;
+		}
+		assert_int_equal(sscanf(h, "%2x", &v), 1);
+		out[n++] = (uint8_t)v;
+		h += 2;
+	}
+	return n;
+}
+
+/* Check a body in two pieces cut at every point; 0 when all agree. */
+static int
+check_split(const struct lg_frame *f, const uint8_t *b, size_t len)
+{
+	int verdict = 2;
+
+	for (size_t cut = 0; cut <= len; cut++) {
+		uint32_t cur = 0;
+		int bad = lg_frame_check(f, &cur, 0, b, cut) |
+			  lg_frame_check(f, &cur, cut, b + cut, len - cut);
+
+		assert_int_equal(cur, f->nchk);
+		if (verdict == 2)
+			verdict = bad;
+		assert_int_equal(bad, verdict);
+	}
+	return verdict;
+}
+
+/* Every byte of a known field flipped must fail; latency and values are
+ * free. */
+static void
+expect_frame(const struct lg_frame *f, const char *hex)
+{
+	uint8_t b[256];
+	size_t len = unhex(hex, b);
+
+	assert_int_equal(f->body_len, len);
+	assert_int_equal(check_split(f, b, len), 0);
+	for (size_t i = 0; i < len; i++) {
+		bool known = false;
+
+		for (uint32_t c = 0; c < f->nchk; c++)
+			if (i >= f->chk[c].off &&
+			    i < f->chk[c].off + f->chk[c].len)
+				known = true;
+		b[i] ^= 0x40;
+		assert_int_equal(check_split(f, b, len), known ? -1 : 0);
+		b[i] ^= 0x40;
+	}
+}
+
+static void
+test_frames_of_spec(void **state)
+{
+	uint32_t five = 5, both[2] = { 5, 20 };
+	struct lg_frame f;
+
+	(void)state;
+	/* §8 single responses, hidden 4, layer 5, seq_len 1. */
+	assert_int_equal(lg_frame_expect(&f, LC_F32, &five, 1, 1, 4), 0);
+	assert_int_equal(f.nchk, 1);
+	expect_frame(&f, "05000000 01000000 9a99e940 0000803e 0000c0bf "
+		     "0000c842 6f1283ba");
+	lg_frame_free(&f);
+	assert_int_equal(lg_frame_expect(&f, LC_F16, &five, 1, 1, 4), 0);
+	expect_frame(&f, "05000000 01000000 9a99e940 0034 00be 4056 1994");
+	lg_frame_free(&f);
+	assert_int_equal(lg_frame_expect(&f, LC_I8, &five, 1, 1, 4), 0);
+	expect_frame(&f, "05000000 01000000 9a99e940 2693493f 00000000 "
+		     "00 fe 7f 00");
+	lg_frame_free(&f);
+	/* §8 batch responses, hidden 2, layers 5 and 20. */
+	assert_int_equal(lg_frame_expect(&f, LC_F32, both, 2, 1, 2), 0);
+	assert_int_equal(f.nchk, 3);
+	expect_frame(&f, "ffffffff 02000000 9a99e940 "
+		     "05000000 01000000 02000000 0000803e 0000c0bf "
+		     "14000000 01000000 02000000 0000c842 6f1283ba");
+	lg_frame_free(&f);
+	assert_int_equal(lg_frame_expect(&f, LC_I8, both, 2, 1, 2), 0);
+	expect_frame(&f, "ffffffff 02000000 9a99e940 "
+		     "05000000 01000000 02000000 0683413c 00000000 15 81 "
+		     "14000000 01000000 02000000 2693493f 00000000 7f 00");
+	lg_frame_free(&f);
+	/* Zero layers: an empty batch frame (§3 "K = 0 is accepted"). */
+	assert_int_equal(lg_frame_expect(&f, LC_F16, NULL, 0, 1, 2), 0);
+	expect_frame(&f, "ffffffff 00000000 9a99e940");
+	lg_frame_free(&f);
+	/* i8 with seq_len 3, hidden 256: three rows of 8 + 256 bytes. */
+	assert_int_equal(lg_frame_expect(&f, LC_I8, &five, 1, 3, 256), 0);
+	assert_int_equal(f.body_len, 12 + 3 * (8 + 256));
+	lg_frame_free(&f);
+}
+
+static void
+test_hist_buckets(void **state)
+{
+	(void)state;
+	/* Exact below 2^SUB_BITS; every bucket's range contiguous; the
+	 * relative width at most 1/HALF. */
+	for (uint64_t v = 0; v < LG_HIST_SUB; v++)
+		assert_int_equal(lg_hist_bucket_high(lg_hist_index(v)), v);
+	for (unsigned int i = 1; i < LG_HIST_BUCKETS; i++) {
+		uint64_t lo = lg_hist_bucket_high(i - 1) + 1;
+		uint64_t hi = lg_hist_bucket_high(i);
+
+		assert_int_equal(lg_hist_index(lo), i);
+		assert_int_equal(lg_hist_index(hi), i);
+		assert_true((double)(hi - lo) <= (double)lo / LG_HIST_HALF);
+	}
+	assert_int_equal(lg_hist_index(UINT64_MAX), LG_HIST_BUCKETS - 1);
+}
+
+static void
+test_hist_percentiles(void **state)
+{
+	static struct lg_hist h, h2;
+
+	(void)state;
+	lg_hist_reset(&h);
+	assert_int_equal(lg_hist_pct(&h, 50), 0);
+	/* 1..100000 us in ns: p50 = 50000 us, p99 = 99000 us, within 0.8%. */
+	for (uint64_t i = 1; i <= 100000; i++)
+		lg_hist_record(&h, i * 1000);
+	assert_int_equal(h.count, 100000);
+	assert_int_equal(h.min, 1000);
+	assert_int_equal(h.max, 100000000);
+	assert_true(lg_hist_pct(&h, 50) >= 50000000ull);
+	assert_true(lg_hist_pct(&h, 50) <= 50000000ull * 1008 / 1000);
+	assert_true(lg_hist_pct(&h, 99) >= 99000000ull);
+	assert_true(lg_hist_pct(&h, 99) <= 99000000ull * 1008 / 1000);
+	assert_int_equal(lg_hist_pct(&h, 100), 100000000ull);
+	/* Merge doubles counts and keeps percentiles. */
+	lg_hist_reset(&h2);
+	lg_hist_merge(&h2, &h);
+	lg_hist_merge(&h2, &h);
+	assert_int_equal(h2.count, 200000);
+	assert_int_equal(lg_hist_pct(&h2, 50), lg_hist_pct(&h, 50));
+	/* One outlier owns p99.99 and max. */
+	lg_hist_reset(&h);
+	for (int i = 0; i < 9999; i++)
+		lg_hist_record(&h, 100);
+	lg_hist_record(&h, 5000000);
+	assert_int_equal(lg_hist_pct(&h, 99.9), 100);
+	assert_int_equal(lg_hist_pct(&h, 100), 5000000);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_every_split),
+		cmocka_unit_test(test_byte_by_byte_and_pipelined),
+		cmocka_unit_test(test_framing_cases),
+		cmocka_unit_test(test_malformed),
+		cmocka_unit_test(test_frames_of_spec),
+		cmocka_unit_test(test_hist_buckets),
+		cmocka_unit_test(test_hist_percentiles),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
