@@ -103,6 +103,18 @@ net_tcp_tel(const char *cmd, const char *params, struct rte_tel_data *d)
 	return 0;
 }
 
+/* API calls (tcp_connect, tcp_send) read the poll loop's clock, so a
+ * virtual clock in tests stays consistent; before the first poll there is
+ * none yet, and the production clock stands in (not time 0, which the
+ * first poll would take for an idle connection and reset). */
+static uint64_t
+net_tcp_clock_us(void *arg)
+{
+	const struct net_lcore *lc = arg;
+
+	return (lc->now_ns ? lc->now_ns : net_now_ns()) / NS_PER_US;
+}
+
 struct tcp_stack *
 net_tcp_attach(struct net_lcore *lc, const struct tcp_stack_config *cfg)
 {
@@ -121,6 +133,10 @@ net_tcp_attach(struct net_lcore *lc, const struct tcp_stack_config *cfg)
 	c.pool = lc->pool;
 	c.output = net_tcp_output;
 	c.output_arg = lc;
+	if (c.clock_us == NULL) {
+		c.clock_us = net_tcp_clock_us;
+		c.clock_arg = lc;
+	}
 	c.tx_cksum_offload = (p->caps & NET_CAP_TX_TCP_CKSUM) != 0;
 	/* TSO: up to 62 KiB of payload per segment keeps IPv4 total length
 	 * (RFC 791: 16 bits) clear of headers with any TCP options. */
