@@ -153,6 +153,7 @@ load_units(void)
 			.batch_max_rows = cu->batch_max_rows,
 			.batch_wait_us = cu->batch_wait_us,
 			.q6k_ggml = cu->q6k_layout == CONF_Q6K_GGML,
+			.mmap_weights = cu->mmap_weights,
 		};
 		struct shard_limits lim = {
 			.max_body = cu->max_body,
@@ -171,6 +172,7 @@ load_units(void)
 				conf.path, cu->section, cu->model, err);
 			return rc;
 		}
+		ffn_model_set_kq_q8k(units[i].model, cu->kq_q8k);
 		units[i].metrics_enabled = conf.metrics;
 		units[i].metrics_extra = shard_server_metrics;
 		srv_units[i] = shard_srv_unit_create(&units[i], cu->listen,

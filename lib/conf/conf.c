@@ -87,6 +87,8 @@ static const struct key unit_keys[] = {
 	{ "batch_max_rows", K_UINT, U(batch_max_rows), 1, 65536, false },
 	{ "batch_wait_us", K_UINT, U(batch_wait_us), 0, 1000000, false },
 	{ "q6k_layout", K_Q6K, U(q6k_layout), 0, 0, false },
+	{ "mmap_weights", K_BOOL, U(mmap_weights), 0, 0, false },
+	{ "kq_q8k", K_BOOL, U(kq_q8k), 0, 0, false },
 	{ NULL },
 };
 

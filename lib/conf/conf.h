@@ -43,6 +43,12 @@
  *                  api_key     Bearer key; absent: no auth; never empty
  *                  batch_max_rows (64), batch_wait_us (200)
  *                  q6k_layout  private|ggml (private; spec/vindex.md §2)
+ *                  mmap_weights  on: serve the weights from the mapped
+ *                              files (fast start), off: copy them to the
+ *                              node's memory, huge pages if any (off)
+ *                  kq_q8k      on: K-quant layers dot inputs quantised to
+ *                              Q8_K with integer instructions (faster,
+ *                              ~1.5% further from f32), off: f32 (off)
  *
  * Static rules (conf_load): every value's type and range; unknown
  * sections and keys, duplicate sections and keys, lines that are not
@@ -125,6 +131,8 @@ struct conf_unit {
 	bool single_lcore;
 	bool f16;
 	bool i8;
+	bool mmap_weights;
+	bool kq_q8k;
 	uint64_t max_body;
 	uint32_t max_header;
 	uint32_t max_connections;

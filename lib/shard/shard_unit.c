@@ -152,6 +152,11 @@ shard_stats_json(const struct shard_unit *u, size_t *len)
 		      (int64_t)fi->bytes_loaded));
 	J_ADD(o, "numa_node", json_object_new_int(fi->numa_node));
 	J_ADD(o, "pages", json_object_new_string(ffn_pages_name(fi->pages)));
+	J_ADD(o, "placement", json_object_new_string(
+		      fi->placement == FFN_PLACE_MMAP ? "mmap" : "copy"));
+	if (fi->layout == FFN_LAYOUT_Q4K)
+		J_ADD(o, "kq_input", json_object_new_string(
+			      fi->kq_q8k ? "q8k" : "f32"));
 	J_ADD(o, "kernels", json_object_new_string(
 		      ffn_isa_name(ffn_active_isa())));
 	J_ADD(o, "uptime_seconds", json_object_new_int64(

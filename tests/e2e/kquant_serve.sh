@@ -64,7 +64,7 @@ nsx ip link set lo up
 nsx sysctl -qw net.ipv6.conf.all.disable_ipv6=1
 
 n_start=0
-start() { # MODEL LAYOUT
+start() { # MODEL LAYOUT [KQ_Q8K]
 	# A new tap name each time: net_tap leaves its device behind.
 	tap=fsakq$n_start
 	n_start=$((n_start + 1))
@@ -81,6 +81,7 @@ listen = 8080
 net_lcores = 0
 i8 = on
 q6k_layout = $2
+kq_q8k = ${3:-off}
 CONF
 	nsx timeout 300 "$build/app/ffn-shard/ffn-shard" -c "$dir/app.conf" \
 		>"$dir/app.log" 2>&1 &
@@ -101,7 +102,7 @@ stop() { kill -TERM "$pid"; wait "$pid" || true; pid=; }
 
 # POST body with Content-Type/Accept to the appliance and to ffn-frame;
 # the bodies must be equal but for the latency word (bytes 8-11).
-same() { # MODEL LAYOUT PATH BODY ACCEPT
+same() { # MODEL LAYOUT PATH BODY ACCEPT (KQ: --kq-q8k for ffn-frame)
 	nsx taskset -c 1 curl -sS -m 20 -o "$dir/got" -w '%{http_code}' \
 		--data-binary @"$dir/$4" -H 'Content-Type: application/x-larql-ffn' \
 		${5:+-H "Accept: $5"} "http://198.18.3.82:8080$3" >"$dir/code"
@@ -110,7 +111,7 @@ same() { # MODEL LAYOUT PATH BODY ACCEPT
 		return 1
 	fi
 	"$build/tools/ffn-frame/ffn-frame" --model "$1" --layers 0-1 --i8-enable \
-		--q6k-layout "$2" --path "$3" \
+		--q6k-layout "$2" --path "$3" ${KQ:-} \
 		--content-type application/x-larql-ffn ${5:+--accept "$5"} \
 		<"$dir/$4" >"$dir/want" 2>"$dir/want.err"
 	tail -1 "$dir/want.err" | grep -q '^200 ' ||
@@ -131,10 +132,16 @@ for layout in private ggml; do
 		--layers 2 --family llama --seed 4 --quant q4k \
 		--q6k-layout $layout "$m" >/dev/null
 	step="start $layout"
-	start "$m" $layout
+	# The ggml pass also uses the integer Q8_K input path (kq_q8k).
+	kq=off
+	KQ=
+	[ $layout = ggml ] && { kq=on; KQ=--kq-q8k; }
+	start "$m" $layout $kq
 	step="stats $layout"
 	nsx curl -sS -m 10 http://198.18.3.82:8080/v1/stats >"$dir/stats"
 	grep -q "\"q6k_layout\":\"$layout\"" "$dir/stats"
+	grep -q "\"kq_input\":\"$([ $kq = on ] && echo q8k || echo f32)\"" \
+		"$dir/stats"
 	grep -q '"layout":"q4k"\|"layout":"interleaved-q4k"\|q4k' "$dir/stats"
 	for acc in "" application/x-larql-ffn-f16 application/x-larql-ffn-i8; do
 		step="walk-ffn $layout accept '$acc'"

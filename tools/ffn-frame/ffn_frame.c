@@ -23,7 +23,7 @@ usage(const char *argv0)
 		"usage: %s --model DIR [--layers A-B] [--content-type CT]\n"
 		"          [--accept A] [--i8-enable] [--f16-disable]\n"
 		"          [--path P] [--api-key K --authorization V]\n"
-		"          [--q6k-layout private|ggml]\n"
+		"          [--q6k-layout private|ggml] [--kq-q8k]\n"
 		"          < body > response-body\n"
 		"Runs one request through the appliance's pipeline. The last\n"
 		"line on stderr is \"STATUS CONTENT-TYPE\". Environment:\n"
@@ -91,6 +91,7 @@ main(int argc, char **argv)
 		{ "api-key", required_argument, NULL, 'k' },
 		{ "authorization", required_argument, NULL, 'A' },
 		{ "q6k-layout", required_argument, NULL, 'q' },
+		{ "kq-q8k", no_argument, NULL, 'Q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -98,6 +99,7 @@ main(int argc, char **argv)
 				      .numa_node = -1, .name = "ffn-frame" };
 	const char *ct = NULL, *accept = NULL, *path = "/v1/walk-ffn";
 	const char *auth = NULL;
+	int kq_q8k = 0;
 	struct shard_http_req rq = { 0 };
 	struct shard_resp resp;
 	static struct shard_unit unit;
@@ -138,6 +140,7 @@ main(int argc, char **argv)
 			}
 			uc.q6k_ggml = strcmp(optarg, "ggml") == 0;
 			break;
+		case 'Q': kq_q8k = 1; break;
 		case 'h': usage(argv[0]); return 0;
 		default: usage(argv[0]); return 2;
 		}
@@ -152,6 +155,7 @@ main(int argc, char **argv)
 			uc.model_dir, err);
 		return 1;
 	}
+	ffn_model_set_kq_q8k(unit.model, kq_q8k);
 	rq.path = path;
 	rq.path_len = strlen(path);
 	rq.method = strncmp(path, "/v1/walk-ffn", 12) == 0 ? HTTP_M_POST :
