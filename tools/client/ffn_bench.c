@@ -71,36 +71,7 @@ usage(void)
 	exit(2);
 }
 
-static double
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static uint64_t rng_state;
-
-static double
-rng_unit(void)
-{
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return ((rng_state * 2685821657736338717ull) >> 11) *
-		(1.0 / 9007199254740992.0);
-}
-
-static float
-rng_normal(void)
-{
-	double u = rng_unit(), w = rng_unit();
-
-	if (u < 1e-300)
-		u = 1e-300;
-	return (float)(sqrt(-2 * log(u)) * cos(2 * M_PI * w));
-}
+static struct lc_rng rng;
 
 /* "A-B=URL,C-D=URL" or one bare URL (all layers, from /v1/stats). */
 static int
@@ -286,7 +257,7 @@ run_model(struct run *r, const struct run *base)
 	for (s = 0; s < steps && rc == 0; s++) {
 		uint32_t tok = base ? base->tokens[s] : r->tokens[s];
 
-		t0 = now_ms();
+		t0 = lc_now_ms();
 		memcpy(h, E + (size_t)tok * H, sizeof(float) * H);
 		for (j = 0; j < nl && rc == 0; j++) {
 			double n2 = 0;
@@ -317,7 +288,7 @@ run_model(struct run *r, const struct run *base)
 			   (base ? base->tokens : r->tokens) + s + 1 - nban,
 			   nban);
 		r->tokens[s + 1] = r->top[(size_t)s * topk];
-		r->wall_ms += now_ms() - t0;
+		r->wall_ms += lc_now_ms() - t0;
 	}
 	free(h);
 	free(xn);
@@ -493,9 +464,9 @@ main(int argc, char **argv)
 		E = malloc(sizeof(float) * vocab * H);
 		if (E == NULL)
 			return 1;
-		rng_state = seed * 0x9E3779B97F4A7C15ull + 1;
+		lc_rng_seed(&rng, seed);
 		for (s = 0; s < vocab * H; s++)
-			E[s] = rng_normal();
+			E[s] = lc_rng_normal(&rng);
 	}
 	if (vocab < 2 * topk) {
 		fprintf(stderr, "ffn-bench: vocab %u too small for top-%u\n",

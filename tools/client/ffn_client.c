@@ -41,37 +41,8 @@ usage(void)
 	exit(2);
 }
 
-static double
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-/* xorshift64* -> N(0,1) by Box-Muller: reproducible random inputs. */
-static uint64_t rng_state;
-
-static double
-rng_unit(void)
-{
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return ((rng_state * 2685821657736338717ull) >> 11) *
-		(1.0 / 9007199254740992.0);
-}
-
-static float
-rng_normal(void)
-{
-	double u = rng_unit(), w = rng_unit();
-
-	if (u < 1e-300)
-		u = 1e-300;
-	return (float)(sqrt(-2 * log(u)) * cos(2 * M_PI * w));
-}
+/* Reproducible random inputs (larql_client.h). */
+static struct lc_rng rng;
 
 static int
 cmp_double(const void *a, const void *b)
@@ -185,7 +156,7 @@ main(int argc, char **argv)
 			input = optarg;
 			break;
 		case 'R':
-			rng_state = strtoull(optarg, NULL, 10) * 0x9E3779B97F4A7C15ull + 1;
+			lc_rng_seed(&rng, strtoull(optarg, NULL, 10));
 			have_seed = 1;
 			break;
 		case 'o':
@@ -230,7 +201,7 @@ main(int argc, char **argv)
 			return 1;
 	} else {
 		for (i = 0; i < seq * hidden; i++)
-			x[i] = rng_normal();
+			x[i] = lc_rng_normal(&rng);
 	}
 	if (json) {
 		size_t jl;
@@ -257,13 +228,13 @@ main(int argc, char **argv)
 	for (it = 0; it < repeat; it++) {
 		if (it > 0)
 			lc_response_free(&dec);
-		t0 = now_ms();
+		t0 = lc_now_ms();
 		rc = lc_http_request(&http, "POST", "/v1/walk-ffn",
 				     json ? "application/json" :
 				     lc_fmt_ctype(rwire),
 				     json ? NULL : lc_fmt_accept(wire), body,
 				     blen, &resp);
-		walls[it] = now_ms() - t0;
+		walls[it] = lc_now_ms() - t0;
 		if (rc < 0) {
 			fprintf(stderr, "ffn-client: POST /v1/walk-ffn: %s\n",
 				http.err);

@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <math.h>
 
 #include <quant.h>
 
@@ -317,4 +319,39 @@ lc_response_free(struct lc_response *r)
 	free(r->r);
 	free(r->store);
 	memset(r, 0, sizeof(*r));
+}
+
+double
+lc_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+void
+lc_rng_seed(struct lc_rng *r, uint64_t seed)
+{
+	r->s = seed * 0x9E3779B97F4A7C15ull + 1;
+}
+
+static double
+lc_rng_unit(struct lc_rng *r)
+{
+	r->s ^= r->s >> 12;
+	r->s ^= r->s << 25;
+	r->s ^= r->s >> 27;
+	return ((r->s * 2685821657736338717ull) >> 11) *
+		(1.0 / 9007199254740992.0);
+}
+
+float
+lc_rng_normal(struct lc_rng *r)
+{
+	double u = lc_rng_unit(r), w = lc_rng_unit(r);
+
+	if (u < 1e-300)
+		u = 1e-300;
+	return (float)(sqrt(-2 * log(u)) * cos(2 * M_PI * w));
 }

@@ -133,4 +133,18 @@ void lc_http_close(struct lc_http *c);
  */
 int lc_http_stats(struct lc_http *c, uint32_t *hidden, uint32_t *layers);
 
+
+/* ---- small helpers shared by the tools ---------------------------- */
+
+/** CLOCK_MONOTONIC in milliseconds. */
+double lc_now_ms(void);
+
+/** A seeded N(0,1) source (xorshift64*, Box-Muller): the same seed gives
+ *  the same sequence in every tool. */
+struct lc_rng {
+	uint64_t s;
+};
+void lc_rng_seed(struct lc_rng *r, uint64_t seed);
+float lc_rng_normal(struct lc_rng *r);
+
 #endif /* LARQL_CLIENT_H */
