@@ -83,8 +83,10 @@ i8 = on
 q6k_layout = $2
 kq_q8k = ${3:-off}
 CONF
-	nsx timeout 300 "$build/app/ffn-shard/ffn-shard" -c "$dir/app.conf" \
-		>"$dir/app.log" 2>&1 &
+	# Not through nsx: a backgrounded shell function is a subshell, and
+	# $! must be timeout(1) itself for TERM to reach ffn-shard.
+	ip netns exec "$ns" timeout 300 "$build/app/ffn-shard/ffn-shard" \
+		-c "$dir/app.conf" >"$dir/app.log" 2>&1 &
 	pid=$!
 	for _ in $(seq 100); do
 		nsx ip link show "$tap" >/dev/null 2>&1 && break
