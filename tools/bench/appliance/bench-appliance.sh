@@ -166,7 +166,11 @@ for fmt in f32 f16 i8; do
 			"http://198.18.4.130:8080/$fmt.bin")
 		ratio=$(/usr/bin/python3 -c "import sys;a,b=sys.argv[1:];print(f'{float(a)/float(b):.2f}' if a and b else '?')" "$a_rps" "$n_rps")
 		echo "| $fmt | $c | $a_rps | $(to_ms "$a_p99") | $n_rps | $(to_ms "$n_p99") | $ratio |"
-		[ -n "$a_err" ] && echo "<!-- ffn-shard errors: $a_err -->"
-		[ -n "$n_err" ] && echo "<!-- nginx errors: $n_err -->"
+		if [ -n "$a_err" ]; then
+			echo "<!-- ffn-shard errors: $a_err -->"
+		fi
+		if [ -n "$n_err" ]; then
+			echo "<!-- nginx errors: $n_err -->"
+		fi
 	done
 done
