@@ -303,13 +303,7 @@ static int
 whole_job(struct shard_pend *p, const struct shard_http_req *rq)
 {
 	struct shard_job *j = &p->job;
-	static const struct {
-		size_t off;
-	} dst[3] = {
-		{ offsetof(struct shard_pend, rq_ct) },
-		{ offsetof(struct shard_pend, rq_accept) },
-		{ offsetof(struct shard_pend, rq_auth) },
-	};
+	char *dst[3] = { p->rq_ct, p->rq_accept, p->rq_auth };
 	const char *src[3] = { rq->content_type, rq->accept,
 			       rq->authorization };
 	size_t len[3] = { rq->content_type_len, rq->accept_len,
@@ -317,13 +311,11 @@ whole_job(struct shard_pend *p, const struct shard_http_req *rq)
 	const char *out[3];
 
 	for (int i = 0; i < 3; i++) {
-		char *d = (char *)p + dst[i].off;
-
 		if (len[i] >= sizeof(p->rq_ct))
 			return -1;
 		if (src[i] != NULL)
-			memcpy(d, src[i], len[i]);
-		out[i] = src[i] != NULL ? d : NULL;
+			memcpy(dst[i], src[i], len[i]);
+		out[i] = src[i] != NULL ? dst[i] : NULL;
 	}
 	memset(j, 0, sizeof(*j));
 	j->u = p->su->u;
