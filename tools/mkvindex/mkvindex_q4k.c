@@ -13,28 +13,7 @@
 #include <sys/stat.h>
 
 #include "mkvindex_q4k.h"
-
-static int
-qerr(char *err, size_t errlen, int rc, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err != NULL && errlen > 0) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return rc;
-}
-
-static FILE *
-open_in(const char *dir, const char *name)
-{
-	char path[4096];
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	return fopen(path, "w");
-}
+#include "vindex_write.h"
 
 /* Quantise rows x cols of src into f; manifest entry into man. */
 static int
@@ -70,7 +49,7 @@ static int
 write_index(const char *dir, const struct vw_opts *o)
 {
 	unsigned L, maxnf = 0;
-	FILE *f = open_in(dir, "index.json");
+	FILE *f = vw_open(dir, "index.json");
 
 	if (f == NULL)
 		return -errno;
@@ -105,11 +84,11 @@ vw_write_q4k(const char *dir, const struct vw_opts *o,
 	int rc = 0;
 
 	if (o->example || H == 0 || o->layers == 0)
-		return qerr(err, errlen, -EINVAL,
+		return vw_err(err, errlen, -EINVAL,
 			    "--quant q4k needs --hidden and --layers (not --example)");
 	d.f16 = 0;	/* K-quant blocks are made from the f32 weights */
 	if (mkdir(dir, 0755) != 0 && errno != EEXIST)
-		return qerr(err, errlen, -errno, "%s: mkdir: %s", dir,
+		return vw_err(err, errlen, -errno, "%s: mkdir: %s", dir,
 			    strerror(errno));
 	for (L = 0; L < o->layers; L++)
 		if (vw_nf(o, L) > maxnf)
@@ -117,10 +96,10 @@ vw_write_q4k(const char *dir, const struct vw_opts *o,
 	G = malloc((size_t)maxnf * H * 4);
 	U = malloc((size_t)maxnf * H * 4);
 	Wd = malloc((size_t)maxnf * H * 4);
-	bin = open_in(dir, FFN_KQ_BIN_NAME);
-	man = open_in(dir, FFN_KQ_MANIFEST_NAME);
+	bin = vw_open(dir, FFN_KQ_BIN_NAME);
+	man = vw_open(dir, FFN_KQ_MANIFEST_NAME);
 	if (!G || !U || !Wd || !bin || !man) {
-		rc = qerr(err, errlen, -EIO, "%s: cannot create the K-quant "
+		rc = vw_err(err, errlen, -EIO, "%s: cannot create the K-quant "
 			  "payload: %s", dir, strerror(errno));
 		goto out;
 	}
@@ -144,15 +123,15 @@ vw_write_q4k(const char *dir, const struct vw_opts *o,
 	}
 	fprintf(man, "]\n");
 	if (rc)
-		rc = qerr(err, errlen, rc, "%s/" FFN_KQ_BIN_NAME
+		rc = vw_err(err, errlen, rc, "%s/" FFN_KQ_BIN_NAME
 			  ": write failed", dir);
 	if (rc == 0 && (rc = write_index(dir, o)) != 0)
-		rc = qerr(err, errlen, rc, "%s/index.json: write failed", dir);
+		rc = vw_err(err, errlen, rc, "%s/index.json: write failed", dir);
 out:
 	if (bin && fclose(bin) != 0 && rc == 0)
-		rc = qerr(err, errlen, -EIO, "%s: close failed", dir);
+		rc = vw_err(err, errlen, -EIO, "%s: close failed", dir);
 	if (man && fclose(man) != 0 && rc == 0)
-		rc = qerr(err, errlen, -EIO, "%s: close failed", dir);
+		rc = vw_err(err, errlen, -EIO, "%s: close failed", dir);
 	free(G);
 	free(U);
 	free(Wd);

@@ -143,8 +143,8 @@ vw_layer(const struct vw_opts *o, unsigned L, float *G, float *U, float *Wd)
 	}
 }
 
-static int
-werr(char *err, size_t errlen, int rc, const char *fmt, ...)
+int
+vw_err(char *err, size_t errlen, int rc, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -156,8 +156,8 @@ werr(char *err, size_t errlen, int rc, const char *fmt, ...)
 	return rc;
 }
 
-static FILE *
-open_in(const char *dir, const char *name)
+FILE *
+vw_open(const char *dir, const char *name)
 {
 	char path[4096];
 
@@ -198,7 +198,7 @@ write_index(const char *dir, const struct vw_opts *o)
 	unsigned H = vw_hidden(o), nl = vw_layers(o), L, maxnf = 0;
 	unsigned es = o->f16 ? 2 : 4;
 	uint64_t off = 0;
-	FILE *f = open_in(dir, "index.json");
+	FILE *f = vw_open(dir, "index.json");
 
 	if (f == NULL)
 		return -errno;
@@ -233,7 +233,7 @@ write_embeddings(const char *dir, const struct vw_opts *o)
 {
 	unsigned H = vw_hidden(o), v, h;
 	float *row = malloc((size_t)H * 4);
-	FILE *f = open_in(dir, "embeddings.bin");
+	FILE *f = vw_open(dir, "embeddings.bin");
 	int rc = 0;
 
 	if (row == NULL || f == NULL) {
@@ -267,7 +267,7 @@ vw_write(const char *dir, const struct vw_opts *o, char *err, size_t errlen)
 	int rc = 0, i;
 
 	if (mkdir(dir, 0755) != 0 && errno != EEXIST)
-		return werr(err, errlen, -errno, "%s: mkdir: %s", dir,
+		return vw_err(err, errlen, -errno, "%s: mkdir: %s", dir,
 			    strerror(errno));
 	for (L = 0; L < nl; L++)
 		if (vw_nf(o, L) > maxnf)
@@ -278,23 +278,23 @@ vw_write(const char *dir, const struct vw_opts *o, char *err, size_t errlen)
 	Wd = malloc(n * 4);
 	T = malloc(n * 4);
 	if (!G || !U || !Wd || !T) {
-		rc = werr(err, errlen, -ENOMEM, "out of memory");
+		rc = vw_err(err, errlen, -ENOMEM, "out of memory");
 		goto out;
 	}
 	switch (o->layout) {
 	case VW_INTERLEAVED:
-		f[0] = open_in(dir, "interleaved.bin");
+		f[0] = vw_open(dir, "interleaved.bin");
 		break;
 	case VW_FEATURE_MAJOR:
-		f[0] = open_in(dir, "gate_vectors.bin");
-		f[1] = open_in(dir, "up_features.bin");
-		f[2] = open_in(dir, "down_features.bin");
+		f[0] = vw_open(dir, "gate_vectors.bin");
+		f[1] = vw_open(dir, "up_features.bin");
+		f[2] = vw_open(dir, "down_features.bin");
 		break;
 	default:
-		f[0] = open_in(dir, "gate_vectors.bin");
-		f[1] = open_in(dir, "up_weights.bin");
-		f[2] = open_in(dir, "down_weights.bin");
-		man = open_in(dir, "weight_manifest.json");
+		f[0] = vw_open(dir, "gate_vectors.bin");
+		f[1] = vw_open(dir, "up_weights.bin");
+		f[2] = vw_open(dir, "down_weights.bin");
+		man = vw_open(dir, "weight_manifest.json");
 		if (man)
 			fprintf(man, "[\n");
 		break;
@@ -302,7 +302,7 @@ vw_write(const char *dir, const struct vw_opts *o, char *err, size_t errlen)
 	if (f[0] == NULL || (o->layout != VW_INTERLEAVED &&
 			     (f[1] == NULL || f[2] == NULL)) ||
 	    (o->layout == VW_DENSE && man == NULL)) {
-		rc = werr(err, errlen, -EIO, "%s: cannot create payload: %s",
+		rc = vw_err(err, errlen, -EIO, "%s: cannot create payload: %s",
 			  dir, strerror(errno));
 		goto out;
 	}
@@ -347,20 +347,20 @@ vw_write(const char *dir, const struct vw_opts *o, char *err, size_t errlen)
 		}
 	}
 	if (rc)
-		rc = werr(err, errlen, rc, "%s: write failed", dir);
+		rc = vw_err(err, errlen, rc, "%s: write failed", dir);
 	if (man)
 		fprintf(man, "]\n");
 	if (rc == 0 && (rc = write_index(dir, o)) != 0)
-		rc = werr(err, errlen, rc, "%s/index.json: write failed", dir);
+		rc = vw_err(err, errlen, rc, "%s/index.json: write failed", dir);
 	if (rc == 0 && o->vocab > 0 && (rc = write_embeddings(dir, o)) != 0)
-		rc = werr(err, errlen, rc, "%s/embeddings.bin: write failed",
+		rc = vw_err(err, errlen, rc, "%s/embeddings.bin: write failed",
 			  dir);
 out:
 	for (i = 0; i < 3; i++)
 		if (f[i] && fclose(f[i]) != 0 && rc == 0)
-			rc = werr(err, errlen, -EIO, "%s: close failed", dir);
+			rc = vw_err(err, errlen, -EIO, "%s: close failed", dir);
 	if (man && fclose(man) != 0 && rc == 0)
-		rc = werr(err, errlen, -EIO, "%s: close failed", dir);
+		rc = vw_err(err, errlen, -EIO, "%s: close failed", dir);
 	free(G);
 	free(U);
 	free(Wd);

@@ -16,6 +16,7 @@
  */
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 enum vw_layout {
@@ -58,5 +59,13 @@ void vw_normal(float *p, size_t n, float std, uint64_t seed);
 /** Write the vindex to dir (created if missing). 0 or -errno. */
 int vw_write(const char *dir, const struct vw_opts *o, char *err,
 	     size_t errlen);
+
+/** Write a message into err (if any) and return rc: the writers' error
+ *  path. */
+int vw_err(char *err, size_t errlen, int rc, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/** fopen(dir/name, "wb"). */
+FILE *vw_open(const char *dir, const char *name);
 
 #endif /* FFN_VINDEX_WRITE_H */
