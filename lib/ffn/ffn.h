@@ -215,6 +215,45 @@ int ffn_compute(const struct ffn_model *m, unsigned layer,
 		struct ffn_scratch *s);
 
 /**
+ * Feature slices (issue 4: one layer's rows split across a node's
+ * workers). A layer is  y = Σ_{f < nf} a_f(x) · D[f],  so it splits over
+ * disjoint feature ranges [f0, f1) into partial outputs that add up to y.
+ * Each slice reads only its own rows of gate, up and down: n workers on n
+ * slices stream the layer's weights once between them.
+ *
+ * Alignment: dense (f32/f16) slices are any rows (align 1). K-quant
+ * layers (FFN_LAYOUT_Q4K) keep down as [H, pad256(nf)] in blocks of 256
+ * features, so slices start on a multiple of 256 and end on one or at nf
+ * (align 256); both K-quant paths (f32 and Q8_K inputs) are supported.
+ */
+
+/** The slice alignment of a layer (1 or 256), 0 when not owned. */
+unsigned ffn_part_align(const struct ffn_model *m, unsigned layer);
+
+/**
+ * Slice i of n near-equal aligned slices covering [0, nf): *f0, *f1.
+ * When the layer has fewer aligned units than n, trailing slices are
+ * empty (*f0 == *f1): skip them (their share is 0).
+ * @return 0, -ERANGE when the layer is not owned, -EINVAL (n 0, i >= n).
+ */
+int ffn_part_range(const struct ffn_model *m, unsigned layer, unsigned i,
+		   unsigned n, unsigned *f0, unsigned *f1);
+
+/**
+ * The partial output of features [f0, f1): y[r] = Σ_{f0 <= f < f1}
+ * a_f(x[r]) · D[f] for r < rows (overwrites y). The partials of slices
+ * partitioning [0, nf) sum to ffn_compute()'s y, up to the order of
+ * summation (f32 rounding: each is within about (nf + H) · 2^-24 of the
+ * exact sum of the magnitudes involved). Same engine, scratch and in-place
+ * contract as ffn_compute(). No allocation.
+ * @return 0, -ERANGE when the layer is not owned, -EINVAL on bad args:
+ * f0 >= f1, f1 > nf, or a K-quant slice not on 256-feature blocks.
+ */
+int ffn_compute_part(const struct ffn_model *m, unsigned layer, unsigned f0,
+		     unsigned f1, const float *const *x, float *const *y,
+		     unsigned rows, struct ffn_scratch *s);
+
+/**
  * ffn_compute() for rows that arrive quantised to Q8_K (the optional
  * /v1/walk-ffn-q8k route, spec/wire.md §2): xq holds rows consecutive
  * rows of H values, each FFN_KQ_NBLOCKS(H) * FFN_KQ_Q8K_BYTES bytes in

@@ -299,6 +299,91 @@ ffn_compute(const struct ffn_model *m, unsigned layer,
 	return 0;
 }
 
+/* ---- feature slices (issue 4: one layer split across workers) ---- */
+
+unsigned
+ffn_part_align(const struct ffn_model *m, unsigned layer)
+{
+	const struct ffn_layer *ly = ffn_model_layer(m, layer);
+
+	if (ly == NULL)
+		return 0;
+	/* K-quant: down rows are [H, pad256(nf)] in blocks of 256 features
+	 * (spec/vindex.md §2.4); a slice must be whole blocks of them. */
+	return ly->layout == FFN_LAYOUT_Q4K ? FFN_KQ_QK : 1;
+}
+
+int
+ffn_part_range(const struct ffn_model *m, unsigned layer, unsigned i,
+	       unsigned n, unsigned *f0, unsigned *f1)
+{
+	const struct ffn_layer *ly = ffn_model_layer(m, layer);
+	uint64_t align, units, b0, b1;
+
+	if (ly == NULL)
+		return -ERANGE;
+	if (n == 0 || i >= n || f0 == NULL || f1 == NULL)
+		return -EINVAL;
+	align = ffn_part_align(m, layer);
+	units = (ly->nf + align - 1) / align;
+	/* near-equal shares of whole units (boundaries rounded up: the
+	 * first slices get the spare, empty ones come last) */
+	b0 = (units * i + n - 1) / n;
+	b1 = (units * (i + 1) + n - 1) / n;
+	*f0 = (unsigned)(b0 * align < ly->nf ? b0 * align : ly->nf);
+	*f1 = (unsigned)(b1 * align < ly->nf ? b1 * align : ly->nf);
+	return 0;
+}
+
+int
+ffn_compute_part(const struct ffn_model *m, unsigned layer, unsigned f0,
+		 unsigned f1, const float *const *x, float *const *y,
+		 unsigned rows, struct ffn_scratch *s)
+{
+	const struct ffn_layer *ly = ffn_model_layer(m, layer);
+	struct ffn_layer sl;
+	unsigned done, align;
+
+	if (ly == NULL)
+		return -ERANGE;
+	if (s == NULL || ly->nf > s->max_nf || m->info.hidden != s->hidden)
+		return -EINVAL;
+	align = ffn_part_align(m, layer);
+	if (f0 >= f1 || f1 > ly->nf || f0 % align != 0 ||
+	    (f1 % align != 0 && f1 != ly->nf))
+		return -EINVAL;
+	if (ly->layout == FFN_LAYOUT_Q4K)
+		return ffn_kq_compute_part(m, layer, f0, f1, x, y, rows, s);
+	if (!is_dense(&ly->gate) || !is_dense(&ly->up) ||
+	    !is_dense(&ly->down))
+		return -ENOTSUP;
+	/* Dense: gate, up and feature-major down are [nf, H], so a slice is
+	 * the rows [f0, f1) of each, a smaller layer the passes take as is. */
+	sl = *ly;
+	sl.nf = f1 - f0;
+	sl.gate.data = (const uint8_t *)ly->gate.data +
+		       (size_t)f0 * ly->gate.row_bytes;
+	sl.gate.rows = sl.nf;
+	sl.up.data = (const uint8_t *)ly->up.data +
+		     (size_t)f0 * ly->up.row_bytes;
+	sl.up.rows = sl.nf;
+	sl.down.data = (const uint8_t *)ly->down.data +
+		       (size_t)f0 * ly->down.row_bytes;
+	sl.down.rows = sl.nf;
+	for (done = 0; done < rows;) {
+		unsigned R = rows - done;
+
+		if (R > s->max_rows)
+			R = s->max_rows;
+		if (use_blas(m, &sl, R))
+			pass_blas(m, &sl, x + done, y + done, R, s);
+		else
+			pass_kernel(m, &sl, x + done, y + done, R, s);
+		done += R;
+	}
+	return 0;
+}
+
 int
 ffn_compute_strided(const struct ffn_model *m, unsigned layer,
 		    const float *x, size_t x_stride, float *y,

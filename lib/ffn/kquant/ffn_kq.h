@@ -224,6 +224,21 @@ int ffn_kq_layer_forward(const struct ffn_kq_layer *l, enum ffn_kq_path path,
 			 void *scratch, size_t scratch_len);
 
 /**
+ * The share of features [f0, f1) in ffn_kq_layer_forward: y row r =
+ * sum over f in [f0, f1) of a_f(x_r) * W_down[:, f] (overwrites y). A
+ * slice starts on a block (f0 % 256 == 0) and ends on one or at nf, so
+ * that on the Q8_K path its activations quantise to the very blocks of
+ * the whole layer; the sum of the slices of a partition of [0, nf) equals
+ * the whole layer up to the order of summation. Same scratch as the whole
+ * layer. Returns 0 or -EINVAL (bad slice or arguments), -ENOSPC.
+ */
+int ffn_kq_layer_forward_part(const struct ffn_kq_layer *l,
+			      enum ffn_kq_path path, enum ffn_kq_act act,
+			      uint32_t f0, uint32_t f1, const float *x,
+			      size_t ldx, size_t R, float *y, size_t ldy,
+			      void *scratch, size_t scratch_len);
+
+/**
  * ffn_kq_layer_forward for R input rows already in Q8_K (the wire's
  * /v1/walk-ffn-q8k layout: each row FFN_KQ_NBLOCKS(hidden) *
  * FFN_KQ_Q8K_BYTES bytes, rows consecutive), on the Q8_K path: no f32

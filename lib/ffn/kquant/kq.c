@@ -311,15 +311,21 @@ mat_check(const struct ffn_kq_mat *w, uint32_t row0, uint32_t row1)
 #define KQ_XS_MAX 4096	/* floats: x sums on the stack, up to 131072 cols */
 #define KQ_S16_MAX 16384 /* int16: Q8_K per-16 sums on the stack (32 KiB) */
 
-/* x rows hold nb * 256 readable values, zero past cols. */
+/*
+ * Rows [row0, row1) of w restricted to the block columns [blk0, blk0 + nb)
+ * (a feature slice of down, whose rows are [H, pad256(nf)]): the kernels
+ * take a row stride, so a window of whole blocks is a plain sub-matrix.
+ * x rows hold nb * 256 readable values, zero past the window's values.
+ */
 static void
-matvec_f32_padded(const struct ffn_kq_mat *w, uint32_t row0, uint32_t row1,
-		  const float *x, size_t ldx, size_t R, float *y, size_t ldy)
+matvec_f32_window(const struct ffn_kq_mat *w, uint32_t row0, uint32_t row1,
+		  size_t blk0, size_t nb, const float *x, size_t ldx,
+		  size_t R, float *y, size_t ldy)
 {
 	const struct ffn_kq_kernels *k = kernels();
-	size_t nb = FFN_KQ_NBLOCKS(w->cols);
-	size_t rb = nb * ffn_kq_block_bytes(w->fmt);
-	const uint8_t *base = (const uint8_t *)w->data + (size_t)row0 * rb;
+	size_t rb = FFN_KQ_NBLOCKS(w->cols) * ffn_kq_block_bytes(w->fmt);
+	const uint8_t *base = (const uint8_t *)w->data + (size_t)row0 * rb +
+			      blk0 * ffn_kq_block_bytes(w->fmt);
 
 	/* One input row: per-32 sums of x let SIMD kernels apply the Q4_K
 	 * mins once per sub-block instead of once per value. */
@@ -347,6 +353,15 @@ matvec_f32_padded(const struct ffn_kq_mat *w, uint32_t row0, uint32_t row1,
 			k->q6k_f32(base, rb, row1 - row0, nb, w->q6,
 				   x + r * ldx, ldx, n, y + r * ldy, ldy);
 	}
+}
+
+/* x rows hold nb * 256 readable values, zero past cols. */
+static void
+matvec_f32_padded(const struct ffn_kq_mat *w, uint32_t row0, uint32_t row1,
+		  const float *x, size_t ldx, size_t R, float *y, size_t ldy)
+{
+	matvec_f32_window(w, row0, row1, 0, FFN_KQ_NBLOCKS(w->cols), x, ldx,
+			  R, y, ldy);
 }
 
 size_t
@@ -394,21 +409,19 @@ ffn_kq_matvec_f32(const struct ffn_kq_mat *w, uint32_t row0, uint32_t row1,
 	return 0;
 }
 
-int
-ffn_kq_matvec_q8k(const struct ffn_kq_mat *w, uint32_t row0, uint32_t row1,
-		  const void *q8, size_t R, float *y, size_t ldy)
+/* ffn_kq_matvec_q8k over the block columns [blk0, blk0 + nb) of w; q8
+ * rows are Q8_K rows of nb blocks. */
+static void
+matvec_q8k_window(const struct ffn_kq_mat *w, uint32_t row0, uint32_t row1,
+		  size_t blk0, size_t nb, const void *q8, size_t R, float *y,
+		  size_t ldy)
 {
 	const struct ffn_kq_kernels *k = kernels();
-	size_t nb, rb, qrow;
-	const uint8_t *base;
-	int rc = mat_check(w, row0, row1);
+	size_t rb = FFN_KQ_NBLOCKS(w->cols) * ffn_kq_block_bytes(w->fmt);
+	size_t qrow = nb * FFN_KQ_Q8K_BYTES;
+	const uint8_t *base = (const uint8_t *)w->data + (size_t)row0 * rb +
+			      blk0 * ffn_kq_block_bytes(w->fmt);
 
-	if (rc < 0 || q8 == NULL || y == NULL)
-		return -EINVAL;
-	nb = FFN_KQ_NBLOCKS(w->cols);
-	rb = nb * ffn_kq_block_bytes(w->fmt);
-	qrow = nb * FFN_KQ_Q8K_BYTES;
-	base = (const uint8_t *)w->data + (size_t)row0 * rb;
 	for (size_t r = 0; r < R; r += FFN_KQ_RMAX) {
 		size_t n = R - r < FFN_KQ_RMAX ? R - r : FFN_KQ_RMAX;
 		const uint8_t *in = (const uint8_t *)q8 + r * qrow;
@@ -440,6 +453,18 @@ ffn_kq_matvec_q8k(const struct ffn_kq_mat *w, uint32_t row0, uint32_t row1,
 		k->q6k_q8k(base, rb, row1 - row0, nb, w->q6, in, s16p, n,
 			   y + r * ldy, ldy);
 	}
+}
+
+int
+ffn_kq_matvec_q8k(const struct ffn_kq_mat *w, uint32_t row0, uint32_t row1,
+		  const void *q8, size_t R, float *y, size_t ldy)
+{
+	int rc = mat_check(w, row0, row1);
+
+	if (rc < 0 || q8 == NULL || y == NULL)
+		return -EINVAL;
+	matvec_q8k_window(w, row0, row1, 0, FFN_KQ_NBLOCKS(w->cols), q8, R,
+			  y, ldy);
 	return 0;
 }
 
@@ -524,20 +549,28 @@ layer_check(const struct ffn_kq_layer *l)
 	return 0;
 }
 
-/* x (f32 rows) or xq (Q8_K rows) */
+/*
+ * x (f32 rows) or xq (Q8_K rows); the features [f0, f1) only (the whole
+ * layer: 0, nf). A slice starts on a block and ends on one or at nf, so
+ * its activations quantise to the same Q8_K blocks as in the whole layer
+ * and its down columns are whole blocks of every down row.
+ */
 static int
 layer_forward(const struct ffn_kq_layer *l, enum ffn_kq_path path,
-	      enum ffn_kq_act act, const float *x, size_t ldx,
-	      const uint8_t *xq, size_t R, float *y, size_t ldy,
-	      void *scratch, size_t scratch_len)
+	      enum ffn_kq_act act, uint32_t f0, uint32_t f1,
+	      const float *x, size_t ldx, const uint8_t *xq, size_t R,
+	      float *y, size_t ldy, void *scratch, size_t scratch_len)
 {
 	struct ffn_kq_mat G, U, D;
 	struct layer_scratch s;
 	uint8_t *base;
-	size_t pn, ph, nbh, nbn;
+	size_t pn, ph, nbh, nbn, ns;
 
 	if (layer_check(l) < 0 || (x == NULL && xq == NULL) || y == NULL ||
 	    (x != NULL && ldx < l->hidden) || ldy < l->hidden)
+		return -EINVAL;
+	if (f0 >= f1 || f1 > l->nf || f0 % FFN_KQ_QK != 0 ||
+	    (f1 % FFN_KQ_QK != 0 && f1 != l->nf))
 		return -EINVAL;
 	if (R == 0)
 		return 0;
@@ -545,10 +578,12 @@ layer_forward(const struct ffn_kq_layer *l, enum ffn_kq_path path,
 		return -ENOSPC;
 	base = (uint8_t *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
 	layer_scratch_layout(l, R, path, &s, base);
-	pn = FFN_KQ_PAD256(l->nf);
+	/* the scratch is laid out for the whole layer; a slice needs less */
+	ns = f1 - f0;
+	pn = FFN_KQ_PAD256(ns);
 	ph = FFN_KQ_PAD256(l->hidden);
 	nbh = FFN_KQ_NBLOCKS(l->hidden);
-	nbn = FFN_KQ_NBLOCKS(l->nf);
+	nbn = FFN_KQ_NBLOCKS(ns);
 	G = (struct ffn_kq_mat){ l->gate, l->gate_fmt, l->q6, l->nf, l->hidden };
 	U = (struct ffn_kq_mat){ l->up, l->up_fmt, l->q6, l->nf, l->hidden };
 	D = (struct ffn_kq_mat){ l->down, l->down_fmt, l->q6, l->hidden, l->nf };
@@ -569,8 +604,8 @@ layer_forward(const struct ffn_kq_layer *l, enum ffn_kq_path path,
 				xr = s.xp;
 				lx = ph;
 			}
-			matvec_f32_padded(&G, 0, l->nf, xr, lx, n, s.g, pn);
-			matvec_f32_padded(&U, 0, l->nf, xr, lx, n, s.u, l->nf);
+			matvec_f32_padded(&G, f0, f1, xr, lx, n, s.g, pn);
+			matvec_f32_padded(&U, f0, f1, xr, lx, n, s.u, ns);
 		} else {
 			const uint8_t *in = s.xq;
 
@@ -581,27 +616,27 @@ layer_forward(const struct ffn_kq_layer *l, enum ffn_kq_path path,
 					ffn_kq_quantize_q8k(xr + i * ldx,
 						l->hidden, s.xq + i * nbh *
 						FFN_KQ_Q8K_BYTES);
-			ffn_kq_matvec_q8k(&G, 0, l->nf, in, n, s.g, pn);
-			ffn_kq_matvec_q8k(&U, 0, l->nf, in, n, s.u, l->nf);
+			ffn_kq_matvec_q8k(&G, f0, f1, in, n, s.g, pn);
+			ffn_kq_matvec_q8k(&U, f0, f1, in, n, s.u, ns);
 		}
-		/* a = act(g) * u, in g, zero past nf: down reads whole blocks */
+		/* a = act(g) * u, in g, zero past f1: down reads whole blocks */
 		for (size_t i = 0; i < n; i++) {
 			float *g = s.g + i * pn;
-			const float *u = s.u + i * l->nf;
+			const float *u = s.u + i * ns;
 
-			for (size_t f = 0; f < l->nf; f++)
+			for (size_t f = 0; f < ns; f++)
 				g[f] = kq_act(act, g[f]) * u[f];
-			memset(g + l->nf, 0, (pn - l->nf) * sizeof(float));
+			memset(g + ns, 0, (pn - ns) * sizeof(float));
 		}
 		if (path == FFN_KQ_PATH_F32) {
-			matvec_f32_padded(&D, 0, l->hidden, s.g, pn, n,
-					  y + r0 * ldy, ldy);
+			matvec_f32_window(&D, 0, l->hidden, f0 / FFN_KQ_QK,
+					  nbn, s.g, pn, n, y + r0 * ldy, ldy);
 		} else {
 			for (size_t i = 0; i < n; i++)
-				ffn_kq_quantize_q8k(s.g + i * pn, l->nf,
+				ffn_kq_quantize_q8k(s.g + i * pn, ns,
 					s.aq + i * nbn * FFN_KQ_Q8K_BYTES);
-			ffn_kq_matvec_q8k(&D, 0, l->hidden, s.aq, n,
-					  y + r0 * ldy, ldy);
+			matvec_q8k_window(&D, 0, l->hidden, f0 / FFN_KQ_QK,
+					  nbn, s.aq, n, y + r0 * ldy, ldy);
 		}
 	}
 	return 0;
@@ -612,10 +647,23 @@ ffn_kq_layer_forward(const struct ffn_kq_layer *l, enum ffn_kq_path path,
 		     enum ffn_kq_act act, const float *x, size_t ldx, size_t R,
 		     float *y, size_t ldy, void *scratch, size_t scratch_len)
 {
-	if (x == NULL)
+	if (x == NULL || l == NULL)
 		return -EINVAL;
-	return layer_forward(l, path, act, x, ldx, NULL, R, y, ldy, scratch,
-			     scratch_len);
+	return layer_forward(l, path, act, 0, l->nf, x, ldx, NULL, R, y, ldy,
+			     scratch, scratch_len);
+}
+
+int
+ffn_kq_layer_forward_part(const struct ffn_kq_layer *l,
+			  enum ffn_kq_path path, enum ffn_kq_act act,
+			  uint32_t f0, uint32_t f1, const float *x,
+			  size_t ldx, size_t R, float *y, size_t ldy,
+			  void *scratch, size_t scratch_len)
+{
+	if (x == NULL || l == NULL)
+		return -EINVAL;
+	return layer_forward(l, path, act, f0, f1, x, ldx, NULL, R, y, ldy,
+			     scratch, scratch_len);
 }
 
 int
@@ -623,8 +671,8 @@ ffn_kq_layer_forward_q8k(const struct ffn_kq_layer *l, enum ffn_kq_act act,
 			 const void *xq, size_t R, float *y, size_t ldy,
 			 void *scratch, size_t scratch_len)
 {
-	if (xq == NULL)
+	if (xq == NULL || l == NULL)
 		return -EINVAL;
-	return layer_forward(l, FFN_KQ_PATH_Q8K, act, NULL, 0, xq, R, y, ldy,
-			     scratch, scratch_len);
+	return layer_forward(l, FFN_KQ_PATH_Q8K, act, 0, l->nf, NULL, 0, xq,
+			     R, y, ldy, scratch, scratch_len);
 }

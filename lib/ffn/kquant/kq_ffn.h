@@ -29,6 +29,11 @@ int ffn_kq_compute(const struct ffn_model *m, unsigned layer,
 		   const float *const *x, float *const *y, unsigned rows,
 		   struct ffn_scratch *s);
 
+/** ffn_compute_part() for a K-quant layer (slice checked by the caller). */
+int ffn_kq_compute_part(const struct ffn_model *m, unsigned layer,
+			unsigned f0, unsigned f1, const float *const *x,
+			float *const *y, unsigned rows, struct ffn_scratch *s);
+
 /** Gate dots of a K-quant layer for features mode: g[f], f < nf. */
 int ffn_kq_gate(const struct ffn_model *m, unsigned layer, const float *x,
 		float *g, struct ffn_scratch *s);
