@@ -154,6 +154,7 @@ load_units(void)
 			.batch_wait_us = cu->batch_wait_us,
 			.q6k_ggml = cu->q6k_layout == CONF_Q6K_GGML,
 			.mmap_weights = cu->mmap_weights,
+			.split_min_rows = cu->split_min_rows,
 		};
 		struct shard_limits lim = {
 			.max_body = cu->max_body,

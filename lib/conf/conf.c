@@ -86,6 +86,7 @@ static const struct key unit_keys[] = {
 	{ "api_key", K_STR, U(api_key), 0, 0, false },
 	{ "batch_max_rows", K_UINT, U(batch_max_rows), 1, 65536, false },
 	{ "batch_wait_us", K_UINT, U(batch_wait_us), 0, 1000000, false },
+	{ "split_min_rows", K_UINT, U(split_min_rows), 0, 65536, false },
 	{ "q6k_layout", K_Q6K, U(q6k_layout), 0, 0, false },
 	{ "mmap_weights", K_BOOL, U(mmap_weights), 0, 0, false },
 	{ "kq_q8k", K_BOOL, U(kq_q8k), 0, 0, false },
@@ -402,6 +403,8 @@ unit_defaults(struct conf_unit *u)
 	u->header_timeout_ms = 10000;
 	u->batch_max_rows = 64;
 	u->batch_wait_us = 200;
+	u->split_min_rows = 0;	/* split only when asked: it trades the
+				 * throughput of batching for latency */
 	u->q6k_layout = CONF_Q6K_PRIVATE;
 }
 

@@ -42,6 +42,11 @@
  *                  idle_timeout_ms (60000), header_timeout_ms (10000)
  *                  api_key     Bearer key; absent: no auth; never empty
  *                  batch_max_rows (64), batch_wait_us (200)
+ *                  split_min_rows  0..65536: a binary walk-ffn job of at
+ *                              least this many rows has each layer's
+ *                              features split across the unit's workers
+ *                              (issue 4; needs 2+ workers); 1: every
+ *                              job; 0: never (0)
  *                  q6k_layout  private|ggml (private; spec/vindex.md §2)
  *                  mmap_weights  on: serve the weights from the mapped
  *                              files (fast start), off: copy them to the
@@ -143,6 +148,7 @@ struct conf_unit {
 	char api_key[CONF_STR_MAX];
 	uint32_t batch_max_rows;
 	uint32_t batch_wait_us;
+	uint32_t split_min_rows;	/* 0: never split a job's layers */
 	enum conf_q6k_layout q6k_layout;
 };
 

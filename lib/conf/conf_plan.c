@@ -233,6 +233,16 @@ conf_print_plan(const struct conf *c, FILE *out)
 			"%u rows, wait %u us\n", u->f16 ? "on" : "off",
 			u->i8 ? "on" : "off", u->batch_max_rows,
 			u->batch_wait_us);
+		if (u->split_min_rows == 0)
+			fprintf(out, "    layer split: off\n");
+		else if (u->single_lcore || u->worker_lcores.count < 2)
+			fprintf(out, "    layer split: from %u rows, but "
+				"inactive (needs 2+ worker lcores)\n",
+				u->split_min_rows);
+		else
+			fprintf(out, "    layer split: jobs of %u+ rows, each "
+				"layer's features across %u workers\n",
+				u->split_min_rows, u->worker_lcores.count);
 		fprintf(out, "    limits: body %s, header %s, %u connections, "
 			"pipeline %u, idle %u ms, header %u ms; auth %s\n",
 			s1, s2, u->max_connections, u->pipeline_depth,

@@ -17,6 +17,9 @@
  *   shard_jobs_compute()     worker lcore: FFN for one or more jobs,
  *                            rows of jobs at the same layer batched
  *   shard_job_finish()       worker lcore: narrow in place, frame
+ *   -- or, for a job whose layers are split across workers --
+ *   shard_part_run()         worker lcores: one feature slice of every
+ *                            layer each; the last part sums and finishes
  *   shard_resp_release()     network lcore: after the last byte is acked
  *
  * The binary path allocates once per request (job memory: the f32 input
@@ -72,6 +75,8 @@ struct shard_stats {
 	uint64_t walk_served;		/**< walk-ffn answered 200 */
 	uint64_t layers_computed;
 	uint64_t rows_computed;
+	uint64_t split_jobs;		/**< jobs computed as feature slices */
+	uint64_t split_parts;		/**< slices (parts) computed */
 	uint64_t bytes_in;		/**< request bodies */
 	uint64_t bytes_out;		/**< response bodies */
 	uint64_t lat_hist[SHARD_LAT_BUCKETS];
@@ -92,6 +97,8 @@ struct shard_unit_conf {
 	unsigned int batch_max_rows;	/**< 0: 64 */
 	unsigned int batch_wait_us;
 	bool q6k_ggml;			/**< Q6_K bits: ggml (else LARQL) */
+	unsigned int split_min_rows;	/**< split jobs of this many rows
+					 *   across the workers; 0: never */
 };
 
 struct shard_unit {
@@ -104,6 +111,10 @@ struct shard_unit {
 	uint64_t max_response;
 	unsigned int batch_max_rows;
 	unsigned int batch_wait_us;
+	unsigned int split_min_rows;	/**< 0: never split a job */
+	/** Slices a split job's layers are cut into: the server sets it to
+	 * its worker count for this unit; below 2, no job is split. */
+	unsigned int split_parts;
 	uint64_t start_ns;		/**< CLOCK_MONOTONIC at creation */
 	const char *q6k_layout;		/**< "private" or "ggml" (/v1/stats) */
 	bool metrics_enabled;		/**< GET /metrics served (else 404) */
@@ -196,6 +207,14 @@ void shard_handle(struct shard_unit *u, const struct shard_http_req *rq,
 		  struct shard_resp *resp, const struct shard_mem *mem,
 		  struct ffn_scratch *scratch, unsigned int lcore);
 
+struct shard_job;
+
+/** One feature slice of a split job (in the job memory). */
+struct shard_part {
+	struct shard_job *job;
+	uint32_t idx;			/**< slice idx of job->n_parts */
+};
+
 /** A binary walk-ffn request in flight between lcores. */
 struct shard_job {
 	struct shard_unit *u;
@@ -222,6 +241,18 @@ struct shard_job {
 	 */
 	bool whole;
 	struct shard_http_req rq;
+	/**
+	 * Layer split (issue 4), decided by shard_walk_prepare(): n_parts
+	 * 0 when the job is computed whole. Otherwise parts[i] computes
+	 * feature slice i of every layer into its own partial buffer
+	 * (part_buf, n_parts x n_layers x seq_len x hidden floats, job
+	 * memory), and the part that brings parts_left to 0 sums them into
+	 * the slots: no slot is written before every part has read x.
+	 */
+	uint32_t n_parts;
+	uint32_t parts_left;		/**< atomic countdown */
+	struct shard_part *parts;
+	float *part_buf;
 };
 
 /**
@@ -247,6 +278,19 @@ int shard_walk_prepare(struct shard_unit *u, const struct shard_http_req *rq,
  */
 void shard_jobs_compute(struct shard_job *const *jobs, unsigned int n,
 			struct ffn_scratch *s, unsigned int lcore);
+
+/**
+ * Compute one part of a split job (job->n_parts > 0): feature slice
+ * part->idx of every layer (ffn_compute_part) into its partial buffer.
+ * Any thread may run any part, concurrently with the others; the data
+ * path takes no lock: the part that finishes last (an atomic countdown)
+ * sums the partials into the slots, sets t_end_ns and calls
+ * shard_job_finish(). Returns true for that last part: the job's response
+ * is then ready to hand back. shard_jobs_compute() still computes a split
+ * job whole (the parts then go unused).
+ */
+bool shard_part_run(struct shard_part *part, struct ffn_scratch *s,
+		    unsigned int lcore);
 
 /**
  * After compute: narrow every result in place, frame it (latency_ms is

@@ -136,6 +136,12 @@ shard_worker_create(unsigned int lcore_id, struct shard_srv_unit *su)
 		su->jobs = rte_ring_create(name, 4096, socket, 0);
 		if (su->jobs == NULL)
 			return NULL;
+		/* Parts of split jobs: any worker produces, any consumes. A
+		 * part that finds it full is computed by its producer. */
+		snprintf(name, sizeof(name), "shparts_%u", seq - 1);
+		su->parts = rte_ring_create(name, 4096, socket, 0);
+		if (su->parts == NULL)
+			return NULL;
 	}
 	w = rte_zmalloc_socket("shard_worker", sizeof(*w), 64, socket);
 	if (w == NULL)
@@ -149,6 +155,8 @@ shard_worker_create(unsigned int lcore_id, struct shard_srv_unit *su)
 		return NULL;
 	}
 	su->n_workers++;
+	/* Split jobs cut each layer into one slice per worker (issue 4). */
+	su->u->split_parts = su->n_workers;
 	return w;
 }
 
@@ -162,6 +170,44 @@ job_rows(struct shard_job *const *jobs, unsigned int n)
 	return rows;
 }
 
+/* Hand a finished job back to its network lcore. */
+static void
+job_done(struct shard_job *job)
+{
+	struct shard_pend *p = job->owner;
+	struct shard_netlc *lc = (struct shard_netlc *)
+		(uintptr_t)job->owner_tag;
+
+	/* The done ring is sized for every job in flight. */
+	while (rte_ring_enqueue(lc->done, p) != 0)
+		rte_pause();
+}
+
+static void
+part_run(struct shard_worker *w, struct shard_part *part)
+{
+	if (shard_part_run(part, w->scratch, w->lcore_id))
+		job_done(part->job);
+}
+
+/*
+ * Split jobs (issue 4): offer parts 1.. to the other workers through the
+ * parts ring, keep part 0. A part the ring cannot take stays here too, so
+ * every part is computed whatever the other workers are doing.
+ */
+static unsigned int
+split_offer(struct shard_srv_unit *su, struct shard_job *job,
+	    struct shard_part **mine, unsigned int n_mine)
+{
+	unsigned int i;
+
+	mine[n_mine++] = &job->parts[0];
+	for (i = 1; i < job->n_parts; i++)
+		if (rte_ring_enqueue(su->parts, &job->parts[i]) != 0)
+			mine[n_mine++] = &job->parts[i];
+	return n_mine;
+}
+
 int
 shard_worker_run(void *arg)
 {
@@ -172,17 +218,29 @@ shard_worker_run(void *arg)
 	uint64_t hz = rte_get_tsc_hz();
 
 	while (__atomic_load_n(&netlcs_running, __ATOMIC_ACQUIRE) > 0 ||
-	       !rte_ring_empty(su->jobs)) {
-		unsigned int n = rte_ring_dequeue_burst(su->jobs,
-				(void **)jobs, SHARD_BURST, NULL);
+	       !rte_ring_empty(su->jobs) || !rte_ring_empty(su->parts)) {
+		struct shard_part *part;
+		unsigned int n;
+		bool split = false;
 
+		/* Parts first: each belongs to a job already under way,
+		 * whose latency is what splitting is for. */
+		if (rte_ring_dequeue(su->parts, (void **)&part) == 0) {
+			part_run(w, part);
+			continue;
+		}
+		n = rte_ring_dequeue_burst(su->jobs, (void **)jobs,
+					   SHARD_BURST, NULL);
 		if (n == 0) {
 			rte_pause();
 			continue;
 		}
+		for (unsigned int i = 0; i < n; i++)
+			split |= !jobs[i]->whole && jobs[i]->n_parts > 1;
 		/* Batch (issue 4): wait a little for more rows of the same
-		 * layers, so the weights are read once for all of them. */
-		if (u->batch_wait_us > 0 && n < SHARD_BURST &&
+		 * layers, so the weights are read once for all of them. A
+		 * split job does not wait: its latency is the point. */
+		if (!split && u->batch_wait_us > 0 && n < SHARD_BURST &&
 		    job_rows(jobs, n) < u->batch_max_rows) {
 			uint64_t end = rte_get_tsc_cycles() +
 				       hz * u->batch_wait_us / 1000000;
@@ -194,28 +252,33 @@ shard_worker_run(void *arg)
 					(void **)jobs + n, SHARD_BURST - n,
 					NULL);
 		}
-		/* Binary jobs batched; whole requests (JSON, Q8_K) alone. */
-		unsigned int nb = 0;
+		/* Binary jobs batched; whole requests (JSON, Q8_K) alone;
+		 * split jobs as parts, offered to the other workers first so
+		 * they start while this one computes its own. */
+		unsigned int nb = 0, nm = 0;
 		struct shard_job *bin[SHARD_BURST];
+		struct shard_part *mine[SHARD_BURST * RTE_MAX_LCORE];
 
 		for (unsigned int i = 0; i < n; i++)
-			if (!jobs[i]->whole)
+			if (jobs[i]->whole)
+				continue;
+			else if (jobs[i]->n_parts > 1)
+				nm = split_offer(su, jobs[i], mine, nm);
+			else
 				bin[nb++] = jobs[i];
+		for (unsigned int i = 0; i < nm; i++)
+			part_run(w, mine[i]);
 		shard_jobs_compute(bin, nb, w->scratch, w->lcore_id);
 		for (unsigned int i = 0; i < n; i++) {
-			struct shard_pend *p = jobs[i]->owner;
-			struct shard_netlc *lc = (struct shard_netlc *)
-				(uintptr_t)jobs[i]->owner_tag;
-
 			if (jobs[i]->whole)
 				shard_handle(u, &jobs[i]->rq, &jobs[i]->resp,
 					     &su->mem, w->scratch,
 					     w->lcore_id);
+			else if (jobs[i]->n_parts > 1)
+				continue;	/* its last part hands it back */
 			else
 				shard_job_finish(jobs[i], w->lcore_id);
-			/* The done ring is sized for every job in flight. */
-			while (rte_ring_enqueue(lc->done, p) != 0)
-				rte_pause();
+			job_done(jobs[i]);
 		}
 	}
 	return 0;

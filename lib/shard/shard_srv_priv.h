@@ -26,6 +26,8 @@ struct shard_srv_unit {
 	struct shard_limits lim;
 	int numa_node;
 	struct rte_ring *jobs;		/* to workers; NULL: single-lcore */
+	struct rte_ring *parts;		/* parts of split jobs, worker to
+					 * worker (struct shard_part *) */
 	unsigned int n_workers;
 	struct shard_mem mem;		/* job and body memory */
 	struct rte_mempool *pool[SHARD_MEM_CLASSES];

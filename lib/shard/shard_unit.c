@@ -58,6 +58,8 @@ shard_unit_init(struct shard_unit *u, const struct shard_unit_conf *c,
 	u->max_response = c->max_response ? c->max_response : (1ull << 30);
 	u->batch_max_rows = c->batch_max_rows ? c->batch_max_rows : 64;
 	u->batch_wait_us = c->batch_wait_us;
+	u->split_min_rows = c->split_min_rows;
+	u->split_parts = 0;	/* the server sets its worker count */
 	/* spec/vindex.md §2.4: no metadata says which; the config does. */
 	u->q6k_layout = fi->q6k_ggml ? "ggml" : "private";
 	u->metrics_enabled = true;
@@ -157,6 +159,11 @@ shard_stats_json(const struct shard_unit *u, size_t *len)
 	if (fi->layout == FFN_LAYOUT_Q4K)
 		J_ADD(o, "kq_input", json_object_new_string(
 			      fi->kq_q8k ? "q8k" : "f32"));
+	/* issue 4: layer split across the workers (0: off) */
+	J_ADD(o, "split_min_rows", json_object_new_int64(u->split_min_rows));
+	J_ADD(o, "split_parts", json_object_new_int64(
+		      u->split_min_rows && u->split_parts >= 2 ?
+		      u->split_parts : 0));
 	J_ADD(o, "kernels", json_object_new_string(
 		      ffn_isa_name(ffn_active_isa())));
 	J_ADD(o, "uptime_seconds", json_object_new_int64(
@@ -167,6 +174,7 @@ shard_stats_json(const struct shard_unit *u, size_t *len)
 		      (int64_t)s.layers_computed));
 	J_ADD(w, "rows_computed", json_object_new_int64(
 		      (int64_t)s.rows_computed));
+	J_ADD(w, "split_jobs", json_object_new_int64((int64_t)s.split_jobs));
 	J_ADD(w, "bytes_in", json_object_new_int64((int64_t)s.bytes_in));
 	J_ADD(w, "bytes_out", json_object_new_int64((int64_t)s.bytes_out));
 	J_ADD(o, "counters", w);
@@ -288,6 +296,14 @@ shard_metrics_text(const struct shard_unit *u, size_t *len)
 		  "ffn_rows_computed_total{shard=\"%s\"} %llu\n", u->name,
 		  (unsigned long long)s.layers_computed, u->name,
 		  (unsigned long long)s.rows_computed);
+	tb_printf(&b, "# HELP ffn_split_jobs_total walk-ffn jobs whose "
+		  "layers were split across workers (split_min_rows).\n"
+		  "# TYPE ffn_split_jobs_total counter\n"
+		  "ffn_split_jobs_total{shard=\"%s\"} %llu\n"
+		  "# TYPE ffn_split_parts_total counter\n"
+		  "ffn_split_parts_total{shard=\"%s\"} %llu\n", u->name,
+		  (unsigned long long)s.split_jobs, u->name,
+		  (unsigned long long)s.split_parts);
 	tb_printf(&b, "# HELP ffn_compute_ms Compute time per request "
 		  "(spec/wire.md §5.2 latency_ms).\n"
 		  "# TYPE ffn_compute_ms histogram\n");

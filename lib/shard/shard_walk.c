@@ -206,6 +206,32 @@ count_batch(struct shard_stats *st, unsigned int rows)
 
 /* ---- binary walk-ffn ------------------------------------------------ */
 
+/*
+ * Bytes of the layer split of a job (issue 4), 0 when it is not split:
+ * the unit splits (split_min_rows, 2+ workers), the job has enough rows,
+ * and the partials (one f32 result per part and layer) stay within the
+ * response limit, so a split never allocates more than a bounded job.
+ */
+static size_t
+split_bytes(const struct shard_unit *u, const struct shard_job *job,
+	    uint32_t *n_parts)
+{
+	uint64_t one, all;
+
+	*n_parts = 0;
+	if (u->split_min_rows == 0 || u->split_parts < 2 ||
+	    job->req.seq_len < u->split_min_rows || job->req.n_layers == 0)
+		return 0;
+	one = (uint64_t)job->req.seq_len * job->hidden * sizeof(float);
+	all = one * job->req.n_layers;
+	if (all > u->max_response / u->split_parts)
+		return 0;
+	*n_parts = u->split_parts;
+	return (size_t)(all * u->split_parts) +
+	       ((u->split_parts * sizeof(struct shard_part) + 63) &
+		~(size_t)63);
+}
+
 int
 shard_walk_prepare(struct shard_unit *u, const struct shard_http_req *rq,
 		   struct shard_job *job, struct shard_resp *err,
@@ -214,7 +240,8 @@ shard_walk_prepare(struct shard_unit *u, const struct shard_http_req *rq,
 	struct shard_stats *st = &u->stats[lcore % SHARD_MAX_LCORE];
 	struct wire_error we;
 	enum wire_fmt in_fmt = WIRE_FMT_F32;
-	size_t iov_bytes, x_bytes = 0, total;
+	size_t iov_bytes, x_bytes = 0, total, sp_bytes;
+	uint32_t n_parts;
 	uint8_t *base;
 
 	memset(job, 0, sizeof(*job));
@@ -259,8 +286,9 @@ shard_walk_prepare(struct shard_unit *u, const struct shard_http_req *rq,
 	 * response needs nothing of the job struct once finished. */
 	iov_bytes = ((size_t)(job->req.n_layers + 1) * sizeof(struct iovec) +
 		     WIRE_RESP_HDR_LEN + 63) & ~(size_t)63;
+	sp_bytes = split_bytes(u, job, &n_parts);
 	total = (size_t)job->req.n_layers * job->slot_size + x_bytes +
-		iov_bytes;
+		iov_bytes + sp_bytes;
 	base = mem->alloc(mem->arg, total);
 	if (base == NULL) {
 		shard_resp_error(err, 503, "out of memory for the response");
@@ -276,6 +304,22 @@ shard_walk_prepare(struct shard_unit *u, const struct shard_http_req *rq,
 
 		wire_req_payload_f32(&job->req, x, job->req.n_values);
 		job->x = x;
+	}
+	if (n_parts > 0) {
+		/* Partials first (64-byte aligned: the slots, iovecs and x
+		 * before them are multiples of 64), then the descriptors. */
+		uint8_t *sp = base + total - sp_bytes;
+		size_t pb = sp_bytes - ((n_parts * sizeof(struct shard_part) +
+					 63) & ~(size_t)63);
+
+		job->part_buf = (float *)sp;
+		job->parts = (struct shard_part *)(sp + pb);
+		for (uint32_t i = 0; i < n_parts; i++) {
+			job->parts[i].job = job;
+			job->parts[i].idx = i;
+		}
+		job->n_parts = n_parts;
+		job->parts_left = n_parts;
 	}
 	job->t_start_ns = shard_now_ns();
 	return 0;
@@ -355,6 +399,89 @@ shard_jobs_compute(struct shard_job *const *jobs, unsigned int n,
 			     jobs[i]->error))
 				jobs[i]->t_end_ns = now;
 	}
+}
+
+/* The part's slice of every layer into its partial buffer. 0 or -EIO. */
+static int
+part_compute(struct shard_job *j, uint32_t idx, struct ffn_scratch *s,
+	     struct shard_stats *st)
+{
+	const float *xr[SHARD_PASS_ROWS];
+	float *yr[SHARD_PASS_ROWS];
+	size_t lay = (size_t)j->req.seq_len * j->hidden;
+	float *buf = j->part_buf + (size_t)idx * j->req.n_layers * lay;
+
+	for (uint32_t i = 0; i < j->req.n_layers; i++) {
+		uint32_t layer = wire_req_layer(&j->req, i);
+		float *y = buf + (size_t)i * lay;
+		unsigned int f0, f1;
+
+		if (ffn_part_range(j->u->model, layer, idx, j->n_parts, &f0,
+				   &f1) < 0)
+			return -EIO;
+		if (f0 == f1) {
+			/* fewer 256-feature blocks than parts (K-quant) */
+			memset(y, 0, lay * sizeof(float));
+			continue;
+		}
+		for (uint32_t r0 = 0; r0 < j->req.seq_len;
+		     r0 += SHARD_PASS_ROWS) {
+			uint32_t n = j->req.seq_len - r0;
+
+			if (n > SHARD_PASS_ROWS)
+				n = SHARD_PASS_ROWS;
+			for (uint32_t r = 0; r < n; r++) {
+				xr[r] = j->x + (size_t)(r0 + r) * j->hidden;
+				yr[r] = y + (size_t)(r0 + r) * j->hidden;
+			}
+			if (ffn_compute_part(j->u->model, layer, f0, f1, xr,
+					     yr, n, s) < 0)
+				return -EIO;
+			count_batch(st, n);
+		}
+	}
+	return 0;
+}
+
+bool
+shard_part_run(struct shard_part *part, struct ffn_scratch *s,
+	       unsigned int lcore)
+{
+	struct shard_job *j = part->job;
+	struct shard_stats *st = &j->u->stats[lcore % SHARD_MAX_LCORE];
+	size_t lay = (size_t)j->req.seq_len * j->hidden;
+	size_t stride = (size_t)j->req.n_layers * lay;
+
+	if (part_compute(j, part->idx, s, st) < 0)
+		__atomic_store_n(&j->error, -EIO, __ATOMIC_RELAXED);
+	st->split_parts++;
+	/* Release our partial (and error); the last part acquires all. */
+	if (__atomic_sub_fetch(&j->parts_left, 1, __ATOMIC_ACQ_REL) != 0)
+		return false;
+	/* Every part has read x and written its partial: the slots may be
+	 * written now, whatever they share with x. */
+	if (j->error == 0)
+		for (uint32_t i = 0; i < j->req.n_layers; i++) {
+			float *out = wire_slot_f32(j->slots + (size_t)i *
+						   j->slot_size, j->out_fmt,
+						   j->req.seq_len, j->hidden);
+			const float *p0 = j->part_buf + (size_t)i * lay;
+
+			for (size_t e = 0; e < lay; e++) {
+				float v = p0[e];
+
+				for (uint32_t p = 1; p < j->n_parts; p++)
+					v += p0[p * stride + e];
+				out[e] = v;
+			}
+		}
+	j->next = j->req.n_layers;
+	st->split_jobs++;
+	st->layers_computed += j->req.n_layers;
+	st->rows_computed += (uint64_t)j->req.n_layers * j->req.seq_len;
+	j->t_end_ns = shard_now_ns();
+	shard_job_finish(j, lcore);
+	return true;
 }
 
 void

@@ -176,6 +176,7 @@ test_defaults(void **state)
 	assert_int_equal(u->header_timeout_ms, 10000);
 	assert_int_equal(u->batch_max_rows, 64);
 	assert_int_equal(u->batch_wait_us, 200);
+	assert_int_equal(u->split_min_rows, 0);	/* never split */
 	assert_int_equal(u->q6k_layout, CONF_Q6K_PRIVATE);
 	assert_true(u->single_lcore);
 	conf_free(&c);
@@ -193,6 +194,7 @@ test_values(void **state)
 		"net_lcores = 0-1,3 # comment\nworker_lcores = 2,10-11\n"
 		"f16 = off\ni8 = Yes\nmax_body = 1G\nmax_header = 16KiB\n"
 		"api_key = abc-_.~+/==\nq6k_layout = ggml\nnuma_node = 1\n"
+		"split_min_rows = 4\n"
 		"[log]\nlevel = debug\n[telemetry]\nmetrics = no\n", &c);
 	assert_int_equal(c.ports[0].gateway, (198u << 24) | (18 << 16) |
 		(10 << 8) | 1);
@@ -213,6 +215,7 @@ test_values(void **state)
 	assert_int_equal(u->max_header, 16384);
 	assert_string_equal(u->api_key, "abc-_.~+/==");
 	assert_int_equal(u->q6k_layout, CONF_Q6K_GGML);
+	assert_int_equal(u->split_min_rows, 4);
 	assert_int_equal(u->numa_node, 1);
 	assert_string_equal(c.log_level, "debug");
 	assert_false(c.metrics);
@@ -306,6 +309,10 @@ test_err_values(void **state)
 		  "not a number" },
 		{ "batch_wait_us = 99999999999999999999", "[shard a] "
 		  "batch_wait_us: \"99999999999999999999\": number too large" },
+		{ "split_min_rows = 65537", "[shard a] split_min_rows: "
+		  "\"65537\": out of range 0..65536" },
+		{ "split_min_rows = 2x", "[shard a] split_min_rows: \"2x\": "
+		  "not a number" },
 		{ "numa_node = 32", "[shard a] numa_node: \"32\": out of range "
 		  "0..31" },
 		{ "q6k_layout = llama", "[shard a] q6k_layout: \"llama\": not "
@@ -573,9 +580,14 @@ test_plan(void **state)
 		"(port 1)\n    model /srv/models/model.vindex, layers 16-31 "
 		"(16), q6k layout private\n    NUMA node 1; network lcores "
 		"32-33; worker lcores 34-39\n    wire: f32, f16 on, i8 off; "
-		"batches of up to 64 rows, wait 200 us\n    limits: body "
+		"batches of up to 64 rows, wait 200 us\n    layer split: "
+		"jobs of 8+ rows, each layer's features across 6 workers\n"
+		"    limits: body "
 		"64 MiB, header 8 KiB, 4096 connections, pipeline 16, idle "
 		"60000 ms, header 10000 ms; auth Bearer key\n"));
+	assert_non_null(strstr(buf, "network lcores 1-2; worker lcores "
+		"3-7\n    wire: f32, f16 on, i8 off; batches of up to 64 rows, "
+		"wait 200 us\n    layer split: off\n"));
 	free(buf);
 	conf_free(&c);
 	buf = NULL;

@@ -812,6 +812,138 @@ test_bug_compute_failure_every_job(void **state)
 	st_body_free(&b);
 }
 
+/*
+ * Layer split (issue 4): with split_min_rows 2 and 3 parts, every job of
+ * the mix with 2+ rows is split; its parts run in an interleaved,
+ * reversed order (as workers would take them), only the last returns
+ * true, and its answer equals the job computed whole, within summation
+ * order (assert_frames_close); jobs of 1 row are not split. Counters and
+ * memory as for whole jobs; a split job given to shard_jobs_compute is
+ * computed whole.
+ */
+static void
+test_split_parts(void **state)
+{
+	struct env *e = *state;
+	struct shard_job jobs[N_MIX];
+	struct st_body b[N_MIX];
+	struct ffn_scratch *s = ffn_scratch_new(e->u->model, 64, -1);
+	unsigned int n_split = 0, finished = 0, parts = 0;
+	uint64_t layers = 0;
+
+	assert_non_null(s);
+	ffn_model_set_engine(e->u->model, FFN_ENGINE_KERNEL, 0);
+	e->u->split_min_rows = 2;
+	e->u->split_parts = 3;
+	for (size_t i = 0; i < N_MIX; i++) {
+		struct shard_http_req rq;
+		struct shard_resp err;
+
+		make_body(&b[i], &mix[i], 300 + i, i % 2);
+		http_req(&rq, &mix[i], &b[i]);
+		assert_int_equal(shard_walk_prepare(e->u, &rq, &jobs[i], &err,
+						    &cnt_mem, 1), 0);
+		if (mix[i].seq_len >= 2 && jobs[i].req.n_layers > 0) {
+			assert_int_equal(jobs[i].n_parts, 3);
+			assert_int_equal(jobs[i].parts_left, 3);
+			n_split++;
+		} else {
+			assert_int_equal(jobs[i].n_parts, 0);
+		}
+	}
+	assert_true(n_split >= 6);
+	/* part 2 of every job, then 1, then 0: the last finishes */
+	for (int p = 2; p >= 0; p--)
+		for (size_t i = 0; i < N_MIX; i++) {
+			if (jobs[i].n_parts == 0)
+				continue;
+			parts++;
+			if (shard_part_run(&jobs[i].parts[p], s, 3)) {
+				assert_int_equal(p, 0);
+				assert_int_equal(jobs[i].parts_left, 0);
+				assert_int_equal(jobs[i].resp.status, 200);
+				assert_true(jobs[i].t_end_ns >=
+					    jobs[i].t_start_ns);
+				finished++;
+				layers += jobs[i].req.n_layers;
+			} else {
+				assert_true(p > 0);
+			}
+		}
+	assert_int_equal(finished, n_split);
+	assert_int_equal(e->u->stats[3].split_jobs, n_split);
+	assert_int_equal(e->u->stats[3].split_parts, parts);
+	assert_int_equal(e->u->stats[3].layers_computed, layers);
+	/* the answers, against each job computed whole (split off) */
+	e->u->split_min_rows = 0;
+	for (size_t i = 0; i < N_MIX; i++) {
+		uint8_t *got, *want;
+		size_t wlen;
+
+		if (jobs[i].n_parts == 0) {
+			struct shard_job *jp = &jobs[i];
+
+			shard_jobs_compute(&jp, 1, s, 3);
+			shard_job_finish(&jobs[i], 3);
+		}
+		got = st_flat(&jobs[i].resp);
+		assert_non_null(got);
+		memset(got + 8, 0, 4);
+		want = alone(e->u, &mix[i], &b[i], s, &wlen);
+		assert_int_equal(jobs[i].resp.len, wlen);
+		assert_frames_close(got, want, wlen,
+				    jobs[i].resp.content_type, &mix[i]);
+		free(got);
+		free(want);
+		shard_resp_release(&jobs[i].resp);
+	}
+	assert_int_equal(mem_live, 0);
+	/* a split job through shard_jobs_compute: whole, same answer */
+	e->u->split_min_rows = 1;
+	{
+		struct shard_http_req rq;
+		struct shard_resp err;
+		struct shard_job job, *jp = &job;
+		uint8_t *got, *want;
+		size_t wlen;
+
+		http_req(&rq, &mix[1], &b[1]);
+		assert_int_equal(shard_walk_prepare(e->u, &rq, &job, &err,
+						    &cnt_mem, 1), 0);
+		assert_int_equal(job.n_parts, 3);
+		shard_jobs_compute(&jp, 1, s, 3);
+		shard_job_finish(&job, 3);
+		got = st_flat(&job.resp);
+		memset(got + 8, 0, 4);
+		e->u->split_min_rows = 0;
+		want = alone(e->u, &mix[1], &b[1], s, &wlen);
+		assert_int_equal(job.resp.len, wlen);
+		assert_frames_close(got, want, wlen, job.resp.content_type,
+				    &mix[1]);
+		free(got);
+		free(want);
+		shard_resp_release(&job.resp);
+	}
+	/* no split beyond the response limit (partials are bounded too) */
+	e->u->split_min_rows = 1;
+	e->u->max_response = wire_slot_size(WIRE_FMT_F16, 3, H) * 3;
+	{
+		struct shard_http_req rq;
+		struct shard_resp err;
+		struct shard_job job;
+
+		http_req(&rq, &mix[1], &b[1]);
+		assert_int_equal(shard_walk_prepare(e->u, &rq, &job, &err,
+						    &cnt_mem, 1), 0);
+		assert_int_equal(job.n_parts, 0);
+		shard_resp_release(&job.resp);
+	}
+	for (size_t i = 0; i < N_MIX; i++)
+		st_body_free(&b[i]);
+	assert_int_equal(mem_live, 0);
+	ffn_scratch_free(s);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, unit_setup, unit_teardown)
 
 int
@@ -830,6 +962,7 @@ main(void)
 		T(test_alloc_failure),
 		T(test_bug_compute_failure_handle),
 		T(test_bug_compute_failure_every_job),
+		T(test_split_parts),
 	};
 
 	st_filter();

@@ -108,18 +108,21 @@ fsa_impair_stop() {
 }
 
 # fsa_conf FILE MODEL LAYERS [key=value ...]: a one-unit config; extra
-# keys go into the [shard] section ("eal_lcores=0-1" sets EAL's -l).
+# keys go into the [shard] section ("eal_lcores=0-1" sets EAL's -l; a
+# map with '@', "eal_lcores=0@0,1@1,2@1", is given as --lcores instead,
+# so several lcores can share a core).
 fsa_conf() {
-	local file=$1 model=$2 layers=$3 lcores=0 kv
+	local file=$1 model=$2 layers=$3 lcores=0 lopt=-l kv
 	shift 3
 	for kv in "$@"; do
 		case $kv in eal_lcores=*) lcores=${kv#eal_lcores=} ;; esac
 	done
+	case $lcores in *@*) lopt=--lcores ;; esac
 	FSA_RUN=$((FSA_RUN + 1))
 	{
 		echo "# written by tests/e2e/appliance/lib.sh"
 		echo "[eal]"
-		echo "args = -l $lcores --no-pci --no-huge -m 512" \
+		echo "args = $lopt $lcores --no-pci --no-huge -m 512" \
 			"--file-prefix ${FSA_NAME}_$FSA_RUN" \
 			"--vdev net_tap0,iface=fsa0 --log-level=pmd.net.tap:error"
 		echo "[log]"
