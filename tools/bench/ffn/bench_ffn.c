@@ -30,6 +30,8 @@
 #include "ffn.h"
 #include "quant.h"
 
+#include "bench_ffn_split.h"
+
 static double
 now(void)
 {
@@ -382,16 +384,18 @@ main(int argc, char **argv)
 		{ "iters", required_argument, NULL, 'i' },
 		{ "isa", required_argument, NULL, 'a' },
 		{ "table", no_argument, NULL, 't' },
+		{ "split", no_argument, NULL, 'p' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *size = "both";
-	int iters = 10, table = 0, c, rc = 0;
+	int iters = 10, table = 0, split = 0, c, rc = 0;
 
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (c) {
 		case 's': size = optarg; break;
 		case 'i': iters = atoi(optarg); break;
 		case 't': table = 1; break;
+		case 'p': split = 1; break;
 		case 'a':
 			if (ffn_select_isa(strcmp(optarg, "avx2") == 0 ?
 					   FFN_ISA_AVX2 :
@@ -405,12 +409,22 @@ main(int argc, char **argv)
 		default:
 			fprintf(stderr, "usage: %s [--size llama|gemma|both] "
 				"[--iters N] [--isa avx512|avx2|scalar] "
-				"[--table]\n", argv[0]);
+				"[--table] [--split]\n", argv[0]);
 			return 2;
 		}
 	}
 	if (iters < 1)
 		iters = 1;
+	if (split) {
+		/* only the layer-split section (bench_ffn_split.c) */
+		if (!strcmp(size, "gemma") || !strcmp(size, "both"))
+			rc |= bench_split("Gemma-3-4B-like", 2560, 10240,
+					  iters);
+		if (!strcmp(size, "llama") || !strcmp(size, "both"))
+			rc |= bench_split("Llama-8B-like", 4096, 14336,
+					  iters);
+		return rc;
+	}
 	if (!strcmp(size, "gemma") || !strcmp(size, "both"))
 		rc |= bench("Gemma-3-4B-like", 2560, 10240, iters, table);
 	if (!strcmp(size, "llama") || !strcmp(size, "both"))
