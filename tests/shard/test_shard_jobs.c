@@ -9,6 +9,7 @@
  * Model: random llama, H 64, nf 96, 3 layers (tools/mkvindex).
  */
 #include <math.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -944,6 +945,112 @@ test_split_parts(void **state)
 	ffn_scratch_free(s);
 }
 
+/* One worker of test_split_threads: part idx of every split job. */
+struct runner {
+	struct shard_job *jobs;
+	size_t n;
+	uint32_t idx;
+	unsigned int lcore;
+	unsigned int finished;
+	struct ffn_scratch *s;
+};
+
+static void *
+run_parts(void *arg)
+{
+	struct runner *r = arg;
+
+	for (size_t i = 0; i < r->n; i++) {
+		struct shard_job *j = &r->jobs[r->idx == 0 ? i : r->n - 1 - i];
+
+		if (j->n_parts > 0 &&
+		    shard_part_run(&j->parts[r->idx], r->s, r->lcore))
+			r->finished++;
+	}
+	return NULL;
+}
+
+/*
+ * Two threads run the two parts of every split job at once (one from the
+ * front of the list, one from the back, so they meet on the same jobs):
+ * each job is finished exactly once, by whichever part ends last, and its
+ * answer equals the job computed whole. Rounds repeat to vary the races.
+ */
+static void
+test_split_threads(void **state)
+{
+	struct env *e = *state;
+	struct shard_job jobs[N_MIX];
+	struct st_body b[N_MIX];
+	struct ffn_scratch *sw = ffn_scratch_new(e->u->model, 64, -1);
+	uint64_t split_total = 0;
+
+	ffn_model_set_engine(e->u->model, FFN_ENGINE_KERNEL, 0);
+	for (int round = 0; round < 20; round++) {
+		struct runner r[2];
+		pthread_t th[2];
+		unsigned int n_split = 0;
+
+		e->u->split_min_rows = 1;
+		e->u->split_parts = 2;
+		for (size_t i = 0; i < N_MIX; i++) {
+			struct shard_http_req rq;
+			struct shard_resp err;
+
+			make_body(&b[i], &mix[i], 500 + i + round, 0);
+			http_req(&rq, &mix[i], &b[i]);
+			assert_int_equal(shard_walk_prepare(e->u, &rq,
+					&jobs[i], &err, &cnt_mem, 1), 0);
+			n_split += jobs[i].n_parts > 0;
+		}
+		assert_int_equal(n_split, N_MIX - 1);	/* all but K = 0 */
+		for (uint32_t t = 0; t < 2; t++) {
+			r[t] = (struct runner){ jobs, N_MIX, t, 4 + t, 0,
+						ffn_scratch_new(e->u->model,
+								64, -1) };
+			assert_non_null(r[t].s);
+			assert_int_equal(pthread_create(&th[t], NULL,
+							run_parts, &r[t]), 0);
+		}
+		for (int t = 0; t < 2; t++) {
+			pthread_join(th[t], NULL);
+			ffn_scratch_free(r[t].s);
+		}
+		assert_int_equal(r[0].finished + r[1].finished, n_split);
+		split_total += n_split;
+		e->u->split_min_rows = 0;
+		for (size_t i = 0; i < N_MIX; i++) {
+			uint8_t *got, *want;
+			size_t wlen;
+
+			if (jobs[i].n_parts == 0) {
+				struct shard_job *jp = &jobs[i];
+
+				shard_jobs_compute(&jp, 1, sw, 1);
+				shard_job_finish(&jobs[i], 1);
+			}
+			assert_int_equal(jobs[i].resp.status, 200);
+			got = st_flat(&jobs[i].resp);
+			assert_non_null(got);
+			memset(got + 8, 0, 4);
+			want = alone(e->u, &mix[i], &b[i], sw, &wlen);
+			assert_int_equal(jobs[i].resp.len, wlen);
+			assert_frames_close(got, want, wlen,
+					    jobs[i].resp.content_type, &mix[i]);
+			free(got);
+			free(want);
+			shard_resp_release(&jobs[i].resp);
+			st_body_free(&b[i]);
+		}
+	}
+	assert_int_equal(e->u->stats[4].split_jobs + e->u->stats[5].split_jobs,
+			 split_total);
+	assert_int_equal(e->u->stats[4].split_parts, split_total);
+	assert_int_equal(e->u->stats[5].split_parts, split_total);
+	assert_int_equal(mem_live, 0);
+	ffn_scratch_free(sw);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, unit_setup, unit_teardown)
 
 int
@@ -963,6 +1070,7 @@ main(void)
 		T(test_bug_compute_failure_handle),
 		T(test_bug_compute_failure_every_job),
 		T(test_split_parts),
+		T(test_split_threads),
 	};
 
 	st_filter();
