@@ -245,8 +245,11 @@ shard_worker_run(void *arg)
 			uint64_t end = rte_get_tsc_cycles() +
 				       hz * u->batch_wait_us / 1000000;
 
+			/* ... unless another worker's split job waits
+			 * for a part: that latency comes first */
 			while (n < SHARD_BURST &&
 			       job_rows(jobs, n) < u->batch_max_rows &&
+			       rte_ring_empty(su->parts) &&
 			       rte_get_tsc_cycles() < end)
 				n += rte_ring_dequeue_burst(su->jobs,
 					(void **)jobs + n, SHARD_BURST - n,
