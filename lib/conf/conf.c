@@ -403,8 +403,8 @@ unit_defaults(struct conf_unit *u)
 	u->header_timeout_ms = 10000;
 	u->batch_max_rows = 64;
 	u->batch_wait_us = 200;
-	u->split_min_rows = 0;	/* split only when asked: it trades the
-				 * throughput of batching for latency */
+	u->split_min_rows = 0;	/* split only when asked: a split job's
+				 * slices cost a sum and a hand-off */
 	u->q6k_layout = CONF_Q6K_PRIVATE;
 }
 

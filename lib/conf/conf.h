@@ -46,9 +46,7 @@
  *                              least this many rows has each layer's
  *                              features split across the unit's workers
  *                              (issue 4; needs 2+ workers); 1: every
- *                              job; 0: never (0). Split jobs are not
- *                              batched with others (latency for
- *                              throughput)
+ *                              job; 0: never (0)
  *                  q6k_layout  private|ggml (private; spec/vindex.md §2)
  *                  mmap_weights  on: serve the weights from the mapped
  *                              files (fast start), off: copy them to the

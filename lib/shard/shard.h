@@ -213,6 +213,7 @@ struct shard_job;
 struct shard_part {
 	struct shard_job *job;
 	uint32_t idx;			/**< slice idx of job->n_parts */
+	uint32_t next;			/**< private to the thread running it */
 };
 
 /** A binary walk-ffn request in flight between lcores. */
@@ -291,6 +292,18 @@ void shard_jobs_compute(struct shard_job *const *jobs, unsigned int n,
  */
 bool shard_part_run(struct shard_part *part, struct ffn_scratch *s,
 		    unsigned int lcore);
+
+/**
+ * shard_part_run() for n parts at once (of any jobs, several parts of
+ * one job included): parts of the same slice at the same layer are
+ * computed in one pass, as shard_jobs_compute() batches whole jobs, so a split keeps
+ * batching across requests. The jobs whose last part this was are
+ * finished and written to done (room for n; may be NULL); returns their
+ * count.
+ */
+unsigned int shard_parts_run(struct shard_part *const *parts, unsigned int n,
+			     struct ffn_scratch *s, unsigned int lcore,
+			     struct shard_job **done);
 
 /**
  * After compute: narrow every result in place, frame it (latency_ms is

@@ -183,11 +183,21 @@ job_done(struct shard_job *job)
 		rte_pause();
 }
 
+/* Parts batched (shard_parts_run); the jobs they finish go back. */
 static void
-part_run(struct shard_worker *w, struct shard_part *part)
+parts_run(struct shard_worker *w, struct shard_part *const *parts,
+	  unsigned int n)
 {
-	if (shard_part_run(part, w->scratch, w->lcore_id))
-		job_done(part->job);
+	struct shard_job *done[SHARD_BURST];
+
+	for (unsigned int i = 0; i < n; i += SHARD_BURST) {
+		unsigned int k = n - i < SHARD_BURST ? n - i : SHARD_BURST;
+		unsigned int d = shard_parts_run(parts + i, k, w->scratch,
+						 w->lcore_id, done);
+
+		for (unsigned int j = 0; j < d; j++)
+			job_done(done[j]);
+	}
 }
 
 /*
@@ -219,15 +229,27 @@ shard_worker_run(void *arg)
 
 	while (__atomic_load_n(&netlcs_running, __ATOMIC_ACQUIRE) > 0 ||
 	       !rte_ring_empty(su->jobs) || !rte_ring_empty(su->parts)) {
-		struct shard_part *part;
+		struct shard_part *part[SHARD_BURST];
 		unsigned int n;
 		bool split = false;
 
 		/* Parts first: each belongs to a job already under way,
-		 * whose latency is what splitting is for. */
-		if (rte_ring_dequeue(su->parts, (void **)&part) == 0) {
-			part_run(w, part);
-			continue;
+		 * whose latency is what splitting is for. Those waiting
+		 * are batched, but a worker takes only its share of them
+		 * (the producer is busy with its own): the parts of one
+		 * large job must run on different workers. */
+		n = rte_ring_count(su->parts);
+		if (n > 0) {
+			unsigned int others = su->n_workers > 1 ?
+					      su->n_workers - 1 : 1;
+
+			n = (n + others - 1) / others;
+			n = rte_ring_dequeue_burst(su->parts, (void **)part,
+				n < SHARD_BURST ? n : SHARD_BURST, NULL);
+			if (n > 0) {
+				parts_run(w, part, n);
+				continue;
+			}
 		}
 		n = rte_ring_dequeue_burst(su->jobs, (void **)jobs,
 					   SHARD_BURST, NULL);
@@ -269,8 +291,7 @@ shard_worker_run(void *arg)
 				nm = split_offer(su, jobs[i], mine, nm);
 			else
 				bin[nb++] = jobs[i];
-		for (unsigned int i = 0; i < nm; i++)
-			part_run(w, mine[i]);
+		parts_run(w, mine, nm);
 		shard_jobs_compute(bin, nb, w->scratch, w->lcore_id);
 		for (unsigned int i = 0; i < n; i++) {
 			if (jobs[i]->whole)

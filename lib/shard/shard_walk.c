@@ -401,63 +401,26 @@ shard_jobs_compute(struct shard_job *const *jobs, unsigned int n,
 	}
 }
 
-/* The part's slice of every layer into its partial buffer. 0 or -EIO. */
-static int
-part_compute(struct shard_job *j, uint32_t idx, struct ffn_scratch *s,
-	     struct shard_stats *st)
+/*
+ * The partial buffer rows of part p at its job's layer index i. Each part
+ * owns n_layers x seq_len x hidden floats (shard_walk_prepare).
+ */
+static float *
+part_rows(const struct shard_part *p, uint32_t i)
 {
-	const float *xr[SHARD_PASS_ROWS];
-	float *yr[SHARD_PASS_ROWS];
+	const struct shard_job *j = p->job;
 	size_t lay = (size_t)j->req.seq_len * j->hidden;
-	float *buf = j->part_buf + (size_t)idx * j->req.n_layers * lay;
 
-	for (uint32_t i = 0; i < j->req.n_layers; i++) {
-		uint32_t layer = wire_req_layer(&j->req, i);
-		float *y = buf + (size_t)i * lay;
-		unsigned int f0, f1;
-
-		if (ffn_part_range(j->u->model, layer, idx, j->n_parts, &f0,
-				   &f1) < 0)
-			return -EIO;
-		if (f0 == f1) {
-			/* fewer 256-feature blocks than parts (K-quant) */
-			memset(y, 0, lay * sizeof(float));
-			continue;
-		}
-		for (uint32_t r0 = 0; r0 < j->req.seq_len;
-		     r0 += SHARD_PASS_ROWS) {
-			uint32_t n = j->req.seq_len - r0;
-
-			if (n > SHARD_PASS_ROWS)
-				n = SHARD_PASS_ROWS;
-			for (uint32_t r = 0; r < n; r++) {
-				xr[r] = j->x + (size_t)(r0 + r) * j->hidden;
-				yr[r] = y + (size_t)(r0 + r) * j->hidden;
-			}
-			if (ffn_compute_part(j->u->model, layer, f0, f1, xr,
-					     yr, n, s) < 0)
-				return -EIO;
-			count_batch(st, n);
-		}
-	}
-	return 0;
+	return j->part_buf + ((size_t)p->idx * j->req.n_layers + i) * lay;
 }
 
-bool
-shard_part_run(struct shard_part *part, struct ffn_scratch *s,
-	       unsigned int lcore)
+/* The last part of a job: sum the partials into the slots and finish. */
+static void
+part_finish(struct shard_job *j, struct shard_stats *st, unsigned int lcore)
 {
-	struct shard_job *j = part->job;
-	struct shard_stats *st = &j->u->stats[lcore % SHARD_MAX_LCORE];
 	size_t lay = (size_t)j->req.seq_len * j->hidden;
 	size_t stride = (size_t)j->req.n_layers * lay;
 
-	if (part_compute(j, part->idx, s, st) < 0)
-		__atomic_store_n(&j->error, -EIO, __ATOMIC_RELAXED);
-	st->split_parts++;
-	/* Release our partial (and error); the last part acquires all. */
-	if (__atomic_sub_fetch(&j->parts_left, 1, __ATOMIC_ACQ_REL) != 0)
-		return false;
 	/* Every part has read x and written its partial: the slots may be
 	 * written now, whatever they share with x. */
 	if (j->error == 0)
@@ -481,7 +444,114 @@ shard_part_run(struct shard_part *part, struct ffn_scratch *s,
 	st->rows_computed += (uint64_t)j->req.n_layers * j->req.seq_len;
 	j->t_end_ns = shard_now_ns();
 	shard_job_finish(j, lcore);
-	return true;
+}
+
+/* One pass of part rows at one layer and slice; a failure fails every
+ * job in it (the flag is read by the last part, after the countdown). */
+static void
+part_pass(struct shard_unit *u, uint32_t layer, unsigned int f0,
+	  unsigned int f1, const float **xr, float **yr,
+	  struct shard_job **who, unsigned int rows, struct ffn_scratch *s,
+	  struct shard_stats *st)
+{
+	if (rows == 0)
+		return;
+	if (ffn_compute_part(u->model, layer, f0, f1, xr, yr, rows, s) < 0)
+		for (unsigned int r = 0; r < rows; r++)
+			__atomic_store_n(&who[r]->error, -EIO,
+					 __ATOMIC_RELAXED);
+	count_batch(st, rows);
+}
+
+unsigned int
+shard_parts_run(struct shard_part *const *parts, unsigned int n,
+		struct ffn_scratch *s, unsigned int lcore,
+		struct shard_job **done)
+{
+	const float *xr[SHARD_PASS_ROWS];
+	float *yr[SHARD_PASS_ROWS];
+	struct shard_job *who[SHARD_PASS_ROWS];
+	unsigned int n_done = 0;
+
+	/*
+	 * As shard_jobs_compute, but per slice: parts of the same slice
+	 * (idx of the same n_parts, same unit) at the same layer are
+	 * computed together, so batching survives the split. Each part's
+	 * cursor (next) is its own: one thread runs a part.
+	 */
+	for (unsigned int i = 0; i < n; i++)
+		parts[i]->next = 0;
+	for (;;) {
+		const struct shard_part *lead = NULL;
+		struct shard_stats *st;
+		unsigned int rows = 0, f0, f1;
+		uint32_t layer;
+
+		for (unsigned int i = 0; i < n && lead == NULL; i++)
+			if (parts[i]->next < parts[i]->job->req.n_layers)
+				lead = parts[i];
+		if (lead == NULL)
+			break;
+		layer = wire_req_layer(&lead->job->req, lead->next);
+		st = &lead->job->u->stats[lcore % SHARD_MAX_LCORE];
+		if (ffn_part_range(lead->job->u->model, layer, lead->idx,
+				   lead->job->n_parts, &f0, &f1) < 0)
+			f0 = f1 = 0;	/* not owned: validated before */
+		for (unsigned int i = 0; i < n; i++) {
+			struct shard_part *p = parts[i];
+			struct shard_job *j = p->job;
+			float *y;
+
+			if (p->next >= j->req.n_layers ||
+			    j->u != lead->job->u || p->idx != lead->idx ||
+			    j->n_parts != lead->job->n_parts ||
+			    wire_req_layer(&j->req, p->next) != layer)
+				continue;
+			y = part_rows(p, p->next);
+			p->next++;
+			if (f0 == f1) {
+				/* fewer 256-feature blocks than parts
+				 * (K-quant): this slice's share is 0 */
+				memset(y, 0, (size_t)j->req.seq_len *
+				       j->hidden * sizeof(float));
+				continue;
+			}
+			for (uint32_t r = 0; r < j->req.seq_len; r++) {
+				xr[rows] = j->x + (size_t)r * j->hidden;
+				yr[rows] = y + (size_t)r * j->hidden;
+				who[rows] = j;
+				if (++rows == SHARD_PASS_ROWS) {
+					part_pass(j->u, layer, f0, f1, xr, yr,
+						  who, rows, s, st);
+					rows = 0;
+				}
+			}
+		}
+		part_pass(lead->job->u, layer, f0, f1, xr, yr, who, rows, s,
+			  st);
+	}
+	for (unsigned int i = 0; i < n; i++) {
+		struct shard_job *j = parts[i]->job;
+		struct shard_stats *st = &j->u->stats[lcore % SHARD_MAX_LCORE];
+
+		st->split_parts++;
+		/* Release our partial (and error); the last acquires all. */
+		if (__atomic_sub_fetch(&j->parts_left, 1,
+				       __ATOMIC_ACQ_REL) != 0)
+			continue;
+		part_finish(j, st, lcore);
+		if (done != NULL)
+			done[n_done] = j;
+		n_done++;
+	}
+	return n_done;
+}
+
+bool
+shard_part_run(struct shard_part *part, struct ffn_scratch *s,
+	       unsigned int lcore)
+{
+	return shard_parts_run(&part, 1, s, lcore, NULL) == 1;
 }
 
 void

@@ -945,6 +945,95 @@ test_split_parts(void **state)
 	ffn_scratch_free(s);
 }
 
+/* Passes counted in lcore's rows-per-pass histogram. */
+static uint64_t
+passes(const struct shard_unit *u, unsigned int lcore)
+{
+	uint64_t n = 0;
+
+	for (int b = 0; b < SHARD_BATCH_BUCKETS; b++)
+		n += u->stats[lcore].batch_hist[b];
+	return n;
+}
+
+/*
+ * shard_parts_run batches parts as shard_jobs_compute batches jobs: the
+ * slice 2 of every split job of the mix in one call takes fewer passes
+ * than there are (part, layer) pairs and finishes nothing; then slices 1
+ * and 0 of every job together (two parts of one job in one call) finish
+ * each job exactly once, with the answer of the job computed whole.
+ */
+static void
+test_split_batched(void **state)
+{
+	struct env *e = *state;
+	struct shard_job jobs[N_MIX], *done[2 * N_MIX];
+	struct shard_part *pp[2 * N_MIX];
+	struct st_body b[N_MIX];
+	struct ffn_scratch *s = ffn_scratch_new(e->u->model, 64, -1);
+	unsigned int n = 0, pairs = 0, nd;
+
+	ffn_model_set_engine(e->u->model, FFN_ENGINE_KERNEL, 0);
+	e->u->split_min_rows = 1;
+	e->u->split_parts = 3;
+	for (size_t i = 0; i < N_MIX; i++) {
+		struct shard_http_req rq;
+		struct shard_resp err;
+
+		make_body(&b[i], &mix[i], 700 + i, 0);
+		http_req(&rq, &mix[i], &b[i]);
+		assert_int_equal(shard_walk_prepare(e->u, &rq, &jobs[i], &err,
+						    &cnt_mem, 1), 0);
+		if (jobs[i].n_parts > 0) {
+			pp[n++] = &jobs[i].parts[2];
+			pairs += jobs[i].req.n_layers;
+		}
+	}
+	assert_int_equal(shard_parts_run(pp, n, s, 6, done), 0);
+	assert_true(passes(e->u, 6) > 0);
+	assert_true(passes(e->u, 6) < pairs);
+	n = 0;
+	for (size_t i = 0; i < N_MIX; i++)
+		if (jobs[i].n_parts > 0) {
+			pp[n++] = &jobs[i].parts[0];
+			pp[n++] = &jobs[i].parts[1];
+		}
+	nd = shard_parts_run(pp, n, s, 6, done);
+	assert_int_equal(nd, n / 2);
+	for (unsigned int k = 0; k < nd; k++) {
+		assert_int_equal(done[k]->parts_left, 0);
+		for (unsigned int l = 0; l < k; l++)
+			assert_ptr_not_equal(done[k], done[l]);
+	}
+	assert_int_equal(e->u->stats[6].split_jobs, nd);
+	e->u->split_min_rows = 0;
+	for (size_t i = 0; i < N_MIX; i++) {
+		uint8_t *got, *want;
+		size_t wlen;
+
+		if (jobs[i].n_parts == 0) {
+			struct shard_job *jp = &jobs[i];
+
+			shard_jobs_compute(&jp, 1, s, 1);
+			shard_job_finish(&jobs[i], 1);
+		}
+		assert_int_equal(jobs[i].resp.status, 200);
+		got = st_flat(&jobs[i].resp);
+		assert_non_null(got);
+		memset(got + 8, 0, 4);
+		want = alone(e->u, &mix[i], &b[i], s, &wlen);
+		assert_int_equal(jobs[i].resp.len, wlen);
+		assert_frames_close(got, want, wlen, jobs[i].resp.content_type,
+				    &mix[i]);
+		free(got);
+		free(want);
+		shard_resp_release(&jobs[i].resp);
+		st_body_free(&b[i]);
+	}
+	assert_int_equal(mem_live, 0);
+	ffn_scratch_free(s);
+}
+
 /* One worker of test_split_threads: part idx of every split job. */
 struct runner {
 	struct shard_job *jobs;
@@ -1071,6 +1160,7 @@ main(void)
 		T(test_bug_compute_failure_every_job),
 		T(test_split_parts),
 		T(test_split_threads),
+		T(test_split_batched),
 	};
 
 	st_filter();
