@@ -13,6 +13,7 @@
 
 #include "http.h"
 #include "shard.h"
+#include "shard_walk_priv.h"
 
 uint64_t
 shard_now_ns(void)
@@ -193,8 +194,8 @@ count_latency(struct shard_stats *st, double ms)
 	st->lat_sum_ms += ms;
 }
 
-static void
-count_batch(struct shard_stats *st, unsigned int rows)
+void
+shard_count_batch(struct shard_stats *st, unsigned int rows)
 {
 	int b = 0;
 
@@ -325,9 +326,6 @@ shard_walk_prepare(struct shard_unit *u, const struct shard_http_req *rq,
 	return 0;
 }
 
-/* Rows gathered for one compute pass; more rows make more passes. */
-#define SHARD_PASS_ROWS 256
-
 /* One pass of rows at one layer; a failure fails every job in it. */
 static void
 pass_run(struct shard_unit *u, uint32_t layer, const float **xr,
@@ -339,7 +337,7 @@ pass_run(struct shard_unit *u, uint32_t layer, const float **xr,
 	if (ffn_compute(u->model, layer, xr, yr, rows, s) < 0)
 		for (unsigned int r = 0; r < rows; r++)
 			who[r]->error = -EIO;
-	count_batch(&u->stats[lcore % SHARD_MAX_LCORE], rows);
+	shard_count_batch(&u->stats[lcore % SHARD_MAX_LCORE], rows);
 }
 
 void
@@ -399,159 +397,6 @@ shard_jobs_compute(struct shard_job *const *jobs, unsigned int n,
 			     jobs[i]->error))
 				jobs[i]->t_end_ns = now;
 	}
-}
-
-/*
- * The partial buffer rows of part p at its job's layer index i. Each part
- * owns n_layers x seq_len x hidden floats (shard_walk_prepare).
- */
-static float *
-part_rows(const struct shard_part *p, uint32_t i)
-{
-	const struct shard_job *j = p->job;
-	size_t lay = (size_t)j->req.seq_len * j->hidden;
-
-	return j->part_buf + ((size_t)p->idx * j->req.n_layers + i) * lay;
-}
-
-/* The last part of a job: sum the partials into the slots and finish. */
-static void
-part_finish(struct shard_job *j, struct shard_stats *st, unsigned int lcore)
-{
-	size_t lay = (size_t)j->req.seq_len * j->hidden;
-	size_t stride = (size_t)j->req.n_layers * lay;
-
-	/* Every part has read x and written its partial: the slots may be
-	 * written now, whatever they share with x. */
-	if (j->error == 0)
-		for (uint32_t i = 0; i < j->req.n_layers; i++) {
-			float *out = wire_slot_f32(j->slots + (size_t)i *
-						   j->slot_size, j->out_fmt,
-						   j->req.seq_len, j->hidden);
-			const float *p0 = j->part_buf + (size_t)i * lay;
-
-			for (size_t e = 0; e < lay; e++) {
-				float v = p0[e];
-
-				for (uint32_t p = 1; p < j->n_parts; p++)
-					v += p0[p * stride + e];
-				out[e] = v;
-			}
-		}
-	j->next = j->req.n_layers;
-	st->split_jobs++;
-	st->layers_computed += j->req.n_layers;
-	st->rows_computed += (uint64_t)j->req.n_layers * j->req.seq_len;
-	j->t_end_ns = shard_now_ns();
-	shard_job_finish(j, lcore);
-}
-
-/* One pass of part rows at one layer and slice; a failure fails every
- * job in it (the flag is read by the last part, after the countdown). */
-static void
-part_pass(struct shard_unit *u, uint32_t layer, unsigned int f0,
-	  unsigned int f1, const float **xr, float **yr,
-	  struct shard_job **who, unsigned int rows, struct ffn_scratch *s,
-	  struct shard_stats *st)
-{
-	if (rows == 0)
-		return;
-	if (ffn_compute_part(u->model, layer, f0, f1, xr, yr, rows, s) < 0)
-		for (unsigned int r = 0; r < rows; r++)
-			__atomic_store_n(&who[r]->error, -EIO,
-					 __ATOMIC_RELAXED);
-	count_batch(st, rows);
-}
-
-unsigned int
-shard_parts_run(struct shard_part *const *parts, unsigned int n,
-		struct ffn_scratch *s, unsigned int lcore,
-		struct shard_job **done)
-{
-	const float *xr[SHARD_PASS_ROWS];
-	float *yr[SHARD_PASS_ROWS];
-	struct shard_job *who[SHARD_PASS_ROWS];
-	unsigned int n_done = 0;
-
-	/*
-	 * As shard_jobs_compute, but per slice: parts of the same slice
-	 * (idx of the same n_parts, same unit) at the same layer are
-	 * computed together, so batching survives the split. Each part's
-	 * cursor (next) is its own: one thread runs a part.
-	 */
-	for (unsigned int i = 0; i < n; i++)
-		parts[i]->next = 0;
-	for (;;) {
-		const struct shard_part *lead = NULL;
-		struct shard_stats *st;
-		unsigned int rows = 0, f0, f1;
-		uint32_t layer;
-
-		for (unsigned int i = 0; i < n && lead == NULL; i++)
-			if (parts[i]->next < parts[i]->job->req.n_layers)
-				lead = parts[i];
-		if (lead == NULL)
-			break;
-		layer = wire_req_layer(&lead->job->req, lead->next);
-		st = &lead->job->u->stats[lcore % SHARD_MAX_LCORE];
-		if (ffn_part_range(lead->job->u->model, layer, lead->idx,
-				   lead->job->n_parts, &f0, &f1) < 0)
-			f0 = f1 = 0;	/* not owned: validated before */
-		for (unsigned int i = 0; i < n; i++) {
-			struct shard_part *p = parts[i];
-			struct shard_job *j = p->job;
-			float *y;
-
-			if (p->next >= j->req.n_layers ||
-			    j->u != lead->job->u || p->idx != lead->idx ||
-			    j->n_parts != lead->job->n_parts ||
-			    wire_req_layer(&j->req, p->next) != layer)
-				continue;
-			y = part_rows(p, p->next);
-			p->next++;
-			if (f0 == f1) {
-				/* fewer 256-feature blocks than parts
-				 * (K-quant): this slice's share is 0 */
-				memset(y, 0, (size_t)j->req.seq_len *
-				       j->hidden * sizeof(float));
-				continue;
-			}
-			for (uint32_t r = 0; r < j->req.seq_len; r++) {
-				xr[rows] = j->x + (size_t)r * j->hidden;
-				yr[rows] = y + (size_t)r * j->hidden;
-				who[rows] = j;
-				if (++rows == SHARD_PASS_ROWS) {
-					part_pass(j->u, layer, f0, f1, xr, yr,
-						  who, rows, s, st);
-					rows = 0;
-				}
-			}
-		}
-		part_pass(lead->job->u, layer, f0, f1, xr, yr, who, rows, s,
-			  st);
-	}
-	for (unsigned int i = 0; i < n; i++) {
-		struct shard_job *j = parts[i]->job;
-		struct shard_stats *st = &j->u->stats[lcore % SHARD_MAX_LCORE];
-
-		st->split_parts++;
-		/* Release our partial (and error); the last acquires all. */
-		if (__atomic_sub_fetch(&j->parts_left, 1,
-				       __ATOMIC_ACQ_REL) != 0)
-			continue;
-		part_finish(j, st, lcore);
-		if (done != NULL)
-			done[n_done] = j;
-		n_done++;
-	}
-	return n_done;
-}
-
-bool
-shard_part_run(struct shard_part *part, struct ffn_scratch *s,
-	       unsigned int lcore)
-{
-	return shard_parts_run(&part, 1, s, lcore, NULL) == 1;
 }
 
 void
