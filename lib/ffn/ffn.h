@@ -224,7 +224,10 @@ int ffn_compute(const struct ffn_model *m, unsigned layer,
  * Alignment: dense (f32/f16) slices are any rows (align 1). K-quant
  * layers (FFN_LAYOUT_Q4K) keep down as [H, pad256(nf)] in blocks of 256
  * features, so slices start on a multiple of 256 and end on one or at nf
- * (align 256); both K-quant paths (f32 and Q8_K inputs) are supported.
+ * (align 256); both K-quant paths are supported (f32 inputs, and inputs
+ * quantised to Q8_K per ffn_model_set_kq_q8k()). Rows that arrive in
+ * Q8_K (ffn_compute_q8k) have no slice API: the appliance computes those
+ * requests whole.
  */
 
 /** The slice alignment of a layer (1 or 256), 0 when not owned. */
