@@ -280,29 +280,32 @@ shard_worker_run(void *arg)
 		/* Binary jobs batched; whole requests (JSON, Q8_K) alone;
 		 * split jobs as parts, offered to the other workers first so
 		 * they start while this one computes its own. */
-		unsigned int nb = 0, nm = 0;
-		struct shard_job *bin[SHARD_BURST];
+		unsigned int nb = 0, nm = 0, nw = 0;
+		struct shard_job *bin[SHARD_BURST], *whole[SHARD_BURST];
 		struct shard_part *mine[SHARD_BURST * RTE_MAX_LCORE];
 
+		/* Sorted before any part is offered: from then on a split
+		 * job belongs to its parts (the last hands it back and its
+		 * network lcore may reuse it), so it is not looked at here
+		 * again. */
 		for (unsigned int i = 0; i < n; i++)
 			if (jobs[i]->whole)
-				continue;
-			else if (jobs[i]->n_parts > 1)
-				nm = split_offer(su, jobs[i], mine, nm);
-			else
+				whole[nw++] = jobs[i];
+			else if (jobs[i]->n_parts <= 1)
 				bin[nb++] = jobs[i];
+		for (unsigned int i = 0; i < n; i++)
+			if (!jobs[i]->whole && jobs[i]->n_parts > 1)
+				nm = split_offer(su, jobs[i], mine, nm);
 		parts_run(w, mine, nm);
 		shard_jobs_compute(bin, nb, w->scratch, w->lcore_id);
-		for (unsigned int i = 0; i < n; i++) {
-			if (jobs[i]->whole)
-				shard_handle(u, &jobs[i]->rq, &jobs[i]->resp,
-					     &su->mem, w->scratch,
-					     w->lcore_id);
-			else if (jobs[i]->n_parts > 1)
-				continue;	/* its last part hands it back */
-			else
-				shard_job_finish(jobs[i], w->lcore_id);
-			job_done(jobs[i]);
+		for (unsigned int i = 0; i < nb; i++) {
+			shard_job_finish(bin[i], w->lcore_id);
+			job_done(bin[i]);
+		}
+		for (unsigned int i = 0; i < nw; i++) {
+			shard_handle(u, &whole[i]->rq, &whole[i]->resp,
+				     &su->mem, w->scratch, w->lcore_id);
+			job_done(whole[i]);
 		}
 	}
 	return 0;
