@@ -595,6 +595,8 @@ q4k_q8k(const uint8_t *w, size_t row_bytes, size_t nrows, size_t nb,
 		q4k_q8k_rows(w, row_bytes, nrows, nb, q8, R, y, ldy);
 		return;
 	}
+	if (ffn_kq_avx512_q4k_q8k_1(w, row_bytes, nrows, nb, q8, y) == 0)
+		return;
 	const __m512i m4 = _mm512_set1_epi8(15);
 	size_t q8_row = nb * FFN_KQ_Q8K_BYTES;
 
@@ -740,6 +742,9 @@ q6k_q8k(const uint8_t *w, size_t row_bytes, size_t nrows, size_t nb,
 		q6k_q8k_rows(w, row_bytes, nrows, nb, q6, q8, s16, R, y, ldy);
 		return;
 	}
+	if (ffn_kq_avx512_q6k_q8k_1(w, row_bytes, nrows, nb, q6, q8, s16,
+				    y) == 0)
+		return;
 	size_t q8_row = nb * FFN_KQ_Q8K_BYTES;
 	const __m512i k32 = _mm512_set1_epi8(32);
 
