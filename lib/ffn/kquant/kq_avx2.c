@@ -215,6 +215,9 @@ q4k_q8k(const uint8_t *w, size_t row_bytes, size_t nrows, size_t nb,
 	const __m256i m4 = _mm256_set1_epi8(15);
 	size_t q8_row = nb * FFN_KQ_Q8K_BYTES;
 
+	if (R == 1 && ffn_kq_avx2_q4k_q8k_1(w, row_bytes, nrows, nb, q8,
+					    y) == 0)
+		return;
 	for (size_t i = 0; i < nrows; i++) {
 		const uint8_t *row = w + i * row_bytes;
 		float acc[FFN_KQ_RMAX] = {0};
@@ -284,6 +287,9 @@ q6k_q8k(const uint8_t *w, size_t row_bytes, size_t nrows, size_t nb,
 	uint8_t q[256] __attribute__((aligned(32)));
 	const __m256i k32 = _mm256_set1_epi8(32);
 
+	if (R == 1 && ffn_kq_avx2_q6k_q8k_1(w, row_bytes, nrows, nb, q6, q8,
+					    s16, y) == 0)
+		return;
 	for (size_t i = 0; i < nrows; i++) {
 		const uint8_t *row = w + i * row_bytes;
 		float acc[FFN_KQ_RMAX] = {0};
