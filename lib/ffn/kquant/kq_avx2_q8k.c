@@ -88,6 +88,11 @@ q4k_row(const uint8_t *row, size_t nb, const uint8_t *q8, const float *dx,
 			__m256i z = _mm256_setzero_si256();
 
 			B[k] = blk;
+			if (k >= bn) {	/* a partial group: only its blocks */
+				s[k] = _mm256_setzero_si256();
+				mn[k] = _mm_setzero_si128();
+				continue;
+			}
 			for (int g = 0; g < 4; g++) {
 				__m256i qv = _mm256_loadu_si256((const __m256i *)
 					(blk + KQ4_QS + 32 * g));
@@ -299,7 +304,10 @@ q6k_row(const uint8_t *row, size_t nb, enum ffn_kq_q6_layout q6,
 			const uint8_t *blk = row + bk * FFN_KQ_Q6K_BYTES;
 
 			dh[k] = kq_rd16(blk + KQ6_D);
-			s[k] = q6k_block(blk, q6, ap + 256 * bk, ns + 16 * bk);
+			/* a partial group computes only its blocks */
+			s[k] = k < bn ? q6k_block(blk, q6, ap + 256 * bk,
+						  ns + 16 * bk) :
+					_mm256_setzero_si256();
 		}
 		p = _mm_mul_ps(_mm_mul_ps(_mm_maskload_ps(dx + b,
 			_mm_cmpgt_epi32(_mm_set1_epi32((int)bn),

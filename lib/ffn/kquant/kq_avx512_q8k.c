@@ -183,10 +183,15 @@ q4k_row(const uint8_t *row, size_t nb, const uint8_t *ap, const float *dx,
 				_mm512_loadu_si512(a + 192)), \
 				_mm512_shuffle_epi8(bc, ctl[3])); \
 		} while (0)
+		/* a partial group computes only its blocks */
 		BLOCK(0);
-		BLOCK(1);
-		BLOCK(2);
-		BLOCK(3);
+		s[1] = s[2] = s[3] = _mm512_setzero_si512();
+		if (bn > 1)
+			BLOCK(1);
+		if (bn > 2)
+			BLOCK(2);
+		if (bn > 3)
+			BLOCK(3);
 #undef BLOCK
 		isc = hsum4x16(s);
 		/* mins: m_j (bytes 8..15 of each lane, widened) x sums_j */
@@ -380,7 +385,10 @@ q6k_row(const uint8_t *row, size_t nb, enum ffn_kq_q6_layout q6,
 			size_t bk = b + (k < bn ? k : bn - 1);
 
 			B[k] = row + bk * FFN_KQ_Q6K_BYTES;
-			s[k] = q6k_block(B[k], q6, ap + 256 * bk, ns + 16 * bk);
+			/* a partial group computes only its blocks */
+			s[k] = k < bn ? q6k_block(B[k], q6, ap + 256 * bk,
+						  ns + 16 * bk) :
+					_mm512_setzero_si512();
 		}
 		p = _mm_mul_ps(_mm_mul_ps(_mm_maskz_loadu_ps((__mmask8)
 			((1u << bn) - 1), dx + b), d4(B)),
