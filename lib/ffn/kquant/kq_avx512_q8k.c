@@ -295,23 +295,17 @@ q6k_block(const uint8_t *blk, enum ffn_kq_q6_layout q6, const uint8_t *a,
 		__m512i lo, hi;
 
 		if (q6 == FFN_KQ_Q6_PRIVATE) {
-			/* byte k <- qh byte k/2; its field for value 2k is
-			 * bits 0-1 (k even) or 4-5 (k odd), for 2k+1 bits
-			 * 2-3 or 6-7: moved to bits 4-5 */
-			__m512i d = _mm512_permutexvar_epi8(_mm512_set_epi8(
-				31, 31, 30, 30, 29, 29, 28, 28, 27, 27, 26, 26, 25, 25,
-				24, 24, 23, 23, 22, 22, 21, 21, 20, 20, 19, 19, 18, 18,
-				17, 17, 16, 16, 15, 15, 14, 14, 13, 13, 12, 12, 11, 11,
-				10, 10, 9, 9, 8, 8, 7, 7, 6, 6, 5, 5, 4, 4, 3, 3, 2, 2,
-				1, 1, 0, 0),
-				_mm512_castsi256_si512(_mm256_loadu_si256(
-				(const __m256i *)(blk + KQ6_QH + 32 * n))));
-			const __mmask64 even = 0x5555555555555555ull;
-			__m512i e = _mm512_mask_blend_epi8(even, d,
-				_mm512_slli_epi16(d, 4));
-			__m512i o = _mm512_mask_blend_epi8(even,
-				_mm512_srli_epi16(d, 2),
-				_mm512_slli_epi16(d, 2));
+			/* byte k (values 2k, 2k+1) needs qh byte k/2, field
+			 * bits 0-1 / 2-3 (k even) or 4-5 / 6-7 (k odd). Each
+			 * qword holds the 4 qh bytes of its 8 output bytes;
+			 * vpmultishiftqb picks each field (offset - 4 mod 64)
+			 * into bits 4-5 */
+			__m512i h4 = _mm512_cvtepu32_epi64(_mm256_loadu_si256(
+				(const __m256i *)(blk + KQ6_QH + 32 * n)));
+			__m512i e = _mm512_multishift_epi64_epi8(
+				_mm512_set1_epi64(0x1814100c0804003cLL), h4);
+			__m512i o = _mm512_multishift_epi64_epi8(
+				_mm512_set1_epi64(0x1a16120e0a06023eLL), h4);
 
 			lo = _mm512_or_si512(_mm512_and_si512(l, m4),
 					     _mm512_and_si512(e, m30));
