@@ -403,45 +403,38 @@ q6k_f32(const uint8_t *w, size_t row_bytes, size_t nrows, size_t nb,
 		return;
 	}
 
-	/* one row */
+	/* one row: q - 32 and d*sc go through a small L1 buffer, so each
+	 * group of 16 values is a widening load, a conversion, a multiply by
+	 * x and an FMA with a broadcast load of its scale (no extracts or
+	 * permutes per group) */
 	for (size_t i = 0; i < nrows; i++) {
 		const uint8_t *row = w + i * row_bytes;
-		__m512 acc[1] = { _mm512_setzero_ps() };
+		__m512 acc[2] = { _mm512_setzero_ps(), _mm512_setzero_ps() };
 
 		for (size_t b = 0; b < nb; b++) {
 			const uint8_t *blk = row + b * FFN_KQ_Q6K_BYTES;
-			const int8_t *sc = (const int8_t *)(blk + KQ6_SC);
-			float d = f16(blk + KQ6_D);
+			const float *xb = x + 256 * b;
+			int8_t qb[256] __attribute__((aligned(64)));
+			float dsc[16] __attribute__((aligned(64)));
 			__m512i qv[4];
 
 			q6_decode_z(blk, q6, qv);
-			{
-				/* one row: q - 32 in bytes, widened from the
-				 * registers; each group's partial dot scaled */
-				const float *xb = x + 256 * b;
-				__m512 dsc = _mm512_mul_ps(_mm512_set1_ps(d),
+			for (int c = 0; c < 4; c++)
+				_mm512_store_si512(qb + 64 * c,
+					_mm512_sub_epi8(qv[c], k32b));
+			_mm512_store_ps(dsc, _mm512_mul_ps(_mm512_set1_ps(
+				f16(blk + KQ6_D)), _mm512_cvtepi32_ps(
+				_mm512_cvtepi8_epi32(_mm_loadu_si128(
+				(const __m128i *)(blk + KQ6_SC))))));
+			for (int g = 0; g < 16; g++)
+				acc[g & 1] = _mm512_fmadd_ps(_mm512_mul_ps(
 					_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(
-					_mm_loadu_si128((const __m128i *)sc))));
-
-				for (int c = 0; c < 4; c++) {
-					__m512i v = _mm512_sub_epi8(qv[c], k32b);
-					const float *xc = xb + 64 * c;
-
-#define GROUP(k) acc[0] = _mm512_fmadd_ps(_mm512_mul_ps( \
-		_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32( \
-			_mm512_extracti32x4_epi32(v, (k)))), \
-		_mm512_loadu_ps(xc + 16 * (k))), \
-		_mm512_permutexvar_ps(_mm512_set1_epi32(4 * c + (k)), dsc), \
-		acc[0])
-					GROUP(0);
-					GROUP(1);
-					GROUP(2);
-					GROUP(3);
-#undef GROUP
-				}
-			}
+					_mm_load_si128((const __m128i *)
+						(qb + 16 * g)))),
+					_mm512_loadu_ps(xb + 16 * g)),
+					_mm512_set1_ps(dsc[g]), acc[g & 1]);
 		}
-		store_rows(acc, R, y, ldy, i);
+		y[i] = _mm512_reduce_add_ps(_mm512_add_ps(acc[0], acc[1]));
 	}
 }
 
