@@ -12,6 +12,9 @@
  * with FFN_ENGINE_KERNEL: matvec gate, matvec up, act, down), on the
  * best ISA the CPU has.
  *
+ * Best and median thread CPU time of the reps are printed, each with its
+ * ratio to f16 (best/best, median/median), so the spread shows.
+ *
  * Usage: bench-kquant [reps] [H:nf ...]   (default 5, 4096:14336 2560:10240)
  * BENCH_KQ_ISA=scalar|avx2|avx512 forces the K-quant kernels.
  */
@@ -164,6 +167,14 @@ read_bandwidth(const uint8_t *p, size_t n, int reps, double *sink)
 	return best;
 }
 
+static int
+cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 #define NCASE 6
 static const char *const case_name[NCASE] = {
 	"f32 (lib/ffn)", "f16 (lib/ffn)", "Q4K+Q6K f32-path", "Q4K+Q6K q8k-path",
@@ -212,7 +223,8 @@ bench_size(size_t H, size_t nf, int reps, double bw)
 
 	for (int ri = 0; ri < 2; ri++) {
 		size_t R = rows[ri];
-		double best[NCASE], wall[NCASE];
+		double best[NCASE], wall[NCASE], med[NCASE];
+		double *all = malloc((size_t)reps * NCASE * sizeof(double));
 
 		for (int c = 0; c < NCASE; c++)
 			best[c] = wall[c] = 1e30;
@@ -234,24 +246,33 @@ bench_size(size_t H, size_t nf, int reps, double bw)
 				}
 				t = cpu_now() - t;
 				tw = now() - tw;
+				all[c * reps + k] = t;
 				if (t < best[c])
 					best[c] = t;
 				if (tw < wall[c])
 					wall[c] = tw;
 			}
+		for (int c = 0; c < NCASE; c++) {
+			qsort(all + c * reps, (size_t)reps, sizeof(double),
+			      cmp_double);
+			med[c] = all[c * reps + reps / 2];
+		}
+		free(all);
 		printf("\nH %zu, nf %zu, %zu row%s (best of %d, one core, "
 		       "kernels kq %s, ffn %s; times: thread CPU)\n", H, nf, R,
 		       R > 1 ? "s" : "", reps, ffn_kq_isa_name(),
 		       ffn_isa_name(ffn_active_isa()));
-		printf("  %-20s %9s %9s %9s %10s %7s %9s\n", "weights",
-		       "cpu ms", "wall ms", "MB", "GB/s eff", "of bw", "vs f16");
+		printf("  %-20s %9s %9s %9s %10s %7s %9s %9s %9s\n",
+		       "weights", "cpu ms", "wall ms", "MB", "GB/s eff",
+		       "of bw", "vs f16", "med ms", "med vs");
 		for (int c = 0; c < NCASE; c++) {
 			double gbs = bytes[c] / best[c] / 1e9;
 
 			printf("  %-20s %9.2f %9.2f %9.1f %10.2f %6.0f%% "
-			       "%8.2fx\n", case_name[c], best[c] * 1e3,
-			       wall[c] * 1e3, bytes[c] / 1e6, gbs,
-			       100 * gbs / bw, best[1] / best[c]);
+			       "%8.2fx %9.2f %8.2fx\n", case_name[c],
+			       best[c] * 1e3, wall[c] * 1e3, bytes[c] / 1e6,
+			       gbs, 100 * gbs / bw, best[1] / best[c],
+			       med[c] * 1e3, med[1] / med[c]);
 		}
 	}
 	munmap(wf, 3 * dense * sizeof(float));
