@@ -476,7 +476,8 @@ test_load_ok(void **state)
 	}
 }
 
-/* Load with manifest e[0..n) and expect -EINVAL with each needle. */
+/* Load with manifest e[0..n) and expect -EINVAL with a message naming the
+ * manifest and holding each needle. */
 static void
 expect_bad(const struct ment *e, size_t n,
 	   const struct ffn_kq_layer_spec *spec, size_t ns, const char *n1,
@@ -492,6 +493,8 @@ expect_bad(const struct ment *e, size_t n,
 	    (n2 && strstr(err, n2) == NULL))
 		print_error("rc %d, message: %s\n", rc, err);
 	assert_int_equal(rc, -EINVAL);
+	/* every manifest error names the file, then the entry and reason */
+	assert_non_null(strstr(err, FFN_KQ_MANIFEST_NAME));
 	assert_non_null(strstr(err, n1));
 	if (n2)
 		assert_non_null(strstr(err, n2));
