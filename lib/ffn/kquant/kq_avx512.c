@@ -328,6 +328,7 @@ q4k_f32_1(const uint8_t *w, size_t row_bytes, size_t nrows, size_t nb,
 			float d = f16(blk + KQ4_D), dmin = f16(blk + KQ4_DMIN);
 			__m128i scm = q4k_scales_v(blk);
 			__m256 scf, mf;
+			float sb[8] __attribute__((aligned(32)));
 
 			scf = _mm256_mul_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(
 				_mm256_cvtepu8_epi32(scm)));
@@ -336,6 +337,8 @@ q4k_f32_1(const uint8_t *w, size_t row_bytes, size_t nrows, size_t nb,
 				_mm_srli_si128(scm, 8))));
 			accm = _mm256_fmadd_ps(mf, _mm256_loadu_ps(xs + 8 * b),
 					       accm);
+			/* scales via L1: broadcast loads, not lane extracts */
+			_mm256_store_ps(sb, scf);
 			for (int g = 0; g < 4; g++) {
 				const uint8_t *qs = blk + KQ4_QS + 32 * g;
 				const float *xg = xb + 64 * g;
@@ -361,9 +364,9 @@ q4k_f32_1(const uint8_t *w, size_t row_bytes, size_t nrows, size_t nb,
 					_mm512_srli_epi32(z1, 4)),
 					_mm512_loadu_ps(xg + 48), s2);
 				acc = _mm512_fmadd_ps(s1, _mm512_set1_ps(
-					scf[2 * g]), acc);
+					sb[2 * g]), acc);
 				acc = _mm512_fmadd_ps(s2, _mm512_set1_ps(
-					scf[2 * g + 1]), acc);
+					sb[2 * g + 1]), acc);
 			}
 		}
 		{
