@@ -412,7 +412,9 @@ q6k_f32(const uint8_t *w, size_t row_bytes, size_t nrows, size_t nb,
 	 * permutes per group) */
 	for (size_t i = 0; i < nrows; i++) {
 		const uint8_t *row = w + i * row_bytes;
-		__m512 acc[2] = { _mm512_setzero_ps(), _mm512_setzero_ps() };
+		/* 4 chains: 4 FMAs per chain per block, not latency-bound */
+		__m512 acc[4] = { _mm512_setzero_ps(), _mm512_setzero_ps(),
+				  _mm512_setzero_ps(), _mm512_setzero_ps() };
 
 		for (size_t b = 0; b < nb; b++) {
 			const uint8_t *blk = row + b * FFN_KQ_Q6K_BYTES;
@@ -430,14 +432,16 @@ q6k_f32(const uint8_t *w, size_t row_bytes, size_t nrows, size_t nb,
 				_mm512_cvtepi8_epi32(_mm_loadu_si128(
 				(const __m128i *)(blk + KQ6_SC))))));
 			for (int g = 0; g < 16; g++)
-				acc[g & 1] = _mm512_fmadd_ps(_mm512_mul_ps(
+				acc[g & 3] = _mm512_fmadd_ps(_mm512_mul_ps(
 					_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(
 					_mm_load_si128((const __m128i *)
 						(qb + 16 * g)))),
 					_mm512_loadu_ps(xb + 16 * g)),
-					_mm512_set1_ps(dsc[g]), acc[g & 1]);
+					_mm512_set1_ps(dsc[g]), acc[g & 3]);
 		}
-		y[i] = _mm512_reduce_add_ps(_mm512_add_ps(acc[0], acc[1]));
+		y[i] = _mm512_reduce_add_ps(_mm512_add_ps(
+			_mm512_add_ps(acc[0], acc[1]),
+			_mm512_add_ps(acc[2], acc[3])));
 	}
 }
 
