@@ -68,8 +68,12 @@ q4k_f32_1(const uint8_t *w, size_t row_bytes, size_t nrows, size_t nb,
 
 	for (size_t i = 0; i < nrows; i++) {
 		const uint8_t *row = w + i * row_bytes;
-		__m256 acc = _mm256_setzero_ps(), accm = _mm256_setzero_ps();
+		/* one chain per group of 64 (one chain of 8 FMAs per block
+		 * made the FMA latency the bound) */
+		__m256 acc[4], accm = _mm256_setzero_ps();
 
+		for (int g = 0; g < 4; g++)
+			acc[g] = _mm256_setzero_ps();
 		for (size_t b = 0; b < nb; b++) {
 			const uint8_t *blk = row + b * FFN_KQ_Q4K_BYTES;
 			const float *xb = x + 256 * b;
@@ -104,13 +108,15 @@ q4k_f32_1(const uint8_t *w, size_t row_bytes, size_t nrows, size_t nb,
 						_mm256_srli_epi32(z, 4)),
 						_mm256_loadu_ps(xg + 32 + k), s2);
 				}
-				acc = _mm256_fmadd_ps(s1,
-					_mm256_set1_ps(scf[2 * g]), acc);
-				acc = _mm256_fmadd_ps(s2,
-					_mm256_set1_ps(scf[2 * g + 1]), acc);
+				acc[g] = _mm256_fmadd_ps(s1,
+					_mm256_set1_ps(scf[2 * g]), acc[g]);
+				acc[g] = _mm256_fmadd_ps(s2,
+					_mm256_set1_ps(scf[2 * g + 1]), acc[g]);
 			}
 		}
-		y[i] = hsum_ps(acc) - hsum_ps(accm);
+		y[i] = hsum_ps(_mm256_add_ps(_mm256_add_ps(acc[0], acc[1]),
+					     _mm256_add_ps(acc[2], acc[3]))) -
+		       hsum_ps(accm);
 	}
 }
 

@@ -319,7 +319,10 @@ q4k_f32_1(const uint8_t *w, size_t row_bytes, size_t nrows, size_t nb,
 
 	for (size_t i = 0; i < nrows; i++) {
 		const uint8_t *row = w + i * row_bytes;
-		__m512 acc = _mm512_setzero_ps();
+		/* one chain per group of 64: 2 FMAs per chain per block
+		 * (one chain of 8 made the FMA latency the bound) */
+		__m512 acc[4] = { _mm512_setzero_ps(), _mm512_setzero_ps(),
+				  _mm512_setzero_ps(), _mm512_setzero_ps() };
 		__m256 accm = _mm256_setzero_ps();
 
 		for (size_t b = 0; b < nb; b++) {
@@ -363,10 +366,10 @@ q4k_f32_1(const uint8_t *w, size_t row_bytes, size_t nrows, size_t nb,
 				s2 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(
 					_mm512_srli_epi32(z1, 4)),
 					_mm512_loadu_ps(xg + 48), s2);
-				acc = _mm512_fmadd_ps(s1, _mm512_set1_ps(
-					sb[2 * g]), acc);
-				acc = _mm512_fmadd_ps(s2, _mm512_set1_ps(
-					sb[2 * g + 1]), acc);
+				acc[g] = _mm512_fmadd_ps(s1, _mm512_set1_ps(
+					sb[2 * g]), acc[g]);
+				acc[g] = _mm512_fmadd_ps(s2, _mm512_set1_ps(
+					sb[2 * g + 1]), acc[g]);
 			}
 		}
 		{
@@ -375,7 +378,10 @@ q4k_f32_1(const uint8_t *w, size_t row_bytes, size_t nrows, size_t nb,
 
 			t = _mm_hadd_ps(t, t);
 			t = _mm_hadd_ps(t, t);
-			y[i] = _mm512_reduce_add_ps(acc) - _mm_cvtss_f32(t);
+			y[i] = _mm512_reduce_add_ps(_mm512_add_ps(
+				_mm512_add_ps(acc[0], acc[1]),
+				_mm512_add_ps(acc[2], acc[3]))) -
+			       _mm_cvtss_f32(t);
 		}
 	}
 }
