@@ -21,7 +21,7 @@
 
 #include "kq_internal.h"
 
-#define KQ2_PERM_BLOCKS 128
+#define KQ2_PERM_BLOCKS 256	/* 64 KiB of stack: nf up to 65536 */
 
 /* Lane k = sum of the 8 lanes of s[k], k = 0..3. */
 static inline __m128i

@@ -21,8 +21,9 @@
 
 #include "kq_internal.h"
 
-/* Blocks of an input row the stack permutation holds (32 KiB). */
-#define KQ512_PERM_BLOCKS 128
+/* Blocks of an input row the stack permutation holds (64 KiB): rows up
+ * to 65536 values (FFN widths such as Gemma 2/3 27B's 36864 included). */
+#define KQ512_PERM_BLOCKS 256
 
 /*
  * Q4_K: a 64-byte load of qs[64k..64k+63] gives, in its low nibbles, the
