@@ -296,8 +296,9 @@ enum ffn_kq_pages {
 
 /**
  * Validate the manifest (every entry: keys, format, shape, length, bounds;
- * 3 entries per layer, gate/up/down, with the shapes of vindex.md §2.4 for
- * the layers in spec) and load the layers of spec. On error, returns a
+ * 3 entries per layer, gate/up/down; gate and up Q4_K, down Q6_K or Q4_K;
+ * with the shapes of vindex.md §2.4 for the layers in spec) and load the
+ * layers of spec. On error, returns a
  * negative errno and writes a message naming the entry into err.
  */
 int ffn_kq_load(struct ffn_kq_model *m, const char *dir,

@@ -68,8 +68,12 @@ q4k_f32_1(const uint8_t *w, size_t row_bytes, size_t nrows, size_t nb,
 
 	for (size_t i = 0; i < nrows; i++) {
 		const uint8_t *row = w + i * row_bytes;
-		__m256 acc = _mm256_setzero_ps(), accm = _mm256_setzero_ps();
+		/* one chain per group of 64 (one chain of 8 FMAs per block
+		 * made the FMA latency the bound) */
+		__m256 acc[4], accm = _mm256_setzero_ps();
 
+		for (int g = 0; g < 4; g++)
+			acc[g] = _mm256_setzero_ps();
 		for (size_t b = 0; b < nb; b++) {
 			const uint8_t *blk = row + b * FFN_KQ_Q4K_BYTES;
 			const float *xb = x + 256 * b;
@@ -104,13 +108,15 @@ q4k_f32_1(const uint8_t *w, size_t row_bytes, size_t nrows, size_t nb,
 						_mm256_srli_epi32(z, 4)),
 						_mm256_loadu_ps(xg + 32 + k), s2);
 				}
-				acc = _mm256_fmadd_ps(s1,
-					_mm256_set1_ps(scf[2 * g]), acc);
-				acc = _mm256_fmadd_ps(s2,
-					_mm256_set1_ps(scf[2 * g + 1]), acc);
+				acc[g] = _mm256_fmadd_ps(s1,
+					_mm256_set1_ps(scf[2 * g]), acc[g]);
+				acc[g] = _mm256_fmadd_ps(s2,
+					_mm256_set1_ps(scf[2 * g + 1]), acc[g]);
 			}
 		}
-		y[i] = hsum_ps(acc) - hsum_ps(accm);
+		y[i] = hsum_ps(_mm256_add_ps(_mm256_add_ps(acc[0], acc[1]),
+					     _mm256_add_ps(acc[2], acc[3]))) -
+		       hsum_ps(accm);
 	}
 }
 
@@ -171,6 +177,59 @@ q4k_f32(const uint8_t *w, size_t row_bytes, size_t nrows, size_t nb,
 	}
 }
 
+/*
+ * One input row: q - 32 (bytes) and d*sc go through a small L1 buffer,
+ * each 8 values are a widening load, a conversion, a multiply by x and an
+ * FMA with a broadcast scale (no dequantised 1 KiB block in between).
+ */
+static void
+q6k_f32_1(const uint8_t *w, size_t row_bytes, size_t nrows, size_t nb,
+	  enum ffn_kq_q6_layout q6, const float *x, float *y)
+{
+	const __m256i k32b = _mm256_set1_epi8(32);
+
+	for (size_t i = 0; i < nrows; i++) {
+		const uint8_t *row = w + i * row_bytes;
+		/* 8 chains: 4 FMAs per chain per block, not latency-bound */
+		__m256 acc[8];
+
+		for (int c = 0; c < 8; c++)
+			acc[c] = _mm256_setzero_ps();
+		for (size_t b = 0; b < nb; b++) {
+			const uint8_t *blk = row + b * FFN_KQ_Q6K_BYTES;
+			const float *xb = x + 256 * b;
+			int8_t qb[256] __attribute__((aligned(32)));
+			float dsc[16] __attribute__((aligned(32)));
+			__m128i sc = _mm_loadu_si128((const __m128i *)
+						     (blk + KQ6_SC));
+			__m256 d = _mm256_set1_ps(f16(blk + KQ6_D));
+			__m256i o[8];
+
+			kq_q6_decode_regs(blk, q6, o);
+			for (int c = 0; c < 8; c++)
+				_mm256_store_si256((__m256i *)(qb + 32 * c),
+					_mm256_sub_epi8(o[c], k32b));
+			_mm256_store_ps(dsc, _mm256_mul_ps(d, _mm256_cvtepi32_ps(
+				_mm256_cvtepi8_epi32(sc))));
+			_mm256_store_ps(dsc + 8, _mm256_mul_ps(d,
+				_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(
+				_mm_srli_si128(sc, 8)))));
+			for (int k = 0; k < 32; k++)
+				acc[k & 7] = _mm256_fmadd_ps(_mm256_mul_ps(
+					_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(
+					_mm_loadl_epi64((const __m128i *)
+						(qb + 8 * k)))),
+					_mm256_loadu_ps(xb + 8 * k)),
+					_mm256_set1_ps(dsc[k / 2]), acc[k & 7]);
+		}
+		y[i] = hsum_ps(_mm256_add_ps(
+			_mm256_add_ps(_mm256_add_ps(acc[0], acc[1]),
+				      _mm256_add_ps(acc[2], acc[3])),
+			_mm256_add_ps(_mm256_add_ps(acc[4], acc[5]),
+				      _mm256_add_ps(acc[6], acc[7]))));
+	}
+}
+
 static void
 q6k_f32(const uint8_t *w, size_t row_bytes, size_t nrows, size_t nb,
 	enum ffn_kq_q6_layout q6, const float *x, size_t ldx, size_t R,
@@ -180,6 +239,10 @@ q6k_f32(const uint8_t *w, size_t row_bytes, size_t nrows, size_t nb,
 	uint8_t q[256] __attribute__((aligned(32)));
 	const __m256i k32 = _mm256_set1_epi32(32);
 
+	if (R == 1) {
+		q6k_f32_1(w, row_bytes, nrows, nb, q6, x, y);
+		return;
+	}
 	for (size_t i = 0; i < nrows; i++) {
 		const uint8_t *row = w + i * row_bytes;
 		__m256 acc[FFN_KQ_RMAX];
@@ -215,6 +278,9 @@ q4k_q8k(const uint8_t *w, size_t row_bytes, size_t nrows, size_t nb,
 	const __m256i m4 = _mm256_set1_epi8(15);
 	size_t q8_row = nb * FFN_KQ_Q8K_BYTES;
 
+	if (R == 1 && ffn_kq_avx2_q4k_q8k_1(w, row_bytes, nrows, nb, q8,
+					    y) == 0)
+		return;
 	for (size_t i = 0; i < nrows; i++) {
 		const uint8_t *row = w + i * row_bytes;
 		float acc[FFN_KQ_RMAX] = {0};
@@ -284,6 +350,9 @@ q6k_q8k(const uint8_t *w, size_t row_bytes, size_t nrows, size_t nb,
 	uint8_t q[256] __attribute__((aligned(32)));
 	const __m256i k32 = _mm256_set1_epi8(32);
 
+	if (R == 1 && ffn_kq_avx2_q6k_q8k_1(w, row_bytes, nrows, nb, q6, q8,
+					    s16, y) == 0)
+		return;
 	for (size_t i = 0; i < nrows; i++) {
 		const uint8_t *row = w + i * row_bytes;
 		float acc[FFN_KQ_RMAX] = {0};

@@ -319,7 +319,10 @@ q4k_f32_1(const uint8_t *w, size_t row_bytes, size_t nrows, size_t nb,
 
 	for (size_t i = 0; i < nrows; i++) {
 		const uint8_t *row = w + i * row_bytes;
-		__m512 acc = _mm512_setzero_ps();
+		/* one chain per group of 64: 2 FMAs per chain per block
+		 * (one chain of 8 made the FMA latency the bound) */
+		__m512 acc[4] = { _mm512_setzero_ps(), _mm512_setzero_ps(),
+				  _mm512_setzero_ps(), _mm512_setzero_ps() };
 		__m256 accm = _mm256_setzero_ps();
 
 		for (size_t b = 0; b < nb; b++) {
@@ -328,6 +331,7 @@ q4k_f32_1(const uint8_t *w, size_t row_bytes, size_t nrows, size_t nb,
 			float d = f16(blk + KQ4_D), dmin = f16(blk + KQ4_DMIN);
 			__m128i scm = q4k_scales_v(blk);
 			__m256 scf, mf;
+			float sb[8] __attribute__((aligned(32)));
 
 			scf = _mm256_mul_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(
 				_mm256_cvtepu8_epi32(scm)));
@@ -336,6 +340,8 @@ q4k_f32_1(const uint8_t *w, size_t row_bytes, size_t nrows, size_t nb,
 				_mm_srli_si128(scm, 8))));
 			accm = _mm256_fmadd_ps(mf, _mm256_loadu_ps(xs + 8 * b),
 					       accm);
+			/* scales via L1: broadcast loads, not lane extracts */
+			_mm256_store_ps(sb, scf);
 			for (int g = 0; g < 4; g++) {
 				const uint8_t *qs = blk + KQ4_QS + 32 * g;
 				const float *xg = xb + 64 * g;
@@ -360,10 +366,10 @@ q4k_f32_1(const uint8_t *w, size_t row_bytes, size_t nrows, size_t nb,
 				s2 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(
 					_mm512_srli_epi32(z1, 4)),
 					_mm512_loadu_ps(xg + 48), s2);
-				acc = _mm512_fmadd_ps(s1, _mm512_set1_ps(
-					scf[2 * g]), acc);
-				acc = _mm512_fmadd_ps(s2, _mm512_set1_ps(
-					scf[2 * g + 1]), acc);
+				acc[g] = _mm512_fmadd_ps(s1, _mm512_set1_ps(
+					sb[2 * g]), acc[g]);
+				acc[g] = _mm512_fmadd_ps(s2, _mm512_set1_ps(
+					sb[2 * g + 1]), acc[g]);
 			}
 		}
 		{
@@ -372,7 +378,10 @@ q4k_f32_1(const uint8_t *w, size_t row_bytes, size_t nrows, size_t nb,
 
 			t = _mm_hadd_ps(t, t);
 			t = _mm_hadd_ps(t, t);
-			y[i] = _mm512_reduce_add_ps(acc) - _mm_cvtss_f32(t);
+			y[i] = _mm512_reduce_add_ps(_mm512_add_ps(
+				_mm512_add_ps(acc[0], acc[1]),
+				_mm512_add_ps(acc[2], acc[3]))) -
+			       _mm_cvtss_f32(t);
 		}
 	}
 }
@@ -403,45 +412,42 @@ q6k_f32(const uint8_t *w, size_t row_bytes, size_t nrows, size_t nb,
 		return;
 	}
 
-	/* one row */
+	/* one row: q - 32 and d*sc go through a small L1 buffer, so each
+	 * group of 16 values is a widening load, a conversion, a multiply by
+	 * x and an FMA with a broadcast load of its scale (no extracts or
+	 * permutes per group) */
 	for (size_t i = 0; i < nrows; i++) {
 		const uint8_t *row = w + i * row_bytes;
-		__m512 acc[1] = { _mm512_setzero_ps() };
+		/* 4 chains: 4 FMAs per chain per block, not latency-bound */
+		__m512 acc[4] = { _mm512_setzero_ps(), _mm512_setzero_ps(),
+				  _mm512_setzero_ps(), _mm512_setzero_ps() };
 
 		for (size_t b = 0; b < nb; b++) {
 			const uint8_t *blk = row + b * FFN_KQ_Q6K_BYTES;
-			const int8_t *sc = (const int8_t *)(blk + KQ6_SC);
-			float d = f16(blk + KQ6_D);
+			const float *xb = x + 256 * b;
+			int8_t qb[256] __attribute__((aligned(64)));
+			float dsc[16] __attribute__((aligned(64)));
 			__m512i qv[4];
 
 			q6_decode_z(blk, q6, qv);
-			{
-				/* one row: q - 32 in bytes, widened from the
-				 * registers; each group's partial dot scaled */
-				const float *xb = x + 256 * b;
-				__m512 dsc = _mm512_mul_ps(_mm512_set1_ps(d),
+			for (int c = 0; c < 4; c++)
+				_mm512_store_si512(qb + 64 * c,
+					_mm512_sub_epi8(qv[c], k32b));
+			_mm512_store_ps(dsc, _mm512_mul_ps(_mm512_set1_ps(
+				f16(blk + KQ6_D)), _mm512_cvtepi32_ps(
+				_mm512_cvtepi8_epi32(_mm_loadu_si128(
+				(const __m128i *)(blk + KQ6_SC))))));
+			for (int g = 0; g < 16; g++)
+				acc[g & 3] = _mm512_fmadd_ps(_mm512_mul_ps(
 					_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(
-					_mm_loadu_si128((const __m128i *)sc))));
-
-				for (int c = 0; c < 4; c++) {
-					__m512i v = _mm512_sub_epi8(qv[c], k32b);
-					const float *xc = xb + 64 * c;
-
-#define GROUP(k) acc[0] = _mm512_fmadd_ps(_mm512_mul_ps( \
-		_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32( \
-			_mm512_extracti32x4_epi32(v, (k)))), \
-		_mm512_loadu_ps(xc + 16 * (k))), \
-		_mm512_permutexvar_ps(_mm512_set1_epi32(4 * c + (k)), dsc), \
-		acc[0])
-					GROUP(0);
-					GROUP(1);
-					GROUP(2);
-					GROUP(3);
-#undef GROUP
-				}
-			}
+					_mm_load_si128((const __m128i *)
+						(qb + 16 * g)))),
+					_mm512_loadu_ps(xb + 16 * g)),
+					_mm512_set1_ps(dsc[g]), acc[g & 3]);
 		}
-		store_rows(acc, R, y, ldy, i);
+		y[i] = _mm512_reduce_add_ps(_mm512_add_ps(
+			_mm512_add_ps(acc[0], acc[1]),
+			_mm512_add_ps(acc[2], acc[3])));
 	}
 }
 
@@ -595,6 +601,8 @@ q4k_q8k(const uint8_t *w, size_t row_bytes, size_t nrows, size_t nb,
 		q4k_q8k_rows(w, row_bytes, nrows, nb, q8, R, y, ldy);
 		return;
 	}
+	if (ffn_kq_avx512_q4k_q8k_1(w, row_bytes, nrows, nb, q8, y) == 0)
+		return;
 	const __m512i m4 = _mm512_set1_epi8(15);
 	size_t q8_row = nb * FFN_KQ_Q8K_BYTES;
 
@@ -740,6 +748,9 @@ q6k_q8k(const uint8_t *w, size_t row_bytes, size_t nrows, size_t nb,
 		q6k_q8k_rows(w, row_bytes, nrows, nb, q6, q8, s16, R, y, ldy);
 		return;
 	}
+	if (ffn_kq_avx512_q6k_q8k_1(w, row_bytes, nrows, nb, q6, q8, s16,
+				    y) == 0)
+		return;
 	size_t q8_row = nb * FFN_KQ_Q8K_BYTES;
 	const __m512i k32 = _mm512_set1_epi8(32);
 

@@ -47,6 +47,21 @@ extern const struct ffn_kq_kernels ffn_kq_kernels_scalar;
 extern const struct ffn_kq_kernels ffn_kq_kernels_avx2;
 extern const struct ffn_kq_kernels ffn_kq_kernels_avx512;
 
+/* AVX-512 one-input-row Q8_K kernels (kq_avx512_q8k.c): 0, or -1 when
+ * the row is too long for them (the caller falls back). */
+int ffn_kq_avx512_q4k_q8k_1(const uint8_t *w, size_t row_bytes, size_t nrows,
+			    size_t nb, const uint8_t *q8, float *y);
+int ffn_kq_avx512_q6k_q8k_1(const uint8_t *w, size_t row_bytes, size_t nrows,
+			    size_t nb, enum ffn_kq_q6_layout q6,
+			    const uint8_t *q8, const int16_t *s16, float *y);
+
+/* The same for AVX2 (kq_avx2_q8k.c). */
+int ffn_kq_avx2_q4k_q8k_1(const uint8_t *w, size_t row_bytes, size_t nrows,
+			  size_t nb, const uint8_t *q8, float *y);
+int ffn_kq_avx2_q6k_q8k_1(const uint8_t *w, size_t row_bytes, size_t nrows,
+			  size_t nb, enum ffn_kq_q6_layout q6,
+			  const uint8_t *q8, const int16_t *s16, float *y);
+
 /* Q4_K block field offsets (vindex.md §2.4). */
 #define KQ4_D		0
 #define KQ4_DMIN	2

@@ -4,7 +4,8 @@
  * Loader of the K-quant payload, spec/vindex.md §2.4:
  * interleaved_q4k.bin + interleaved_q4k_manifest.json. The manifest is a
  * JSON array, entry 3L + c for layer L, c = gate, up, down. Every entry is
- * checked (keys, format, shape, length, bounds); the entries of the layers
+ * checked (keys, format, shape, length, bounds; gate and up must be Q4_K,
+ * down Q6_K or Q4_K); the entries of the layers
  * asked for are also checked against their FFN width and H. Errors name
  * the entry and what is wrong.
  */
@@ -95,6 +96,10 @@ parse_entry(struct json_object *o, size_t idx, uint64_t file_len,
 	else
 		return BAD("key \"%s\": format \"%s\" is not Q4_K or Q6_K",
 			   idx, L, c, e->key, fmt);
+	/* §2.4: gate and up are Q4_K; only down may be Q6_K (or Q4_K) */
+	if (idx % 3 != 2 && e->fmt != FFN_KQ_Q4_K)
+		return BAD("key \"%s\": format \"%s\" not allowed for %s "
+			   "(must be Q4_K)", idx, L, c, e->key, fmt, c);
 	if (!json_object_object_get_ex(o, "shape", &f) ||
 	    !json_object_is_type(f, json_type_array) ||
 	    json_object_array_length(f) != 2 ||

@@ -325,6 +325,14 @@ test_random_q4k(void **state)
 	run_random(FFN_KQ_Q4_K, FFN_KQ_Q6_PRIVATE, 19, 300, 3);
 	run_random(FFN_KQ_Q4_K, FFN_KQ_Q6_PRIVATE, 9, 777, 8);
 	run_random(FFN_KQ_Q4_K, FFN_KQ_Q6_PRIVATE, 5, 200, 11);
+	/* one input row: whole groups of 4 blocks, a partial group, a long
+	 * row, and one longer than the one-row kernels' input permutation
+	 * (256 blocks), which falls back */
+	run_random(FFN_KQ_Q4_K, FFN_KQ_Q6_PRIVATE, 7, 2048, 1);
+	run_random(FFN_KQ_Q4_K, FFN_KQ_Q6_PRIVATE, 5, 1500, 1);
+	run_random(FFN_KQ_Q4_K, FFN_KQ_Q6_PRIVATE, 3, 1800, 1);
+	run_random(FFN_KQ_Q4_K, FFN_KQ_Q6_PRIVATE, 2, 33000, 1);
+	run_random(FFN_KQ_Q4_K, FFN_KQ_Q6_PRIVATE, 2, 66000, 1);
 }
 
 static void
@@ -341,6 +349,11 @@ test_random_q6k(void **state)
 		/* 8 rows x 129 blocks: past the driver's stack of per-16
 		 * input sums, the kernels apply the -32 themselves */
 		run_random(FFN_KQ_Q6_K, lay, 2, 33000, 8);
+		run_random(FFN_KQ_Q6_K, lay, 7, 2048, 1);
+		run_random(FFN_KQ_Q6_K, lay, 5, 1500, 1);
+		run_random(FFN_KQ_Q6_K, lay, 3, 1800, 1);
+		run_random(FFN_KQ_Q6_K, lay, 2, 33000, 1);
+		run_random(FFN_KQ_Q6_K, lay, 2, 66000, 1);
 	}
 }
 

@@ -293,11 +293,17 @@ test_layer_many_rows(void **state)
  * --- Loader -------------------------------------------------------------
  */
 
+/* One manifest entry; omit drops keys, raw replaces the whole entry and
+ * shape the "shape" value, to write each malformed case. */
+enum { OMIT_KEY = 1, OMIT_FORMAT = 2, OMIT_SHAPE = 4, OMIT_OFFSET = 8,
+       OMIT_LENGTH = 16 };
+
 struct ment {
 	char key[64];
 	const char *fmt;
 	long long rows, pcols, offset, length;
-	int omit_offset;
+	int omit;
+	const char *raw, *shape;
 };
 
 static char dir[64];
@@ -316,12 +322,26 @@ write_manifest(const struct ment *e, size_t n)
 	assert_non_null(f);
 	fputc('[', f);
 	for (size_t i = 0; i < n; i++) {
-		fprintf(f, "%s{\"key\": \"%s\", \"shape\": [%lld, %lld], "
-			"\"format\": \"%s\"", i ? ",\n" : "", e[i].key,
-			e[i].rows, e[i].pcols, e[i].fmt);
-		if (!e[i].omit_offset)
+		fputs(i ? ",\n" : "", f);
+		if (e[i].raw != NULL) {
+			fputs(e[i].raw, f);
+			continue;
+		}
+		fprintf(f, "{\"x\": 0");
+		if (!(e[i].omit & OMIT_KEY))
+			fprintf(f, ", \"key\": \"%s\"", e[i].key);
+		if (e[i].shape != NULL)
+			fprintf(f, ", \"shape\": %s", e[i].shape);
+		else if (!(e[i].omit & OMIT_SHAPE))
+			fprintf(f, ", \"shape\": [%lld, %lld]", e[i].rows,
+				e[i].pcols);
+		if (!(e[i].omit & OMIT_FORMAT))
+			fprintf(f, ", \"format\": \"%s\"", e[i].fmt);
+		if (!(e[i].omit & OMIT_OFFSET))
 			fprintf(f, ", \"offset\": %lld", e[i].offset);
-		fprintf(f, ", \"length\": %lld}", e[i].length);
+		if (!(e[i].omit & OMIT_LENGTH))
+			fprintf(f, ", \"length\": %lld", e[i].length);
+		fputc('}', f);
 	}
 	fputs("]\n", f);
 	fclose(f);
@@ -428,6 +448,22 @@ test_load_ok(void **state)
 		free(s);
 		ffn_kq_unload(&m);
 	}
+	/* §2.4 allows down in Q4_K too */
+	{
+		struct ffn_kq_model m;
+		struct ment e[6];
+
+		memcpy(e, good, sizeof(e));
+		e[2].fmt = "Q4_K";
+		e[2].length = (long long)H * 1 * 144;
+		write_manifest(e, 6);
+		assert_int_equal(ffn_kq_load(&m, dir, spec2, 2, H, NULL, err,
+					     sizeof(err)), 0);
+		assert_int_equal(m.layers[0].down_fmt, FFN_KQ_Q4_K);
+		assert_int_equal(m.layers[1].down_fmt, FFN_KQ_Q6_K);
+		ffn_kq_unload(&m);
+		write_manifest(good, 6);
+	}
 	/* only layer 1 */
 	{
 		struct ffn_kq_model m;
@@ -440,7 +476,8 @@ test_load_ok(void **state)
 	}
 }
 
-/* Load with manifest e[0..n) and expect -EINVAL with each needle. */
+/* Load with manifest e[0..n) and expect -EINVAL with a message naming the
+ * manifest and holding each needle. */
 static void
 expect_bad(const struct ment *e, size_t n,
 	   const struct ffn_kq_layer_spec *spec, size_t ns, const char *n1,
@@ -456,6 +493,8 @@ expect_bad(const struct ment *e, size_t n,
 	    (n2 && strstr(err, n2) == NULL))
 		print_error("rc %d, message: %s\n", rc, err);
 	assert_int_equal(rc, -EINVAL);
+	/* every manifest error names the file, then the entry and reason */
+	assert_non_null(strstr(err, FFN_KQ_MANIFEST_NAME));
 	assert_non_null(strstr(err, n1));
 	if (n2)
 		assert_non_null(strstr(err, n2));
@@ -494,8 +533,62 @@ test_load_errors(void **state)
 	expect_bad(e, 6, spec2, 2, "entry 0 (layer 0 gate)",
 		   "not a multiple of 256");
 	RESET();
-	e[4].omit_offset = 1;
+	e[4].omit = OMIT_OFFSET;
 	expect_bad(e, 6, spec2, 2, "entry 4 (layer 1 up)", "\"offset\"");
+	/* §2.4 entry by entry: every key required, formats per matrix */
+	RESET();
+	e[0].fmt = "Q6_K";	/* gate must be Q4_K */
+	e[0].length = (long long)NF0 * 2 * 210;
+	expect_bad(e, 6, spec2, 2, "entry 0 (layer 0 gate)",
+		   "\"Q6_K\" not allowed for gate");
+	RESET();
+	e[4].fmt = "Q6_K";	/* up must be Q4_K */
+	e[4].length = (long long)NF1 * 2 * 210;
+	expect_bad(e, 6, spec2, 2, "entry 4 (layer 1 up)",
+		   "\"Q6_K\" not allowed for up");
+	RESET();
+	e[3].omit = OMIT_KEY;
+	expect_bad(e, 6, spec2, 2, "entry 3 (layer 1 gate)", "\"key\"");
+	RESET();
+	e[2].omit = OMIT_FORMAT;
+	expect_bad(e, 6, spec2, 2, "entry 2 (layer 0 down)", "\"format\"");
+	RESET();
+	e[1].omit = OMIT_SHAPE;
+	expect_bad(e, 6, spec2, 2, "entry 1 (layer 0 up)", "\"shape\"");
+	RESET();
+	e[1].shape = "[200, 512, 1]";
+	expect_bad(e, 6, spec2, 2, "entry 1 (layer 0 up)", "\"shape\"");
+	RESET();
+	e[1].shape = "[200, \"512\"]";
+	expect_bad(e, 6, spec2, 2, "entry 1 (layer 0 up)", "\"shape\"");
+	RESET();
+	e[1].shape = "[0, 512]";
+	expect_bad(e, 6, spec2, 2, "entry 1 (layer 0 up)", "\"shape\"");
+	RESET();
+	e[0].shape = "[4294967296, 256]";
+	expect_bad(e, 6, spec2, 2, "entry 0 (layer 0 gate)", "too large");
+	RESET();
+	e[5].omit = OMIT_LENGTH;
+	expect_bad(e, 6, spec2, 2, "entry 5 (layer 1 down)", "\"length\"");
+	RESET();
+	e[3].offset = -144;
+	expect_bad(e, 6, spec2, 2, "entry 3 (layer 1 gate)", "\"offset\"");
+	RESET();
+	e[1].raw = "[1, 2]";
+	expect_bad(e, 6, spec2, 2, "entry 1 (layer 0 up)", "not an object");
+	RESET();
+	e[5].rows = H - 1;	/* down: shape[0] != H */
+	e[5].length = (H - 1) * 1 * 210;
+	expect_bad(e, 6, spec2, 2, "entry 5 (layer 1 down)",
+		   "expected [300, 256]");
+	RESET();
+	e[0].pcols = 256;	/* gate: shape[1] != pad256(H) = 512 */
+	e[0].length = NF0 * 1 * 144;
+	expect_bad(e, 6, spec2, 2, "entry 0 (layer 0 gate)",
+		   "expected [200, 512]");
+	RESET();
+	e[2].offset = 0x7fffffffffffffffLL;	/* offset + length overflows */
+	expect_bad(e, 6, spec2, 2, "entry 2 (layer 0 down)", "exceeds");
 	RESET();
 	expect_bad(e, 5, spec2, 2, "5 entries", "3 per layer");
 	RESET();
@@ -507,6 +600,22 @@ test_load_errors(void **state)
 	e[5].length = 1;
 	expect_bad(e, 6, spec2, 1, "entry 5 (layer 1 down)", "length 1");
 #undef RESET
+	{
+		struct ffn_kq_model m;
+		char err[256], path[128];
+		FILE *f;
+
+		snprintf(path, sizeof(path), "%s/%s", dir,
+			 FFN_KQ_MANIFEST_NAME);
+		f = fopen(path, "w");
+		assert_non_null(f);
+		fputs("{\"layers\": []}\n", f);
+		fclose(f);
+		assert_int_equal(ffn_kq_load(&m, dir, spec2, 2, H, NULL, err,
+					     sizeof(err)), -EINVAL);
+		assert_non_null(strstr(err, FFN_KQ_MANIFEST_NAME));
+		assert_non_null(strstr(err, "not a JSON array"));
+	}
 	{
 		struct ffn_kq_model m;
 		char err[256], path[128];

@@ -1,0 +1,424 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 ffn-shard authors
+ *
+ * AVX-512 VNNI one-input-row Q8_K kernels (the /v1/walk-ffn-q8k and
+ * kq_q8k serving path, spec/wire.md §2): one weight row at a time, four
+ * blocks per step.
+ *
+ * Why they are shaped so: one row streams the weights once, so the kernel
+ * must spend fewer cycles per block than memory needs to deliver it
+ * (144 B Q4_K, 210 B Q6_K). The input row is permuted once per call into
+ * the order in which the weight nibbles come out of a 64-byte load, so the
+ * weights need one AND (and a shift) per 64 values and no shuffles; the
+ * per-block horizontal sums of four blocks are reduced together; the
+ * scales of four blocks are unpacked in one vector.
+ *
+ * Integer sums are exact and each block's float combination is the one of
+ * kq_internal.h, applied in block order: the results equal the scalar
+ * reference bit for bit (ffn_kq.h).
+ */
+#include <immintrin.h>
+
+#include "kq_internal.h"
+
+/* Blocks of an input row the stack permutation holds (64 KiB): rows up
+ * to 65536 values (FFN widths such as Gemma 2/3 27B's 36864 included). */
+#define KQ512_PERM_BLOCKS 256
+
+/*
+ * Q4_K: a 64-byte load of qs[64k..64k+63] gives, in its low nibbles, the
+ * values 128k + 0..31 and 128k + 64..95, in its high nibbles 128k +
+ * 32..63 and 128k + 96..127 (vindex.md §2.4). So the input's 32-byte
+ * chunks go in the order 0, 2, 1, 3, 4, 6, 5, 7.
+ */
+static void
+perm_q4k(const uint8_t *q8, size_t nb, uint8_t *ap)
+{
+	static const uint8_t ord[8] = { 0, 2, 1, 3, 4, 6, 5, 7 };
+
+	for (size_t b = 0; b < nb; b++)
+		for (int c = 0; c < 8; c++)
+			_mm256_storeu_si256((__m256i *)(ap + 256 * b + 32 * c),
+				_mm256_loadu_si256((const __m256i *)
+					(q8 + 256 * b + 32 * ord[c])));
+}
+
+/*
+ * The scales and mins of four Q4_K blocks (kq_q4k_scales, vindex.md §2.4)
+ * in one vector: 128-bit lane k holds sc[0..7] then m[0..7] of block k.
+ */
+static inline __m512i
+q4k_scales4(const uint8_t *b0, const uint8_t *b1, const uint8_t *b2,
+	    const uint8_t *b3)
+{
+	__m512i v = _mm512_castsi128_si512(_mm_loadu_si128(
+		(const __m128i *)(b0 + KQ4_S)));
+	__m512i p, q, lo, hi;
+
+	v = _mm512_inserti32x4(v, _mm_loadu_si128(
+		(const __m128i *)(b1 + KQ4_S)), 1);
+	v = _mm512_inserti32x4(v, _mm_loadu_si128(
+		(const __m128i *)(b2 + KQ4_S)), 2);
+	v = _mm512_inserti32x4(v, _mm_loadu_si128(
+		(const __m128i *)(b3 + KQ4_S)), 3);
+	/* per lane, words [u0, u2 >> 0, u1, u2 >> 4] and [u0, u0, u1, u1] */
+	p = _mm512_srlv_epi32(_mm512_shuffle_epi32(v, 0x98),
+			      _mm512_set4_epi32(4, 0, 0, 0));
+	q = _mm512_shuffle_epi32(v, 0x50);
+	lo = _mm512_and_si512(p, _mm512_set4_epi32(0x0f0f0f0f, 0x3f3f3f3f,
+						   0x0f0f0f0f, 0x3f3f3f3f));
+	hi = _mm512_and_si512(_mm512_slli_epi32(_mm512_srli_epi32(q, 6), 4),
+			      _mm512_set4_epi32(0x30303030, 0, 0x30303030, 0));
+	return _mm512_or_si512(lo, hi);
+}
+
+/* vpshufb control: i16 lanes of 128-bit lanes 0-1 <- byte s0, of lanes
+ * 2-3 <- byte s1, zero-extended. */
+static inline __m512i
+sc_ctl(int s0, int s1)
+{
+	__m128i a = _mm_set1_epi16((short)(0x8000 | s0));
+	__m128i c = _mm_set1_epi16((short)(0x8000 | s1));
+
+	return _mm512_inserti64x4(_mm512_castsi256_si512(
+		_mm256_set_m128i(a, a)), _mm256_set_m128i(c, c), 1);
+}
+
+/* Lane k = sum of the 16 lanes of s[k], k = 0..3. */
+static inline __m128i
+hsum4x16(const __m512i s[4])
+{
+	__m256i t0 = _mm256_add_epi32(_mm512_castsi512_si256(s[0]),
+				      _mm512_extracti64x4_epi64(s[0], 1));
+	__m256i t1 = _mm256_add_epi32(_mm512_castsi512_si256(s[1]),
+				      _mm512_extracti64x4_epi64(s[1], 1));
+	__m256i t2 = _mm256_add_epi32(_mm512_castsi512_si256(s[2]),
+				      _mm512_extracti64x4_epi64(s[2], 1));
+	__m256i t3 = _mm256_add_epi32(_mm512_castsi512_si256(s[3]),
+				      _mm512_extracti64x4_epi64(s[3], 1));
+	__m256i a01 = _mm256_add_epi32(_mm256_unpacklo_epi32(t0, t1),
+				       _mm256_unpackhi_epi32(t0, t1));
+	__m256i a23 = _mm256_add_epi32(_mm256_unpacklo_epi32(t2, t3),
+				       _mm256_unpackhi_epi32(t2, t3));
+	__m256i c = _mm256_add_epi32(_mm256_unpacklo_epi64(a01, a23),
+				     _mm256_unpackhi_epi64(a01, a23));
+
+	return _mm_add_epi32(_mm256_castsi256_si128(c),
+			     _mm256_extracti128_si256(c, 1));
+}
+
+/* Lane k = sum of the 4 lanes of 128-bit lane k of v. */
+static inline __m128i
+hsum4x4(__m512i v)
+{
+	v = _mm512_add_epi32(v, _mm512_shuffle_epi32(v, 0x4e));
+	v = _mm512_add_epi32(v, _mm512_shuffle_epi32(v, 0xb1));
+	return _mm512_castsi512_si128(_mm512_permutexvar_epi32(
+		_mm512_setr_epi32(0, 4, 8, 12, 0, 4, 8, 12, 0, 4, 8, 12,
+				  0, 4, 8, 12), v));
+}
+
+/* f16 pair at p (d, dmin) of four blocks -> [d0..d3], [dmin0..dmin3]. */
+static inline void
+dd4(const uint8_t *b0, const uint8_t *b1, const uint8_t *b2,
+    const uint8_t *b3, int off, __m128 *d, __m128 *dm)
+{
+	int32_t w0, w1, w2, w3;
+	__m256 f;
+
+	memcpy(&w0, b0 + off, 4);
+	memcpy(&w1, b1 + off, 4);
+	memcpy(&w2, b2 + off, 4);
+	memcpy(&w3, b3 + off, 4);
+	f = _mm256_permutevar8x32_ps(_mm256_cvtph_ps(_mm_setr_epi32(w0, w1,
+		w2, w3)), _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7));
+	*d = _mm256_castps256_ps128(f);
+	*dm = _mm256_extractf128_ps(f, 1);
+}
+
+/* Row i of the Q4_K matrix against the permuted input ap. */
+static inline float
+q4k_row(const uint8_t *row, size_t nb, const uint8_t *ap, const float *dx,
+	const uint8_t *bsums, const __m512i ctl[4], __m512i ctlm)
+{
+	const __m512i m4 = _mm512_set1_epi8(15);
+	float acc = 0.0f;
+
+	for (size_t b = 0; b < nb; b += 4) {
+		size_t bn = nb - b < 4 ? nb - b : 4;
+		const uint8_t *B[4], *A[4];
+		__m512i scm, s[4];
+		__m128i isc, imin;
+		__m128 d, dm, dxv, p, q;
+		float pq[8];
+
+		/* a partial group repeats its last block; unused lanes */
+		for (size_t k = 0; k < 4; k++) {
+			size_t bk = b + (k < bn ? k : bn - 1);
+
+			B[k] = row + bk * FFN_KQ_Q4K_BYTES;
+			A[k] = ap + 256 * bk;
+		}
+		scm = q4k_scales4(B[0], B[1], B[2], B[3]);
+#define BLOCK(k) do { \
+			const uint8_t *qs = B[k] + KQ4_QS; \
+			const uint8_t *a = A[k]; \
+			__m512i bc = _mm512_shuffle_i32x4(scm, scm, 0x55 * (k)); \
+			__m512i q0 = _mm512_loadu_si512(qs); \
+			__m512i q1 = _mm512_loadu_si512(qs + 64); \
+			__m512i z; \
+			z = _mm512_dpwssd_epi32(_mm512_setzero_si512(), \
+				_mm512_maddubs_epi16(_mm512_and_si512(q0, m4), \
+					_mm512_loadu_si512(a)), \
+				_mm512_shuffle_epi8(bc, ctl[0])); \
+			z = _mm512_dpwssd_epi32(z, _mm512_maddubs_epi16( \
+				_mm512_and_si512(_mm512_srli_epi16(q0, 4), m4), \
+				_mm512_loadu_si512(a + 64)), \
+				_mm512_shuffle_epi8(bc, ctl[1])); \
+			z = _mm512_dpwssd_epi32(z, _mm512_maddubs_epi16( \
+				_mm512_and_si512(q1, m4), \
+				_mm512_loadu_si512(a + 128)), \
+				_mm512_shuffle_epi8(bc, ctl[2])); \
+			s[k] = _mm512_dpwssd_epi32(z, _mm512_maddubs_epi16( \
+				_mm512_and_si512(_mm512_srli_epi16(q1, 4), m4), \
+				_mm512_loadu_si512(a + 192)), \
+				_mm512_shuffle_epi8(bc, ctl[3])); \
+		} while (0)
+		/* a partial group computes only its blocks */
+		BLOCK(0);
+		s[1] = s[2] = s[3] = _mm512_setzero_si512();
+		if (bn > 1)
+			BLOCK(1);
+		if (bn > 2)
+			BLOCK(2);
+		if (bn > 3)
+			BLOCK(3);
+#undef BLOCK
+		isc = hsum4x16(s);
+		/* mins: m_j (bytes 8..15 of each lane, widened) x sums_j */
+		imin = hsum4x4(_mm512_madd_epi16(_mm512_shuffle_epi8(scm, ctlm),
+			_mm512_maskz_loadu_epi16((__mmask32)(0xffffffffu >>
+				(32 - 8 * bn)), bsums + 16 * b)));
+		dd4(B[0], B[1], B[2], B[3], KQ4_D, &d, &dm);
+		dxv = _mm_maskz_loadu_ps((__mmask8)((1u << bn) - 1), dx + b);
+		/* kq_q4k_q8k_combine, four blocks at once, then in order */
+		p = _mm_mul_ps(_mm_mul_ps(dxv, d), _mm_cvtepi32_ps(isc));
+		q = _mm_mul_ps(_mm_mul_ps(dxv, dm), _mm_cvtepi32_ps(imin));
+		_mm_storeu_ps(pq, p);
+		_mm_storeu_ps(pq + 4, q);
+		for (size_t k = 0; k < bn; k++)
+			acc = (acc + pq[k]) - pq[4 + k];
+	}
+	return acc;
+}
+
+/* One input row, Q4_K weights. Returns -1 (nothing done) when the row is
+ * too long for the stack permutation. */
+int
+ffn_kq_avx512_q4k_q8k_1(const uint8_t *w, size_t row_bytes, size_t nrows,
+			size_t nb, const uint8_t *q8, float *y)
+{
+	uint8_t ap[256 * KQ512_PERM_BLOCKS] __attribute__((aligned(64)));
+	const float *dx = (const float *)(const void *)(q8 + 256 * nb);
+	const uint8_t *bsums = q8 + 260 * nb;
+	__m512i ctl[4], ctlm;
+
+	if (nb > KQ512_PERM_BLOCKS)
+		return -1;
+	perm_q4k(q8, nb, ap);
+	/* sub-blocks (0,2), (1,3), (4,6), (5,7) */
+	ctl[0] = sc_ctl(0, 2);
+	ctl[1] = sc_ctl(1, 3);
+	ctl[2] = sc_ctl(4, 6);
+	ctl[3] = sc_ctl(5, 7);
+	ctlm = _mm512_broadcast_i32x4(_mm_setr_epi8(8, -1, 9, -1, 10, -1,
+		11, -1, 12, -1, 13, -1, 14, -1, 15, -1));
+	for (size_t i = 0; i < nrows; i++)
+		y[i] = q4k_row(w + i * row_bytes, nb, ap, dx, bsums, ctl, ctlm);
+	return 0;
+}
+
+/*
+ * Q6_K, LARQL-private arrangement: 64 bytes of ql hold the values
+ * 128n + 2k in their low nibbles and 128n + 2k + 1 in their high ones, so
+ * the input goes as [even values | odd values] per 128.
+ */
+static void
+perm_q6k_private(const uint8_t *q8, size_t nb, uint8_t *ap)
+{
+	__m512i ie = _mm512_set_epi8(
+		126, 124, 122, 120, 118, 116, 114, 112, 110, 108, 106, 104,
+		102, 100, 98, 96, 94, 92, 90, 88, 86, 84, 82, 80, 78, 76, 74,
+		72, 70, 68, 66, 64, 62, 60, 58, 56, 54, 52, 50, 48, 46, 44, 42,
+		40, 38, 36, 34, 32, 30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10,
+		8, 6, 4, 2, 0);
+	__m512i io = _mm512_add_epi8(ie, _mm512_set1_epi8(1));
+
+	for (size_t h = 0; h < 2 * nb; h++) {
+		__m512i a0 = _mm512_loadu_si512(q8 + 128 * h);
+		__m512i a1 = _mm512_loadu_si512(q8 + 128 * h + 64);
+
+		_mm512_storeu_si512(ap + 128 * h,
+				    _mm512_permutex2var_epi8(a0, ie, a1));
+		_mm512_storeu_si512(ap + 128 * h + 64,
+				    _mm512_permutex2var_epi8(a0, io, a1));
+	}
+}
+
+/* d (f16 at KQ6_D) of four blocks. */
+static inline __m128
+d4(const uint8_t *const B[4])
+{
+	return _mm_cvtph_ps(_mm_setr_epi16((short)kq_rd16(B[0] + KQ6_D),
+		(short)kq_rd16(B[1] + KQ6_D), (short)kq_rd16(B[2] + KQ6_D),
+		(short)kq_rd16(B[3] + KQ6_D), 0, 0, 0, 0));
+}
+
+/*
+ * One Q6_K block against the input (ap: permuted for the private
+ * arrangement, as is for ggml) and ns (minus the input's sums over each 16
+ * values): the exact sum_g sc_g sum_i (q_i - 32) a_i in 16 lanes.
+ */
+static inline __m512i
+q6k_block(const uint8_t *blk, enum ffn_kq_q6_layout q6, const uint8_t *a,
+	  const int16_t *ns)
+{
+	const __m512i m4 = _mm512_set1_epi8(15), m30 = _mm512_set1_epi8(0x30);
+	__m512i sc16 = _mm512_castsi256_si512(_mm256_cvtepi8_epi16(
+		_mm_loadu_si128((const __m128i *)(blk + KQ6_SC))));
+	/* the -32 of every value: sum_g (32 sc_g) (-sum of its 16 a) */
+	__m512i z = _mm512_dpwssd_epi32(_mm512_setzero_si512(),
+		_mm512_slli_epi16(sc16, 5), _mm512_castsi256_si512(
+		_mm256_loadu_si256((const __m256i *)ns)));
+
+	for (int n = 0; n < 2; n++) {
+		__m512i l = _mm512_loadu_si512(blk + KQ6_QL + 64 * n);
+		__m512i lo, hi;
+
+		if (q6 == FFN_KQ_Q6_PRIVATE) {
+			/* byte k (values 2k, 2k+1) needs qh byte k/2, field
+			 * bits 0-1 / 2-3 (k even) or 4-5 / 6-7 (k odd). Each
+			 * qword holds the 4 qh bytes of its 8 output bytes;
+			 * vpmultishiftqb picks each field (offset - 4 mod 64)
+			 * into bits 4-5 */
+			__m512i h4 = _mm512_cvtepu32_epi64(_mm256_loadu_si256(
+				(const __m256i *)(blk + KQ6_QH + 32 * n)));
+			__m512i e = _mm512_multishift_epi64_epi8(
+				_mm512_set1_epi64(0x1814100c0804003cLL), h4);
+			__m512i o = _mm512_multishift_epi64_epi8(
+				_mm512_set1_epi64(0x1a16120e0a06023eLL), h4);
+
+			lo = _mm512_or_si512(_mm512_and_si512(l, m4),
+					     _mm512_and_si512(e, m30));
+			hi = _mm512_or_si512(_mm512_and_si512(
+				_mm512_srli_epi16(l, 4), m4),
+				_mm512_and_si512(o, m30));
+			/* i16 lane m: values 4m..4m+3, scale 8n + m/4 */
+			z = _mm512_dpwssd_epi32(z, _mm512_add_epi16(
+				_mm512_maddubs_epi16(lo, _mm512_loadu_si512(
+					a + 128 * n)),
+				_mm512_maddubs_epi16(hi, _mm512_loadu_si512(
+					a + 128 * n + 64))),
+				_mm512_permutexvar_epi16(_mm512_add_epi16(
+				_mm512_srli_epi16(_mm512_set_epi16(31, 30, 29,
+				28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18, 17,
+				16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4,
+				3, 2, 1, 0), 2), _mm512_set1_epi16(
+				(short)(8 * n))), sc16));
+		} else {
+			/* ggml planar: low nibbles are values 0..63 of the
+			 * half, high 64..127; qh[l] fields 0..3 go to l,
+			 * l+32, l+64, l+96 */
+			__m512i h = _mm512_broadcast_i64x4(_mm256_loadu_si256(
+				(const __m256i *)(blk + KQ6_QH + 32 * n)));
+
+			lo = _mm512_or_si512(_mm512_and_si512(l, m4),
+				_mm512_and_si512(_mm512_mask_slli_epi16(
+				_mm512_slli_epi16(h, 4), 0xffff0000u, h, 2),
+				m30));
+			hi = _mm512_or_si512(_mm512_and_si512(
+				_mm512_srli_epi16(l, 4), m4),
+				_mm512_and_si512(_mm512_mask_srli_epi16(h,
+				0xffff0000u, h, 2), m30));
+			/* i16 lane m: values 2m, 2m+1 (+64 for hi),
+			 * scale 8n + m/8 (+4) */
+			z = _mm512_dpwssd_epi32(z, _mm512_maddubs_epi16(lo,
+				_mm512_loadu_si512(a + 128 * n)),
+				_mm512_permutexvar_epi16(_mm512_add_epi16(
+				_mm512_srli_epi16(_mm512_set_epi16(31, 30, 29,
+				28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18, 17,
+				16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4,
+				3, 2, 1, 0), 3), _mm512_set1_epi16(
+				(short)(8 * n))), sc16));
+			z = _mm512_dpwssd_epi32(z, _mm512_maddubs_epi16(hi,
+				_mm512_loadu_si512(a + 128 * n + 64)),
+				_mm512_permutexvar_epi16(_mm512_add_epi16(
+				_mm512_srli_epi16(_mm512_set_epi16(31, 30, 29,
+				28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18, 17,
+				16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4,
+				3, 2, 1, 0), 3), _mm512_set1_epi16(
+				(short)(8 * n + 4))), sc16));
+		}
+	}
+	return z;
+}
+
+static inline __attribute__((always_inline)) float
+q6k_row(const uint8_t *row, size_t nb, enum ffn_kq_q6_layout q6,
+	const uint8_t *ap, const int16_t *ns, const float *dx)
+{
+	float acc = 0.0f;
+
+	for (size_t b = 0; b < nb; b += 4) {
+		size_t bn = nb - b < 4 ? nb - b : 4;
+		const uint8_t *B[4];
+		__m512i s[4];
+		__m128 p;
+		float pv[4];
+
+		for (size_t k = 0; k < 4; k++) {
+			size_t bk = b + (k < bn ? k : bn - 1);
+
+			B[k] = row + bk * FFN_KQ_Q6K_BYTES;
+			/* a partial group computes only its blocks */
+			s[k] = k < bn ? q6k_block(B[k], q6, ap + 256 * bk,
+						  ns + 16 * bk) :
+					_mm512_setzero_si512();
+		}
+		p = _mm_mul_ps(_mm_mul_ps(_mm_maskz_loadu_ps((__mmask8)
+			((1u << bn) - 1), dx + b), d4(B)),
+			_mm_cvtepi32_ps(hsum4x16(s)));
+		_mm_storeu_ps(pv, p);
+		for (size_t k = 0; k < bn; k++)
+			acc = acc + pv[k];	/* kq_q6k_q8k_combine, in order */
+	}
+	return acc;
+}
+
+/* One input row, Q6_K weights; s16: the input's sums over each 16 values
+ * (nb * 16). -1 when the row is too long or s16 is missing. */
+int
+ffn_kq_avx512_q6k_q8k_1(const uint8_t *w, size_t row_bytes, size_t nrows,
+			size_t nb, enum ffn_kq_q6_layout q6, const uint8_t *q8,
+			const int16_t *s16, float *y)
+{
+	uint8_t ap[256 * KQ512_PERM_BLOCKS] __attribute__((aligned(64)));
+	int16_t ns[16 * KQ512_PERM_BLOCKS] __attribute__((aligned(64)));
+	const float *dx = (const float *)(const void *)(q8 + 256 * nb);
+
+	if (nb > KQ512_PERM_BLOCKS || s16 == NULL)
+		return -1;
+	for (size_t i = 0; i < 16 * nb; i++)
+		ns[i] = (int16_t)-s16[i];
+	if (q6 == FFN_KQ_Q6_PRIVATE) {
+		perm_q6k_private(q8, nb, ap);
+		for (size_t i = 0; i < nrows; i++)
+			y[i] = q6k_row(w + i * row_bytes, nb, FFN_KQ_Q6_PRIVATE,
+				       ap, ns, dx);
+	} else {
+		for (size_t i = 0; i < nrows; i++)
+			y[i] = q6k_row(w + i * row_bytes, nb, FFN_KQ_Q6_GGML,
+				       q8, ns, dx);
+	}
+	return 0;
+}
