@@ -20,8 +20,10 @@
 # RTE_ETH_DEV_INTR_LSC) and gives no hook before the unmap, and a link
 # check in the application is the same check-then-use race the PMD's own
 # flag check loses: there is no application-side guard.  Not registered in
-# meson: on an idle machine it passes, under CPU contention (CONTEND=1
-# starts one bounded busy loop per CPU) it dies within ~10 cycles.
+# meson: it fails as often as the lcore is preempted, i.e. by the load of
+# the machine (2 shared CPUs at load 8-11: 1 of 5 runs of 30 cycles died;
+# CONTEND=1, one bounded busy loop per CPU: 4 of 4 runs died, after 10,
+# 23, 36 and 69 cycles).
 #
 # usage: [CONTEND=1] loadgen_memif_churn.sh BUILD_DIR [CYCLES]
 set -euo pipefail
