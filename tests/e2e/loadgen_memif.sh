@@ -78,10 +78,11 @@ CONF
 	timeout 600 "$shard" -c "$dir/$1.conf" >"$dir/$1.log" 2>&1 &
 }
 
-# Fresh appliances for every run: the memif server of DPDK 22.11 can
-# crash in its RX/TX burst when a client leaves (seen after a few
-# connect/leave cycles; reported with the loadgen branch), and each run
-# here is a new client.  Their logs are kept per run.
+# Fresh appliances for every run: DPDK 22.11's memif server unmaps a
+# leaving client's rings on its interrupt thread while the lcore may be
+# inside the RX/TX burst (loadgen_memif_churn.sh, loadgen_memif_pmd_race.sh
+# say how), so a loaded machine can crash an appliance that outlives a
+# client; each run here is a new client.  Their logs are kept per run.
 start_appliances() {
 	stop "$pa"
 	stop "$pb"
