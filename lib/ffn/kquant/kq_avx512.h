@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 ffn-shard authors
+ *
+ * What the AVX-512 K-quant kernel files share (kq_avx512.c, the f32 path;
+ * kq_avx512_int.c, the several-row Q8_K path): the f16 read of a block's
+ * scales, the Q6_K block decoded into vectors, the Q4_K scales and mins in
+ * one vector. Static inline, compiled with each file's AVX-512 flags.
+ */
+#ifndef FFN_KQ_AVX512_H
+#define FFN_KQ_AVX512_H
+
+#include <immintrin.h>
+
+#include "kq_internal.h"
+
+static inline float
+f16(const uint8_t *p)
+{
+	return _cvtsh_ss(kq_rd16(p));
+}
+
+/*
+ * Q6_K block -> 4 vectors of 64 unsigned 6-bit values in value order
+ * (spec/vindex.md §2.4).
+ * ggml planar, per half of 128: ql[0..63] low nibbles are values 0..63,
+ * high nibbles 64..127; qh[l] fields 0..3 go to l, l+32, l+64, l+96.
+ * LARQL-private, per 64 values: ql byte k holds values 2k, 2k+1 (widen to
+ * 16 bits, move the high nibble to the high byte); qh byte i/4 field i%4
+ * is picked per byte by vpmultishiftqb (VBMI) from qwords holding the two
+ * qh bytes of their 8 values, rotated so the field lands in bits 4-5.
+ */
+static inline void
+q6_decode_z(const uint8_t *b, enum ffn_kq_q6_layout q6, __m512i qv[4])
+{
+	const __m512i m4 = _mm512_set1_epi8(15), m30 = _mm512_set1_epi8(0x30);
+
+	if (q6 == FFN_KQ_Q6_GGML) {
+		/* 16-bit lanes 0..15 (bytes 0..31) and 16..31 */
+		const __m512i sh_a = _mm512_inserti64x4(_mm512_set1_epi16(4),
+						_mm256_set1_epi16(2), 1);
+		const __m512i sh_b = _mm512_inserti64x4(_mm512_setzero_si512(),
+						_mm256_set1_epi16(2), 1);
+
+		for (int n = 0; n < 2; n++) {
+			__m512i l = _mm512_loadu_si512(b + KQ6_QL + 64 * n);
+			__m512i h = _mm512_broadcast_i64x4(_mm256_loadu_si256(
+				(const __m256i *)(b + KQ6_QH + 32 * n)));
+
+			qv[2 * n] = _mm512_or_si512(_mm512_and_si512(l, m4),
+				_mm512_and_si512(_mm512_sllv_epi16(h, sh_a),
+						 m30));
+			qv[2 * n + 1] = _mm512_or_si512(_mm512_and_si512(
+				_mm512_srli_epi16(l, 4), m4),
+				_mm512_and_si512(_mm512_srlv_epi16(h, sh_b),
+						 m30));
+		}
+		return;
+	}
+	{
+		/* 128-bit lane k = values 16k..16k+15 of the 64: qword 2k
+		 * gets qh bytes 4k, 4k+1; qword 2k+1 gets 4k+2, 4k+3 */
+		const __m512i sel = _mm512_set_epi64(
+			0x0f0e, 0x0d0c, 0x0b0a, 0x0908,
+			0x0706, 0x0504, 0x0302, 0x0100);
+		/* byte j of a qword: field at bit 8*(j/4) + 2*(j%4), minus 4
+		 * (mod 64) so it lands in bits 4-5 */
+		const __m512i ctl = _mm512_set1_epi64(0x0a08060402003e3cLL);
+		const __m512i k0f = _mm512_set1_epi16(0x0f0f);
+
+		for (int t = 0; t < 4; t++) {
+			__m512i w = _mm512_cvtepu8_epi16(_mm256_loadu_si256(
+				(const __m256i *)(b + KQ6_QL + 32 * t)));
+			__m512i lo = _mm512_and_si512(_mm512_or_si512(w,
+				_mm512_slli_epi16(w, 4)), k0f);
+			__m512i h = _mm512_shuffle_epi8(_mm512_broadcast_i32x4(
+				_mm_loadu_si128((const __m128i *)
+						(b + KQ6_QH + 16 * t))), sel);
+
+			qv[t] = _mm512_or_si512(lo, _mm512_and_si512(
+				_mm512_multishift_epi64_epi8(ctl, h), m30));
+		}
+	}
+}
+
+/*
+ * Q4_K scales and mins (kq_q4k_scales) in a vector, without a round trip
+ * through memory: bytes 0..7 sc[0..7], bytes 8..15 m[0..7]. 32-bit lanes
+ * of s = [u0, u1, u2]: [u0 & 63s, (u2 & 15s) | (u0 >> 6 & 3s) << 4,
+ * u1 & 63s, (u2 >> 4 & 15s) | (u1 >> 6 & 3s) << 4].
+ */
+static inline __m128i
+q4k_scales_v(const uint8_t *blk)
+{
+	__m128i v = _mm_loadu_si128((const __m128i *)(blk + KQ4_S));
+	__m128i p = _mm_srlv_epi32(_mm_shuffle_epi32(v, 0x98),	/* 0,2,1,2 */
+				   _mm_setr_epi32(0, 0, 0, 4));
+	__m128i q = _mm_shuffle_epi32(v, 0x50);			/* 0,0,1,1 */
+	__m128i lo = _mm_and_si128(p, _mm_setr_epi32(0x3f3f3f3f, 0x0f0f0f0f,
+						     0x3f3f3f3f, 0x0f0f0f0f));
+	__m128i hi = _mm_and_si128(_mm_slli_epi32(_mm_srli_epi32(q, 6), 4),
+				   _mm_setr_epi32(0, 0x30303030, 0,
+						  0x30303030));
+
+	return _mm_or_si128(lo, hi);
+}
+
+#endif /* FFN_KQ_AVX512_H */
