@@ -79,8 +79,8 @@ mv_tile(const uint8_t *w, size_t rs, unsigned H, int f16,
 		if (MV_PFD && pf)
 #pragma GCC unroll 8
 			for (i = 0; i < NF; i++)
-				__builtin_prefetch(w + i * rs + h * (f16 ? 2 : 4) +
-						   MV_PFD, 0, 3);
+				__builtin_prefetch(w + i * rs + MV_PFD +
+						   h * (f16 ? 2 : 4), 0, 3);
 #pragma GCC unroll 8
 		for (j = 0; j < NR; j++)
 			xv[j] = VLOADF(xr[j] + h);

@@ -221,7 +221,8 @@ avx512_f32_to_i8_rows(void *dst, const float *src, size_t rows, size_t n)
 			if (head > n)
 				head = n;
 			for (; i < head; i += 16) {
-				__mmask16 k = head - i >= 16 ? (__mmask16)0xffff :
+				__mmask16 k = head - i >= 16 ?
+					      (__mmask16)0xffff :
 					      tail_mask(head - i);
 				__m512i v = avx512_quantise16(
 					_mm512_maskz_loadu_ps(k, row + i), vs);
@@ -232,8 +233,9 @@ avx512_f32_to_i8_rows(void *dst, const float *src, size_t rows, size_t n)
 			i = head;
 			for (; i + BLK <= n; i += BLK) {
 				avx512_prefetch_block(next + i);
-				_mm512_stream_si512((void *)(q + i),
-						    avx512_quantise64(row + i, vs));
+				__m512i v = avx512_quantise64(row + i, vs);
+
+				_mm512_stream_si512((void *)(q + i), v);
 			}
 		}
 		for (; i + BLK <= n; i += BLK) {
