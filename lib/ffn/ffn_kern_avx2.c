@@ -61,12 +61,10 @@ avx2_reduce(__m256 v)
 #define VSTORE_T(p, v, n) avx2_store_t(p, v, n)
 
 /* 16 ymm: up to 8 accumulators; the other operand folds into the FMA. */
-#define MV_NF(R) ((R) == 1 ? 8u : (R) == 2 ? 4u : (R) <= 4 ? 2u : 1u)
+#define MV_NF(R) ((R) <= 2 ? 4u : (R) <= 4 ? 2u : 1u)
 #define MV_NR 8u
 #define DN_NW(R) ((R) == 1 ? 8u : (R) == 2 ? 4u : (R) <= 4 ? 2u : 1u)
 #define DN_NR 8u
-
-#define MV1_DUAL 0
 
 #define KNAME ffn_kernels_avx2
 #define KISA FFN_ISA_AVX2

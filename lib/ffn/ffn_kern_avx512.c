@@ -25,18 +25,16 @@
 /*
  * 32 zmm: 16 accumulators plus the operands of one step. 4 x 4 tiles
  * measured best for 2..16 rows (2 x 8: matvec 1.7x slower); one row has
- * its own streaming kernels (mv_row1, dn_row1).
+ * its own streaming kernels (mv_streams, dn_streams).
  */
 #ifndef MV_NF
-#define MV_NF(R) ((R) == 1 ? 8u : 4u)
+#define MV_NF(R) 4u
 #define MV_NR 4u
 #endif
 #ifndef DN_NW
 #define DN_NW(R) ((R) == 1 ? 8u : 4u)
 #define DN_NR 4u
 #endif
-
-#define MV1_DUAL 1
 
 #define KNAME ffn_kernels_avx512
 #define KISA FFN_ISA_AVX512

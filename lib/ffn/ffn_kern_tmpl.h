@@ -25,6 +25,17 @@
 
 #define AI static inline __attribute__((always_inline))
 
+/*
+ * Several rows are compute bound: the prefetchers then fall behind and
+ * DRAM waits add to the FMA time instead of overlapping it. mv_tile's
+ * first row block prefetches each weight row MV_PFD bytes ahead (measured
+ * 8 rows, H 4096 x 14336: 1024, 2048 and 4096 B all ~7% faster than none;
+ * 2048 B into L1 best).
+ */
+#ifndef MV_PFD
+#define MV_PFD 2048
+#endif
+
 AI V
 ldw(const uint8_t *row, size_t h, int f16)
 {
@@ -39,11 +50,14 @@ ldw_t(const uint8_t *row, size_t h, unsigned n, int f16)
 		     VLOADF_T((const float *)row + h, n);
 }
 
-/* out[j * ostride + i] = W[i] . x[j] for NF weight rows, NR input rows. */
+/*
+ * out[j * ostride + i * fs] = W_i . x[j] for NF weight rows W_i rs bytes
+ * apart and NR input rows.
+ */
 AI void
-mv_tile(const uint8_t *w, size_t rb, unsigned H, int f16,
-	const float *const *x, float *out, size_t ostride, const int NF,
-	const int NR)
+mv_tile(const uint8_t *w, size_t rs, unsigned H, int f16,
+	const float *const *x, float *out, size_t ostride, size_t fs,
+	int pf, const int NF, const int NR)
 {
 	/* fixed sizes, not VLAs, so the arrays live in registers */
 	V acc[8][8];
@@ -62,12 +76,17 @@ mv_tile(const uint8_t *w, size_t rb, unsigned H, int f16,
 	for (h = 0; h + VL <= H; h += VL) {
 		V xv[8];
 
+		if (MV_PFD && pf)
+#pragma GCC unroll 8
+			for (i = 0; i < NF; i++)
+				__builtin_prefetch(w + i * rs + MV_PFD +
+						   h * (f16 ? 2 : 4), 0, 3);
 #pragma GCC unroll 8
 		for (j = 0; j < NR; j++)
 			xv[j] = VLOADF(xr[j] + h);
 #pragma GCC unroll 8
 		for (i = 0; i < NF; i++) {
-			V wv = ldw(w + i * rb, h, f16);
+			V wv = ldw(w + i * rs, h, f16);
 
 #pragma GCC unroll 8
 			for (j = 0; j < NR; j++)
@@ -83,7 +102,7 @@ mv_tile(const uint8_t *w, size_t rb, unsigned H, int f16,
 			xv[j] = VLOADF_T(xr[j] + h, n);
 #pragma GCC unroll 8
 		for (i = 0; i < NF; i++) {
-			V wv = ldw_t(w + i * rb, h, n, f16);
+			V wv = ldw_t(w + i * rs, h, n, f16);
 
 #pragma GCC unroll 8
 			for (j = 0; j < NR; j++)
@@ -94,122 +113,153 @@ mv_tile(const uint8_t *w, size_t rb, unsigned H, int f16,
 	for (i = 0; i < NF; i++)
 #pragma GCC unroll 8
 		for (j = 0; j < NR; j++)
-			out[j * ostride + i] = VREDUCE(acc[i][j]);
+			out[j * ostride + i * fs] = VREDUCE(acc[i][j]);
 }
 
+#ifndef S_STREAMS
+#define S_STREAMS 4
+#endif
+
 /*
- * One input row, 8 features: with MV1_DUAL (32 registers), two
- * accumulators per feature (16 chains) so FMA latency never limits the
- * stream (8 chains measured 35% slower on AVX-512).
+ * One input row: S_STREAMS rows rs bytes apart, two accumulators each
+ * (8 independent FMA chains), out[i * os]. matvec() takes the rows from
+ * S_STREAMS far-apart chunks of the matrix, so each is one long sequential
+ * stream across many rows. Rows next to each other instead make streams
+ * one row long (8 KiB at H 4096 f16), which the hardware prefetchers
+ * restart at every row: measured (Zen 5, H 4096 x 14336) 8 adjacent rows
+ * ran f16 at 24 GB/s, 4 chunked streams at 31 GB/s; f32 29 -> 35 GB/s.
+ * 2, 3, 6, 8 or 16 streams were slower than 4.
  */
 AI void
-mv_row1(const uint8_t *w, size_t rb, unsigned H, int f16, const float *x,
-	float *out)
+mv_streams(const uint8_t *w, size_t rs, unsigned H, int f16, const float *x,
+	   float *out, size_t os)
 {
-	V acc[8], acc2[8];
+	V acc[S_STREAMS], acc2[S_STREAMS];
 	size_t h;
 	int i;
 
 #pragma GCC unroll 8
-	for (i = 0; i < 8; i++)
+	for (i = 0; i < S_STREAMS; i++)
 		acc[i] = acc2[i] = VZERO();
-	for (h = 0; MV1_DUAL && h + 2 * VL <= H; h += 2 * VL) {
+	for (h = 0; h + 2 * VL <= H; h += 2 * VL) {
 		V x0 = VLOADF(x + h), x1 = VLOADF(x + h + VL);
 
 #pragma GCC unroll 8
-		for (i = 0; i < 8; i++) {
-			acc[i] = VFMA(ldw(w + i * rb, h, f16), x0, acc[i]);
-			acc2[i] = VFMA(ldw(w + i * rb, h + VL, f16), x1,
+		for (i = 0; i < S_STREAMS; i++) {
+			acc[i] = VFMA(ldw(w + i * rs, h, f16), x0, acc[i]);
+			acc2[i] = VFMA(ldw(w + i * rs, h + VL, f16), x1,
 				       acc2[i]);
 		}
 	}
-	for (; h + VL <= H; h += VL) {
+	if (h + VL <= H) {
 		V x0 = VLOADF(x + h);
 
 #pragma GCC unroll 8
-		for (i = 0; i < 8; i++)
-			acc[i] = VFMA(ldw(w + i * rb, h, f16), x0, acc[i]);
+		for (i = 0; i < S_STREAMS; i++)
+			acc[i] = VFMA(ldw(w + i * rs, h, f16), x0, acc[i]);
+		h += VL;
 	}
 	if (h < H) {
 		unsigned n = H - h;
 		V x0 = VLOADF_T(x + h, n);
 
 #pragma GCC unroll 8
-		for (i = 0; i < 8; i++)
-			acc[i] = VFMA(ldw_t(w + i * rb, h, n, f16), x0, acc[i]);
+		for (i = 0; i < S_STREAMS; i++)
+			acc2[i] = VFMA(ldw_t(w + i * rs, h, n, f16), x0,
+				       acc2[i]);
 	}
 #pragma GCC unroll 8
-	for (i = 0; i < 8; i++)
-		out[i] = VREDUCE(acc[i] + acc2[i]);
+	for (i = 0; i < S_STREAMS; i++)
+		out[i * os] = VREDUCE(acc[i] + acc2[i]);
 }
 
 #define MV_CASES(F16)							\
-	case 0x81: mv_row1(w, rb, H, F16, x[0], out); break;		\
-	case 0x41: mv_tile(w, rb, H, F16, x, out, os, 4, 1); break;	\
-	case 0x42: mv_tile(w, rb, H, F16, x, out, os, 4, 2); break;	\
-	case 0x43: mv_tile(w, rb, H, F16, x, out, os, 4, 3); break;	\
-	case 0x44: mv_tile(w, rb, H, F16, x, out, os, 4, 4); break;	\
-	case 0x21: mv_tile(w, rb, H, F16, x, out, os, 2, 1); break;	\
-	case 0x22: mv_tile(w, rb, H, F16, x, out, os, 2, 2); break;	\
-	case 0x23: mv_tile(w, rb, H, F16, x, out, os, 2, 3); break;	\
-	case 0x24: mv_tile(w, rb, H, F16, x, out, os, 2, 4); break;	\
-	case 0x25: mv_tile(w, rb, H, F16, x, out, os, 2, 5); break;	\
-	case 0x26: mv_tile(w, rb, H, F16, x, out, os, 2, 6); break;	\
-	case 0x27: mv_tile(w, rb, H, F16, x, out, os, 2, 7); break;	\
-	case 0x28: mv_tile(w, rb, H, F16, x, out, os, 2, 8); break;	\
-	case 0x11: mv_tile(w, rb, H, F16, x, out, os, 1, 1); break;	\
-	case 0x12: mv_tile(w, rb, H, F16, x, out, os, 1, 2); break;	\
-	case 0x13: mv_tile(w, rb, H, F16, x, out, os, 1, 3); break;	\
-	case 0x14: mv_tile(w, rb, H, F16, x, out, os, 1, 4); break;	\
-	case 0x15: mv_tile(w, rb, H, F16, x, out, os, 1, 5); break;	\
-	case 0x16: mv_tile(w, rb, H, F16, x, out, os, 1, 6); break;	\
-	case 0x17: mv_tile(w, rb, H, F16, x, out, os, 1, 7); break;	\
-	case 0x18: mv_tile(w, rb, H, F16, x, out, os, 1, 8); break;	\
+	case 0xf1: mv_streams(w, rs, H, F16, x[0], out, fs); break;	\
+	case 0x41: mv_tile(w, rs, H, F16, x, out, os, fs, pf, 4, 1); break; \
+	case 0x42: mv_tile(w, rs, H, F16, x, out, os, fs, pf, 4, 2); break; \
+	case 0x43: mv_tile(w, rs, H, F16, x, out, os, fs, pf, 4, 3); break; \
+	case 0x44: mv_tile(w, rs, H, F16, x, out, os, fs, pf, 4, 4); break; \
+	case 0x21: mv_tile(w, rs, H, F16, x, out, os, fs, pf, 2, 1); break; \
+	case 0x22: mv_tile(w, rs, H, F16, x, out, os, fs, pf, 2, 2); break; \
+	case 0x23: mv_tile(w, rs, H, F16, x, out, os, fs, pf, 2, 3); break; \
+	case 0x24: mv_tile(w, rs, H, F16, x, out, os, fs, pf, 2, 4); break; \
+	case 0x25: mv_tile(w, rs, H, F16, x, out, os, fs, pf, 2, 5); break; \
+	case 0x26: mv_tile(w, rs, H, F16, x, out, os, fs, pf, 2, 6); break; \
+	case 0x27: mv_tile(w, rs, H, F16, x, out, os, fs, pf, 2, 7); break; \
+	case 0x28: mv_tile(w, rs, H, F16, x, out, os, fs, pf, 2, 8); break; \
+	case 0x11: mv_tile(w, rs, H, F16, x, out, os, fs, pf, 1, 1); break; \
+	case 0x12: mv_tile(w, rs, H, F16, x, out, os, fs, pf, 1, 2); break; \
+	case 0x13: mv_tile(w, rs, H, F16, x, out, os, fs, pf, 1, 3); break; \
+	case 0x14: mv_tile(w, rs, H, F16, x, out, os, fs, pf, 1, 4); break; \
+	case 0x15: mv_tile(w, rs, H, F16, x, out, os, fs, pf, 1, 5); break; \
+	case 0x16: mv_tile(w, rs, H, F16, x, out, os, fs, pf, 1, 6); break; \
+	case 0x17: mv_tile(w, rs, H, F16, x, out, os, fs, pf, 1, 7); break; \
+	case 0x18: mv_tile(w, rs, H, F16, x, out, os, fs, pf, 1, 8); break; \
 	default: break;
 
 static void
-mv_f32(int sel, const uint8_t *w, size_t rb, unsigned H,
-       const float *const *x, float *out, size_t os)
+mv_f32(int sel, const uint8_t *w, size_t rs, unsigned H,
+       const float *const *x, float *out, size_t os, size_t fs)
 {
-	switch (sel) {
+	int pf = sel >> 8;
+
+	switch (sel & 0xff) {
 	MV_CASES(0)
 	}
 }
 
 static void
-mv_f16(int sel, const uint8_t *w, size_t rb, unsigned H,
-       const float *const *x, float *out, size_t os)
+mv_f16(int sel, const uint8_t *w, size_t rs, unsigned H,
+       const float *const *x, float *out, size_t os, size_t fs)
 {
-	switch (sel) {
+	int pf = sel >> 8;
+
+	switch (sel & 0xff) {
 	MV_CASES(1)
 	}
 }
+
 
 static void
 matvec(const struct ffn_mat *w, const float *const *x, unsigned R,
        float *out, size_t ostride)
 {
 	void (*mv)(int, const uint8_t *, size_t, unsigned,
-		   const float *const *, float *, size_t) =
+		   const float *const *, float *, size_t, size_t) =
 		w->dtype == FFN_DT_F16 ? mv_f16 : mv_f32;
 	const uint8_t *base = w->data;
 	const size_t rb = w->row_bytes;
 	const unsigned nf = w->rows, H = w->cols;
-	const unsigned NF = MV_NF(R);
+	const unsigned NF = R == 1 ? S_STREAMS : MV_NF(R);
+	const unsigned q = nf / NF;
 	unsigned f, r0;
 
-	/* features outermost: a weight row is fetched once for all rows */
-	for (f = 0; f < nf;) {
-		unsigned tf = nf - f >= NF ? NF : 1;
-
+	/*
+	 * A tile's NF weight rows are row j of NF far-apart chunks (rows
+	 * i * q + j), so each is one long sequential stream (see mv_streams).
+	 * Features outermost: a weight row is fetched once for all rows.
+	 */
+	for (f = 0; f < q; f++) {
+		if (R == 1) {
+			mv(0xf1, base + f * rb, q * rb, H, x, out + f, 0, q);
+			continue;
+		}
 		for (r0 = 0; r0 < R; r0 += MV_NR) {
 			unsigned nr = R - r0 < MV_NR ? R - r0 : MV_NR;
 
-			mv((int)(tf << 4 | nr), base + f * rb, rb, H, x + r0,
-			   out + r0 * ostride + f, ostride);
+			mv((int)((r0 == 0) << 8 | NF << 4 | nr),
+			   base + f * rb, q * rb, H,
+			   x + r0, out + r0 * ostride + f, ostride, q);
 		}
-		f += tf;
 	}
+	/* the nf % NF rows left over, one at a time */
+	for (f = NF * q; f < nf; f++)
+		for (r0 = 0; r0 < R; r0 += MV_NR) {
+			unsigned nr = R - r0 < MV_NR ? R - r0 : MV_NR;
+
+			mv((int)(1 << 4 | nr), base + f * rb, rb, H, x + r0,
+			   out + r0 * ostride + f, ostride, 1);
+		}
 }
 
 /*
@@ -330,61 +380,74 @@ prefetch_lines(const uint8_t **pf, const uint8_t *end, size_t n)
 }
 
 /*
- * One row: y (H floats, in L1) += Σ a_f D[f] over 8 features at a time,
- * each D row read whole and in order: 8 plain sequential streams, which
- * the hardware prefetchers follow at full bandwidth.
+ * One row: y (H floats, in L1) (+)= sum_i a[i * as] D_i for S_STREAMS
+ * rows D_i rs bytes apart, taken from far-apart chunks as in mv_streams
+ * (measured: 8 adjacent rows f16 28 GB/s, 4 chunked streams 37 GB/s).
  */
+AI void
+dn_streams(const uint8_t *d, size_t rs, unsigned H, int f16, const float *a,
+	   size_t as, float *y, int first)
+{
+	V av[S_STREAMS];
+	size_t h;
+	int i;
+
+#pragma GCC unroll 8
+	for (i = 0; i < S_STREAMS; i++)
+		av[i] = VBCAST(a[i * as]);
+	for (h = 0; h + VL <= H; h += VL) {
+		V a0 = first ? VZERO() : VLOADF(y + h), a1 = VZERO();
+
+		/* two chains: no FMA waits for the one before it */
+#pragma GCC unroll 8
+		for (i = 0; i + 1 < S_STREAMS; i += 2) {
+			a0 = VFMA(ldw(d + i * rs, h, f16), av[i], a0);
+			a1 = VFMA(ldw(d + (i + 1) * rs, h, f16), av[i + 1], a1);
+		}
+		if (S_STREAMS % 2)
+			a0 = VFMA(ldw(d + (S_STREAMS - 1) * rs, h, f16),
+				  av[S_STREAMS - 1], a0);
+		VSTORE(y + h, a0 + a1);
+	}
+	if (h < H) {
+		unsigned n = H - h;
+		V a0 = first ? VZERO() : VLOADF_T(y + h, n);
+
+#pragma GCC unroll 8
+		for (i = 0; i < S_STREAMS; i++)
+			a0 = VFMA(ldw_t(d + i * rs, h, n, f16), av[i], a0);
+		VSTORE_T(y + h, a0, n);
+	}
+}
+
+/* One row of D at a time (the nf % S_STREAMS left over; no padding). */
+AI void
+dn_single(const uint8_t *row, unsigned H, int f16, float av, float *y,
+	  int first)
+{
+	V a = VBCAST(av);
+	size_t h;
+
+	for (h = 0; h + VL <= H; h += VL)
+		VSTORE(y + h, VFMA(ldw(row, h, f16), a,
+				   first ? VZERO() : VLOADF(y + h)));
+	if (h < H)
+		VSTORE_T(y + h, VFMA(ldw_t(row, h, H - h, f16), a,
+				     first ? VZERO() : VLOADF_T(y + h, H - h)),
+			 H - h);
+}
+
 AI void
 dn_row1(const uint8_t *d, size_t rb, unsigned nf, unsigned H, int f16,
 	const float *a, float *y)
 {
-	unsigned f = 0, k;
-	size_t h;
+	unsigned q = nf / S_STREAMS, f;
 
-	for (; f + 8 <= nf; f += 8) {
-		const uint8_t *row[8];
-		V av[8];
-
-		for (k = 0; k < 8; k++) {
-			row[k] = d + (size_t)(f + k) * rb;
-			av[k] = VBCAST(a[f + k]);
-		}
-		for (h = 0; h + VL <= H; h += VL) {
-			V a0 = f == 0 ? VZERO() : VLOADF(y + h), a1 = VZERO();
-
-			a0 = VFMA(ldw(row[0], h, f16), av[0], a0);
-			a1 = VFMA(ldw(row[1], h, f16), av[1], a1);
-			a0 = VFMA(ldw(row[2], h, f16), av[2], a0);
-			a1 = VFMA(ldw(row[3], h, f16), av[3], a1);
-			a0 = VFMA(ldw(row[4], h, f16), av[4], a0);
-			a1 = VFMA(ldw(row[5], h, f16), av[5], a1);
-			a0 = VFMA(ldw(row[6], h, f16), av[6], a0);
-			a1 = VFMA(ldw(row[7], h, f16), av[7], a1);
-			VSTORE(y + h, a0 + a1);
-		}
-		if (h < H) {
-			unsigned n = H - h;
-			V a0 = f == 0 ? VZERO() : VLOADF_T(y + h, n);
-
-			for (k = 0; k < 8; k++)
-				a0 = VFMA(ldw_t(row[k], h, n, f16), av[k], a0);
-			VSTORE_T(y + h, a0, n);
-		}
-	}
-	/* the last nf % 8 features one at a time (no padding terms) */
-	for (; f < nf; f++) {
-		const uint8_t *row = d + (size_t)f * rb;
-		V av = VBCAST(a[f]);
-
-		for (h = 0; h + VL <= H; h += VL)
-			VSTORE(y + h, VFMA(ldw(row, h, f16), av,
-					   f == 0 ? VZERO() : VLOADF(y + h)));
-		if (h < H)
-			VSTORE_T(y + h, VFMA(ldw_t(row, h, H - h, f16), av,
-					     f == 0 ? VZERO() :
-					     VLOADF_T(y + h, H - h)),
-				 H - h);
-	}
+	/* row j of chunk i is row i * q + j */
+	for (f = 0; f < q; f++)
+		dn_streams(d + f * rb, q * rb, H, f16, a + f, q, y, f == 0);
+	for (f = S_STREAMS * q; f < nf; f++)
+		dn_single(d + (size_t)f * rb, H, f16, a[f], y, f == 0);
 }
 
 static void

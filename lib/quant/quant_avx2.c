@@ -187,6 +187,13 @@ avx2_quantise32(const float *x, __m256 scale)
 }
 
 /*
+ * Inputs of at least this many bytes store their i8 values with
+ * non-temporal 32-byte stores, as quant_avx512.c does (see there: an
+ * output line out of cache is otherwise read before it is written).
+ */
+#define QUANT_NT_MIN (512u * 1024)
+
+/*
  * In place (src == dst + 8 * rows), row r's bytes go at most to where its
  * own floats start, and each block is loaded before it is stored (see
  * quant.h); the header is written after the row is read.
@@ -195,6 +202,7 @@ static void
 avx2_f32_to_i8_rows(void *dst, const float *src, size_t rows, size_t n)
 {
 	uint8_t *out = dst;
+	const int nt = rows * n * 4 >= QUANT_NT_MIN;
 
 	for (size_t r = 0; r < rows; r++) {
 		const float *row = src + r * n;
@@ -207,6 +215,30 @@ avx2_f32_to_i8_rows(void *dst, const float *src, size_t rows, size_t n)
 		const float *next = row + n;
 		size_t i = 0;
 
+		if (nt) {
+			/* values up to where q + i is 32-byte aligned */
+			size_t head = (size_t)(-(uintptr_t)q & 31);
+
+			if (head > n)
+				head = n;
+			if (head > 0) {
+				float in[BLK] = { 0 };
+				uint8_t b[BLK];
+
+				memcpy(in, row, head * sizeof(float));
+				_mm256_storeu_si256((__m256i *)b,
+						    avx2_quantise32(in, vs));
+				memcpy(q, b, head);
+			}
+			for (i = head; i + BLK <= n; i += BLK) {
+				_mm_prefetch((const char *)(next + i),
+					     _MM_HINT_T0);
+				_mm_prefetch((const char *)(next + i + 16),
+					     _MM_HINT_T0);
+				_mm256_stream_si256((__m256i *)(q + i),
+						    avx2_quantise32(row + i, vs));
+			}
+		}
 		for (; i + BLK <= n; i += BLK) {
 			/*
 			 * Fetch the next row's block (two lines) while this
@@ -231,6 +263,8 @@ avx2_f32_to_i8_rows(void *dst, const float *src, size_t rows, size_t n)
 		memcpy(out + 4, &zero, 4);
 		out += QUANT_I8_ROW_BYTES(n);
 	}
+	if (nt)
+		_mm_sfence();
 }
 
 /* value = (float)q * scale: one rounding, as the reference. */

@@ -337,6 +337,31 @@ test_i8_in_place_shapes(void **state)
 	(void)state;
 }
 
+/*
+ * Arrays of 512 KiB and more take the AVX-512 kernel's non-temporal
+ * stores (quant_avx512.c): rows whose 64-byte boundaries fall at every
+ * offset (n odd, headers unaligned out of place), in place and out.
+ */
+static void
+test_i8_large_arrays(void **state)
+{
+	static const size_t shapes[][2] = {
+		{ 32, 4096 }, { 45, 3001 }, { 1, 131072 + 37 },
+	};
+	float *x = malloc((131072 + 37) * sizeof(float) * 2);
+
+	assert_non_null(x);
+	for (size_t s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++) {
+		size_t rows = shapes[s][0], n = shapes[s][1];
+
+		assert_true(rows * n * 4 >= 512 * 1024);
+		fill_random(x, rows * n, 900 + s);
+		check_all(x, rows, n);
+	}
+	free(x);
+	(void)state;
+}
+
 /* spec/wire.md §8: the i8 single payload and the batch rows, hidden 4/2. */
 static void
 test_i8_worked_frames(void **state)
@@ -502,6 +527,7 @@ main(void)
 		cmocka_unit_test(test_i8_ties),
 		cmocka_unit_test(test_i8_edge_cases),
 		cmocka_unit_test(test_i8_in_place_shapes),
+		cmocka_unit_test(test_i8_large_arrays),
 		cmocka_unit_test(test_i8_worked_frames),
 		cmocka_unit_test(test_i8_decode_exact),
 		cmocka_unit_test(test_i8_round_trip_bound),
