@@ -582,6 +582,12 @@ report(double secs)
 		       "\n", lg.port[i].port_id, ts.retransmits,
 		       ts.rto_expired, ts.fast_retransmits, ts.resets_in,
 		       drops, ns.drop_tx_full, ns.drop_no_mbuf);
+		/* Which: duplicates after a spurious RTO are out_of_window,
+		 * damaged frames checksum. */
+		for (int d = 0; d < TCP_DROP_MAX; d++)
+			if (ts.drops[d])
+				printf("           drop %s %" PRIu64 "\n",
+				       tcp_drop_reason_name(d), ts.drops[d]);
 	}
 	/* One line for scripts. */
 	printf("RESULT requests=%" PRIu64 " tokens=%" PRIu64 " validated=%"
