@@ -23,6 +23,9 @@
 #   fsa_loadgen SECONDS OUT ARGS...   ffn-loadgen through that port
 #   fsa_result KEY OUT                a value of ffn-loadgen's RESULT line
 # and a function fsa_on_fail, when the script defines one, runs on failure.
+# FSA_NICE (e.g. -5), when set, is the niceness fsa_start and fsa_loadgen
+# run their DPDK processes with: on a machine shared with builds, a stress
+# test measures the appliance, not the scheduler's choice among builds.
 
 FSA_PY=${PYTHON:-/usr/bin/python3}
 FSA_HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -180,8 +183,8 @@ fsa_start() {
 	: >"$FSA_DIR/shard.out"
 	# Not through a function: $! must be timeout(1), so TERM reaches
 	# the appliance.
-	ip netns exec "$FSA_NS" env "$@" timeout 900 "$FSA_BIN" -c "$conf" \
-		>"$FSA_DIR/shard.out" 2>&1 &
+	ip netns exec "$FSA_NS" env "$@" ${FSA_NICE:+nice -n "$FSA_NICE"} \
+		timeout 900 "$FSA_BIN" -c "$conf" >"$FSA_DIR/shard.out" 2>&1 &
 	FSA_PID=$!
 	for i in $(seq 150); do
 		fsa_in ip link show "$FSA_IF" >/dev/null 2>&1 && break
@@ -310,7 +313,8 @@ fsa_loadgen() {
 	local t=$1 out=$2 rc=0
 	shift 2
 	FSA_LG_RUN=$((${FSA_LG_RUN:-0} + 1))
-	ip netns exec "$FSA_NS" timeout "$t" taskset -c 1 \
+	ip netns exec "$FSA_NS" ${FSA_NICE:+nice -n "$FSA_NICE"} \
+		timeout "$t" taskset -c 1 \
 		"$FSA_BUILD/tools/loadgen/ffn-loadgen" -l 1 --no-pci --no-huge \
 		-m 512 --file-prefix "${FSA_NAME}_lg$FSA_LG_RUN" \
 		--vdev "net_af_packet0,iface=$FSA_LG_IF" \
