@@ -31,7 +31,8 @@
 #    frame error of any kind), requests served, and every answer validated
 #    (frame fields, §5.2) and byte-equal, latency_ms apart, to the
 #    baseline's first answer (--verify-body, --body-ref); that reference
-#    itself agrees with pyref (stress_ref.py);
+#    itself agrees with pyref (stress_ref.py); and ffn-loadgen reports
+#    answers that do not agree with a reference (a corrupted copy);
 #  - "p99 stays bounded": under every stress kind p99 < FSS_P99_BOUND_MS
 #    [1000 ms]. Served requests here take about a millisecond, tens on a
 #    busy shared machine; a request that waited for TCP to recover a lost
@@ -101,23 +102,19 @@ mval() {
 }
 
 # Frames the kernel could not queue to the appliance (its tap's queue was
-# full: the appliance did not read them in time), since the last call.
+# full: the appliance did not read them in time), since the last window.
 txdrop_last=0
-txdrop() {
-	local n
-	n=$(fsa_in cat "/sys/class/net/$FSA_IF/statistics/tx_dropped")
-	echo $((n - txdrop_last))
-	txdrop_last=$n
-}
 
 # check_window NAME: ffn-loadgen's run NAME was clean and every answer
 # right; prints its figures.
 check_window() {
-	local out=$dir/lg-$1.out r v b
+	local out=$dir/lg-$1.out r v b n
 	grep -E '^(requests|latency|errors|validated|bodies|port|  +drop)' \
 		"$out" | sed "s/^/  [$1] /"
+	n=$(fsa_in cat "/sys/class/net/$FSA_IF/statistics/tx_dropped")
 	echo "  [$1] frames to the appliance dropped at its tap's full queue:" \
-		"$(txdrop)"
+		"$((n - txdrop_last))"
+	txdrop_last=$n
 	r=$(fsa_result requests "$out")
 	v=$(fsa_result validated "$out")
 	b=$(fsa_result bodies "$out")
@@ -151,6 +148,26 @@ check_window baseline
 FSA_STEP="reference answer against pyref"
 fsa_client 120 "$py" "$here/stress_ref.py" --model "$dir/model" \
 	--body "$dir/ref.bin" --layer 1 --hidden 256
+FSA_STEP="a wrong answer is caught"
+# The verification can fail: against a reference whose first value is off
+# by the row's largest magnitude, every answer is bad_body (exit 3).
+"$py" - "$dir/ref.bin" "$dir/wrong.bin" <<'EOF'
+import sys
+import numpy as np
+b = bytearray(open(sys.argv[1], "rb").read())
+v = np.frombuffer(bytes(b[12:]), dtype="<f4").copy()
+v[0] += np.abs(v).max()
+b[12:] = v.astype("<f4").tobytes()
+open(sys.argv[2], "wb").write(bytes(b))
+EOF
+rc=0
+fsa_loadgen 60 "$dir/lg-wrong.out" --connections 2 --hidden 256 --layers 1 \
+	--wire f32 --warmup 0 --duration 1 --body-ref "$dir/wrong.bin" || rc=$?
+grep -E '^(errors|bodies)' "$dir/lg-wrong.out" | sed 's/^/  [wrong] /'
+[ "$rc" -eq 3 ] && grep -Eq 'bad_body=[1-9]' "$dir/lg-wrong.out" &&
+	[ "$(fsa_result bodies "$dir/lg-wrong.out")" = 0 ] ||
+	{ echo "a wrong reference answer was not reported (exit $rc)" >&2
+	  exit 1; }
 metrics >"$dir/m0.txt"
 
 # stress NAME BLAST_ARGS...: the baseline's window again, while the
