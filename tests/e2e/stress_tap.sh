@@ -29,16 +29,18 @@
 # Asserts:
 #  - every window: ffn-loadgen exit 0 (no connect/reset/timeout/HTTP/
 #    frame error of any kind), requests served, and every answer validated
-#    (frame fields, §5.2) and byte-equal, latency_ms apart, to the
-#    baseline's first answer (--verify-body, --body-ref); that reference
-#    itself agrees with pyref (stress_ref.py); and ffn-loadgen reports
-#    answers that do not agree with a reference (a corrupted copy);
+#    (frame fields, §5.2) and its values agreeing with the baseline's first
+#    answer (--verify-body, --body-ref; within f32 rounding, not bit for
+#    bit: the appliance batches concurrent requests' rows into one matrix
+#    product, which changes the summation order); that reference itself
+#    agrees with pyref (stress_ref.py); and ffn-loadgen does report
+#    answers that do not agree (against a corrupted copy of the reference);
 #  - "p99 stays bounded": under every stress kind p99 < FSS_P99_BOUND_MS
 #    [1000 ms]. Served requests here take about a millisecond, tens on a
 #    busy shared machine; a request that waited for TCP to recover a lost
 #    segment by timeout waits at least rto_min (200 ms) and usually the
 #    initial RTO of 1 s (RFC 6298 2.1; lib/net/tcp), and one whose
-#    connection was lost waits for --timeout (5 s) and counts as an error.
+#    connection was lost waits for --timeout (10 s) and counts as an error.
 #    So a p99 over 1 s means at least 1 % of the requests stalled on
 #    retransmission timeouts, i.e. the stress cost real losses, not just
 #    CPU time. One exception: on a machine so busy that the baseline
@@ -123,7 +125,7 @@ check_window() {
 	[ "${r:-0}" -gt 0 ] || { echo "[$1] no request served" >&2; return 1; }
 	[ "$v" = "$r" ] && [ "$b" = "$r" ] ||
 		{ echo "[$1] $r requests, $v frames validated, $b bodies" \
-			"equal to the reference" >&2; return 1; }
+			"agreeing with the reference" >&2; return 1; }
 }
 
 FSA_STEP="model"
