@@ -5,7 +5,8 @@
 # lib/net against the Linux kernel through net_tap (issue 3, "Tests").
 # net_testd runs inside a namespace of its own (prefix fsn, 198.18.1.0/24,
 # docs/DEVELOPING.md), so its tap device and the kernel peer never touch the
-# root namespace.  The kernel side is 198.18.1.1, the stack 198.18.1.2.
+# root namespace (set up and removed by tests/e2e/appliance/lib.sh).  The
+# kernel side is 198.18.1.1, the stack 198.18.1.2.
 #
 # usage: net_tap.sh NET_TESTD [TCP_CLIENT_PY]
 #   With TCP_CLIENT_PY (tests/e2e/net_tcp_client.py) also runs the TCP
@@ -15,59 +16,36 @@ set -euo pipefail
 
 testd=$1
 client=${2:-}
-ns=fsn-tap-$$
-prefix=fsn_tap_$$
-dir=$(mktemp -d /tmp/fsn-tap.XXXXXX)
-pid=
+FSA_PFX=fsn
+FSA_NET=198.18.1
+. "$(dirname "$0")/appliance/lib.sh"
+fsa_ns_init tap
+prefix=${FSA_NAME}_testd
 out=/dev/null
-step=setup
-
-cleanup() {
-	rc=$?
-	if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
-		kill -TERM "$pid" 2>/dev/null || true
-		wait "$pid" 2>/dev/null || true
-	fi
-	ip netns del "$ns" 2>/dev/null || true
-	rm -rf "/var/run/dpdk/$prefix"
-	if [ "$rc" -ne 0 ]; then
-		echo "net_tap.sh: FAILED at step '$step'" >&2
-		tail -n 60 "$out" >&2 2>/dev/null || true
-	fi
-	rm -rf "$dir"
-	exit "$rc"
-}
-trap cleanup EXIT INT TERM
-
-nsx() { ip netns exec "$ns" "$@"; }
+fsa_on_fail() { tail -n 60 "$out" 2>/dev/null || true; }
+nsx() { fsa_in "$@"; }
 stat_of() { awk -v k="$1" '$1 == k { print $2 }' "$out"; }
-
-ip netns add "$ns"
-nsx ip link set lo up
-# No IPv6 chatter (router/MLD solicitations) in the counters.
-nsx sysctl -qw net.ipv6.conf.all.disable_ipv6=1
-nsx sysctl -qw net.ipv6.conf.default.disable_ipv6=1
 
 # start_testd LABEL [net_testd options...]: net_testd on a fresh tap fsn0
 start_testd() {
 	local label=$1
 	shift
-	out="$dir/testd-$label.out"
+	out="$FSA_DIR/testd-$label.out"
 	# Not through nsx: a shell function in the background is a subshell,
 	# and $! must be timeout(1) itself so that TERM reaches net_testd.
-	ip netns exec "$ns" timeout 900 "$testd" --no-pci --no-huge -m 512 \
-		--file-prefix "$prefix" -l 0 --vdev=net_tap0,iface=fsn0 \
+	ip netns exec "$FSA_NS" timeout 900 "$testd" --no-pci --no-huge -m 512 \
+		--file-prefix "$prefix" -l 0 --vdev="net_tap0,iface=$FSA_IF" \
 		--log-level=pmd.net.tap:error \
-		-- --ip 198.18.1.2/24 --seconds 880 --idle-us 20 "$@" \
+		-- --ip "$FSA_IP/24" --seconds 880 --idle-us 20 "$@" \
 		>"$out" 2>&1 &
-	pid=$!
-	step="$label: tap device"
+	FSA_PID=$!
+	FSA_STEP="$label: tap device"
 	for _ in $(seq 100); do
-		nsx ip link show fsn0 >/dev/null 2>&1 && break
+		nsx ip link show "$FSA_IF" >/dev/null 2>&1 && break
 		sleep 0.1
 	done
-	nsx ip addr add 198.18.1.1/24 dev fsn0
-	nsx ip link set fsn0 up
+	nsx ip addr add "$FSA_PEER/24" dev "$FSA_IF"
+	nsx ip link set "$FSA_IF" up
 	for _ in $(seq 200); do
 		grep -q 'net_testd: up' "$out" && break
 		sleep 0.1
@@ -76,10 +54,10 @@ start_testd() {
 }
 
 stop_testd() {
-	step="stop"
-	kill -TERM "$pid"
-	wait "$pid" || true
-	pid=
+	FSA_STEP="stop"
+	kill -TERM "$FSA_PID"
+	wait "$FSA_PID" || true
+	FSA_PID=
 	for _ in $(seq 100); do
 		grep -q '^drop_no_mbuf ' "$out" && break
 		sleep 0.1
@@ -91,19 +69,19 @@ svc=()
 [ -n "$client" ] && svc=(--echo 7 --sink 9)
 start_testd clean "${svc[@]}"
 
-step="ping"
-nsx timeout 20 ping -q -c 5 -i 0.2 -W 2 198.18.1.2
-step="ping full MTU with pattern"
-nsx timeout 20 ping -q -c 3 -i 0.2 -W 2 -s 1472 -p a55a0ff0 -M do 198.18.1.2
-step="arping"
-nsx timeout 20 arping -q -c 3 -w 5 -I fsn0 198.18.1.2
-step="fragmented ping is dropped"
-if nsx timeout 10 ping -q -c 2 -i 0.2 -W 1 -s 2000 -M dont 198.18.1.2; then
+FSA_STEP="ping"
+nsx timeout 20 ping -q -c 5 -i 0.2 -W 2 "$FSA_IP"
+FSA_STEP="ping full MTU with pattern"
+nsx timeout 20 ping -q -c 3 -i 0.2 -W 2 -s 1472 -p a55a0ff0 -M do "$FSA_IP"
+FSA_STEP="arping"
+nsx timeout 20 arping -q -c 3 -w 5 -I "$FSA_IF" "$FSA_IP"
+FSA_STEP="fragmented ping is dropped"
+if nsx timeout 10 ping -q -c 2 -i 0.2 -W 1 -s 2000 -M dont "$FSA_IP"; then
 	echo "a fragmented echo request was answered" >&2
 	exit 1
 fi
 
-step="telemetry"
+FSA_STEP="telemetry"
 # /ffn/net/stats over DPDK's telemetry socket, as an operator would read it.
 python3 - "/var/run/dpdk/$prefix/dpdk_telemetry.v2" <<'PY'
 import json, socket, sys
@@ -117,12 +95,12 @@ print("telemetry /ffn/net/stats:", st["rx_pkts"], "rx,", st["tx_pkts"], "tx")
 PY
 
 if [ -n "$client" ]; then
-	step="tcp"
-	nsx timeout 700 taskset -c 1 python3 "$client" 198.18.1.2 7 9
+	FSA_STEP="tcp"
+	nsx timeout 700 taskset -c 1 python3 "$client" "$FSA_IP" 7 9
 fi
 
 stop_testd
-step="counters"
+FSA_STEP="counters"
 [ "$(stat_of icmp_echo_tx)" -ge 8 ]
 [ "$(stat_of arp_req_answered)" -ge 3 ]
 [ "$(stat_of drop_ip_frag)" -ge 2 ]
@@ -135,11 +113,11 @@ if [ -n "$client" ]; then
 	# runs at ~50 KB/s today, so 64 MiB would take most of an hour.
 	start_testd netem "${svc[@]}" \
 		--netem "delay_ms=50,loss=3,dup=2,corrupt=1,reorder=10"
-	step="netem: tcp"
-	nsx timeout 900 taskset -c 1 python3 "$client" 198.18.1.2 7 9 \
+	FSA_STEP="netem: tcp"
+	nsx timeout 900 taskset -c 1 python3 "$client" "$FSA_IP" 7 9 \
 		--label netem --timeout 120 --max-size "${NETEM_MAX:-1048576}"
 	stop_testd
-	step="netem: counters"
+	FSA_STEP="netem: counters"
 	[ "$(stat_of netem_up_lost)" -gt 0 ]
 	[ "$(stat_of netem_down_lost)" -gt 0 ]
 	[ "$(stat_of netem_up_corrupted)" -gt 0 ]

@@ -7,7 +7,9 @@ appliance, from the kernel side of its net_tap port, for a bounded time.
 
 Frames are built once with scapy (the same factory the pktgen pcap files
 come from), then sent round-robin through one AF_PACKET socket, paced to
---pps. Prints one JSON line: frames sent per kind, send errors, seconds.
+--pps, for --seconds or until SIGTERM. Prints one JSON line: frames sent
+per kind, send errors, seconds. --syn-share 0: malformed frames only;
+--kinds "": SYNs only.
 
 usage: stress_blast.py --iface fss0 --dst-mac MAC [--dst-ip 198.18.5.2]
            [--port 8080] [--src-net 198.18.5.0/24] [--seconds 15]
@@ -17,6 +19,7 @@ usage: stress_blast.py --iface fss0 --dst-mac MAC [--dst-ip 198.18.5.2]
 import argparse
 import json
 import os
+import signal
 import socket
 import sys
 import time
@@ -32,6 +35,10 @@ def build(a):
     bad = []
     for _ in range(a.rounds):
         bad += mkpcap.malformed(c, kinds)
+    if a.syn_share <= 0:
+        if not bad:
+            raise SystemExit("stress_blast.py: no SYNs and no kinds")
+        return bad
     # Enough SYNs that the sources and ISNs keep changing within the run.
     nsyn = max(1, int(len(bad) * a.syn_share / (1 - a.syn_share)))
     syn = mkpcap.synflood(c, max(nsyn, 2048))
@@ -77,6 +84,10 @@ def main():
     s.bind((a.iface, 0))
     s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4 << 20)
 
+    # SIGTERM ends the run early, with the report: the caller stops the
+    # blast when its measurement is over.
+    stop = []
+    signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
     sent, errs = {}, {}
     if a.ready:
         open(a.ready, "w").close()
@@ -87,7 +98,7 @@ def main():
     batch = 64
     while True:
         now = time.monotonic()
-        if now >= end:
+        if now >= end or stop:
             break
         # Pace: never ahead of pps * elapsed.
         ahead = total - (now - t0) * a.pps

@@ -40,6 +40,17 @@ struct lg_target {
 	struct lg_port *via;
 };
 
+/**
+ * An answer to a prepared request (--verify-body), given (--body-ref) or
+ * the first valid one: every answer's values must agree with its values
+ * (lg_frame_values_close).
+ */
+struct lg_ref {
+	bool set;
+	uint64_t len;		/**< == frame.body_len */
+	uint8_t *bytes;
+};
+
 /** A prepared request: the bytes to send and what the answer must be. */
 struct lg_req {
 	uint8_t *buf;		/**< HTTP head + body, DPDK memory */
@@ -48,6 +59,7 @@ struct lg_req {
 	bool binary;		/**< the answer is a §5.2 frame (frame) */
 	const char *ctype;	/**< the Content-Type the answer must carry */
 	struct lg_frame frame;
+	struct lg_ref *ref;	/**< NULL: values not checked */
 };
 
 enum lg_err {
@@ -61,6 +73,7 @@ enum lg_err {
 	LG_E_LENGTH,		/**< body length not what seq/hidden/layers say */
 	LG_E_FIELD,		/**< frame header field wrong (layer, seq_len,..) */
 	LG_E_SEND,		/**< could not queue the request */
+	LG_E_BODY,		/**< values differ from the reference answer */
 	LG_E_COUNT,
 };
 
@@ -68,6 +81,9 @@ struct lg_stats {
 	uint64_t requests;	/**< completed and valid */
 	uint64_t tokens;	/**< completed token walks (fan-out) */
 	uint64_t validated;	/**< binary frames checked and correct */
+	uint64_t bodies;	/**< answers whose values agree with the
+				 *   reference answer's */
+	double body_worst;	/**< their largest |diff| / row max */
 	uint64_t sent;
 	uint64_t bytes_in, bytes_out;
 	uint64_t err[LG_E_COUNT];
@@ -95,6 +111,7 @@ struct lg_conn {
 	uint64_t retry_ns;	/**< no reconnect before */
 	uint32_t chk_i;		/**< next body check */
 	int bad;		/**< enum lg_err of a frame error, or -1 */
+	uint8_t *cap;		/**< --verify-body: the answer body */
 	struct lg_resp resp;
 };
 
@@ -116,6 +133,7 @@ struct lg {
 	double rate;		/**< tokens/s; 0 = closed loop */
 	uint64_t warmup_ns, duration_ns, timeout_ns;
 	bool fanout;
+	bool verify;		/**< --verify-body: answers' values checked */
 	/* setup */
 	struct lg_port port[LG_MAX_PORTS];
 	unsigned int nports;

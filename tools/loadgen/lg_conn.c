@@ -24,6 +24,7 @@ static const char *const err_names[LG_E_COUNT] = {
 	[LG_E_LENGTH] = "bad_length",
 	[LG_E_FIELD] = "bad_field",
 	[LG_E_SEND] = "send",
+	[LG_E_BODY] = "bad_body",
 };
 
 const char *
@@ -120,6 +121,7 @@ conn_response(struct lg_conn *k)
 	const struct lg_req *q = k->req;
 	struct lg_resp *r = &k->resp;
 	uint64_t now = net_now_ns();
+	double worst = 0;
 	int e = k->bad;
 
 	lg.now = now;
@@ -133,6 +135,17 @@ conn_response(struct lg_conn *k)
 		e = LG_E_CTYPE;
 	if (e < 0 && q->binary && r->content_length != q->frame.body_len)
 		e = LG_E_LENGTH;
+	if (e < 0 && q->ref != NULL) {
+		/* The first valid answer becomes the reference (unless
+		 * given), the others are held to it. */
+		if (!q->ref->set) {
+			memcpy(q->ref->bytes, k->cap, q->ref->len);
+			q->ref->set = true;
+		} else if (lg_frame_values_close(&q->frame, q->ref->bytes,
+						 k->cap, &worst) != 1) {
+			e = LG_E_BODY;
+		}
+	}
 	if (e >= 0) {
 		/* The connection may be out of step: start afresh. */
 		conn_drop(k, e, true, 0);
@@ -144,6 +157,11 @@ conn_response(struct lg_conn *k)
 		lg.win.per_target[q->target]++;
 		if (q->binary)
 			lg.win.validated++;
+		if (q->ref != NULL) {
+			lg.win.bodies++;
+			if (worst > lg.win.body_worst)
+				lg.win.body_worst = worst;
+		}
 		lg_hist_record(&lg.win.req_lat, now - k->sched_ns);
 	}
 	/* The progress line covers the warm-up too. */
@@ -163,6 +181,18 @@ conn_response(struct lg_conn *k)
 	}
 	lg.all.tokens++;
 	client_idle(cl, now);
+}
+
+/* --verify-body: keep the answer body whole (conn_response judges its
+ * values against the reference); a copy, but only in this mode. */
+static void
+body_bytes(struct lg_conn *k, uint64_t off, const uint8_t *p, size_t n)
+{
+	uint64_t len = k->req->ref->len;
+
+	/* Longer than the frame: bad_length at the end; keep what fits. */
+	if (off < len)
+		memcpy(k->cap + off, p, RTE_MIN((uint64_t)n, len - off));
 }
 
 static void
@@ -204,6 +234,8 @@ on_data(void *arg, struct tcp_conn *c, struct rte_mbuf *m)
 			    lg_frame_check(&k->req->frame, &k->chk_i, boff,
 					   b, bl) < 0 && k->bad < 0)
 				k->bad = LG_E_FIELD;
+			if (bl > 0 && k->req->ref != NULL && k->bad < 0)
+				body_bytes(k, boff, b, bl);
 			p += rc;
 			n -= (size_t)rc;
 			if (k->resp.state == LG_RESP_DONE)

@@ -5,6 +5,7 @@
 /* The expected answer frame (lg_frame.h), spec/wire.md §5.2. */
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -99,4 +100,57 @@ lg_frame_check(const struct lg_frame *f, uint32_t *cursor, uint64_t off,
 		(*cursor)++;
 	}
 	return bad;
+}
+
+int
+lg_frame_values_close(const struct lg_frame *f, const uint8_t *ref,
+		      const uint8_t *body, double *worst)
+{
+	struct lc_response a, b;
+	char err[128];
+	double tol, w = 0;
+	int rc;
+
+	tol = f->fmt == LC_F32 ? 1e-5 : f->fmt == LC_F16 ?
+	      1.0 / 1024 + 1e-5 : 2.0 / 127;
+	rc = lc_decode_response(&a, ref, f->body_len, (enum lc_fmt)f->fmt, 0,
+				err, sizeof(err));
+	if (rc < 0)
+		return rc;
+	rc = lc_decode_response(&b, body, f->body_len, (enum lc_fmt)f->fmt, 0,
+				err, sizeof(err));
+	if (rc < 0) {
+		lc_response_free(&a);
+		return rc;
+	}
+	rc = a.n == b.n;
+	for (uint32_t i = 0; rc && i < a.n; i++) {
+		const struct lc_result *x = &a.r[i], *y = &b.r[i];
+		uint32_t h = x->seq_len ? x->num_values / x->seq_len : 0;
+
+		if (x->num_values != y->num_values || h == 0) {
+			rc = 0;
+			break;
+		}
+		for (uint32_t r0 = 0; r0 < x->num_values; r0 += h) {
+			double m = 0;
+
+			for (uint32_t j = r0; j < r0 + h; j++)
+				m = fmax(m, fabs(x->values[j]));
+			for (uint32_t j = r0; j < r0 + h; j++) {
+				double d = fabs((double)y->values[j] -
+						x->values[j]);
+
+				if (!(d <= tol * m + 1e-6))
+					rc = 0;	/* NaN too */
+				if (m > 0 && d / m > w)
+					w = d / m;
+			}
+		}
+	}
+	lc_response_free(&a);
+	lc_response_free(&b);
+	if (worst != NULL)
+		*worst = w;
+	return rc;
 }

@@ -10,7 +10,9 @@
  * body streams in: its exact length, and every header field whose value
  * is known in advance (single: layer, seq_len; batch: marker, count, and
  * each result's layer, seq_len, num_values).  latency_ms and the values
- * themselves are not predictable and are not checked.  Plain C.
+ * themselves are not predictable and are not checked here; the values can
+ * be held to a reference answer to the same request (lg_frame_values_close).
+ * Plain C.
  */
 
 #include <stddef.h>
@@ -46,5 +48,23 @@ void lg_frame_free(struct lg_frame *f);
  */
 int lg_frame_check(const struct lg_frame *f, uint32_t *cursor, uint64_t off,
 		   const uint8_t *p, size_t n);
+
+/**
+ * Do the values of answer body (f->body_len bytes, fields already checked
+ * by lg_frame_check) agree with those of the reference answer ref, an
+ * answer to the same request?  The appliance may sum in another order from
+ * one answer to the next (it batches concurrent requests' rows into one
+ * matrix product), so f32 values may differ in their last bits, and a
+ * narrowed value may round to the neighbouring f16 or i8 step: per row,
+ * |v - ref| <= tol * max|ref row| + 1e-6 with tol 1e-5 for f32 (10x the
+ * worst spread measured, tests/e2e/appliance/fsa.py), 2^-10 + 1e-5 for f16
+ * (one f16 step of the row's largest value), 2/127 for i8 (the row scale
+ * max/127 may move too).  A wrong row, layer or weight is O(1) off.
+ * *worst (may be NULL) receives the largest |v - ref| / max|ref row|.
+ * Returns 1 when they agree, 0 when not, -EBADMSG / -ENOMEM when a body
+ * does not decode.
+ */
+int lg_frame_values_close(const struct lg_frame *f, const uint8_t *ref,
+			  const uint8_t *body, double *worst);
 
 #endif /* LG_FRAME_H */

@@ -61,6 +61,11 @@ usage(void)
 "  --warmup S         seconds not measured [1]\n"
 "  --duration S       measured seconds [5]\n"
 "  --timeout MS       per request and connect [5000]\n"
+"  --verify-body      every answer's values agree with the first valid\n"
+"                     answer's (within the narrowing's rounding)\n"
+"  --body-ref FILE    ... with this answer body's instead (implies\n"
+"                     --verify-body; not with --layout)\n"
+"  --save-body FILE   write the reference answer body there at the end\n"
 "Exit: 0 no errors, 3 errors seen, 1 setup failure.\n");
 }
 
@@ -71,6 +76,7 @@ struct opts {
 	uint32_t seq_len, hidden, seed;
 	uint32_t layers[LG_MAX_STEPS];
 	uint32_t nlayers;
+	const char *body_ref, *save_body;
 };
 
 static int
@@ -168,6 +174,9 @@ parse_args(int argc, char **argv, struct opts *o)
 		{ "warmup", required_argument, NULL, 'u' },
 		{ "duration", required_argument, NULL, 'd' },
 		{ "timeout", required_argument, NULL, 'T' },
+		{ "verify-body", no_argument, NULL, 'V' },
+		{ "body-ref", required_argument, NULL, 'R' },
+		{ "save-body", required_argument, NULL, 'B' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -268,6 +277,9 @@ parse_args(int argc, char **argv, struct opts *o)
 				lg.timeout_ns = (uint64_t)(v * 1e6);
 			break;
 		}
+		case 'V': lg.verify = true; break;
+		case 'R': o->body_ref = arg; lg.verify = true; break;
+		case 'B': o->save_body = arg; break;
 		case 'h': usage(); exit(0);
 		default: usage(); return -EINVAL;
 		}
@@ -301,6 +313,11 @@ bad:
 			return rc;
 		}
 		lg.fanout = true;
+		if (o->body_ref != NULL) {
+			fprintf(stderr, "ffn-loadgen: --body-ref is one answer"
+				", a --layout walk gets one per layer\n");
+			return -EINVAL;
+		}
 	} else if (lg.ntargets == 0) {
 		fprintf(stderr, "ffn-loadgen: give --target or --layout\n");
 		return -EINVAL;
@@ -362,6 +379,85 @@ build_requests(struct opts *o)
 	return rc;
 }
 
+/* --verify-body: a reference per binary request; --body-ref fills them
+ * all (every target serves the same model: same input, same answer). */
+static int
+attach_refs(const struct opts *o)
+{
+	struct lg_req *reqs = lg.fanout ? lg.sreq : lg.treq;
+	unsigned int n = lg.fanout ? lg.nsteps : lg.ntargets;
+	uint8_t *file = NULL;
+	long flen = 0;
+
+	if (!lg.verify && o->save_body == NULL)
+		return 0;
+	if (!reqs[0].binary) {
+		fprintf(stderr, "ffn-loadgen: --verify-body, --body-ref and "
+			"--save-body need POST /v1/walk-ffn\n");
+		return -EINVAL;
+	}
+	if (o->body_ref != NULL) {
+		FILE *fp = fopen(o->body_ref, "rb");
+
+		if (fp == NULL || fseek(fp, 0, SEEK_END) < 0 ||
+		    (flen = ftell(fp)) < 0 ||
+		    (uint64_t)flen != reqs[0].frame.body_len ||
+		    fseek(fp, 0, SEEK_SET) < 0 ||
+		    (file = malloc((size_t)flen)) == NULL ||
+		    fread(file, 1, (size_t)flen, fp) != (size_t)flen) {
+			fprintf(stderr, "ffn-loadgen: --body-ref %s: %s "
+				"(%ld bytes; the answer is %" PRIu64 ")\n",
+				o->body_ref, fp == NULL ? strerror(errno) :
+				"not a whole answer", flen,
+				reqs[0].frame.body_len);
+			if (fp != NULL)
+				fclose(fp);
+			free(file);
+			return -EINVAL;
+		}
+		fclose(fp);
+	}
+	for (unsigned int i = 0; i < n; i++) {
+		struct lg_ref *r = calloc(1, sizeof(*r));
+
+		if (r == NULL || (r->bytes = malloc(reqs[i].frame.body_len))
+				 == NULL) {
+			free(r);
+			free(file);
+			return -ENOMEM;
+		}
+		r->len = reqs[i].frame.body_len;
+		if (file != NULL) {
+			memcpy(r->bytes, file, r->len);
+			r->set = true;
+		}
+		reqs[i].ref = r;
+	}
+	free(file);
+	return 0;
+}
+
+static int
+save_body(const char *path)
+{
+	const struct lg_ref *r = (lg.fanout ? lg.sreq : lg.treq)[0].ref;
+	FILE *fp;
+
+	if (r == NULL || !r->set) {
+		fprintf(stderr, "ffn-loadgen: --save-body %s: no valid answer"
+			" was received\n", path);
+		return -ENOENT;
+	}
+	fp = fopen(path, "wb");
+	if (fp == NULL || fwrite(r->bytes, 1, r->len, fp) != r->len ||
+	    fclose(fp) != 0) {
+		fprintf(stderr, "ffn-loadgen: --save-body %s: %s\n", path,
+			strerror(errno));
+		return -EIO;
+	}
+	return 0;
+}
+
 static int
 make_clients(void)
 {
@@ -381,6 +477,13 @@ make_clients(void)
 		if (cl->conn == NULL)
 			return -ENOMEM;
 		for (unsigned int j = 0; j < per; j++) {
+			const struct lg_req *q = lg.fanout ? &lg.sreq[0] :
+						 &lg.treq[0];
+
+			/* Every request of a run has the same body length. */
+			if (q->ref != NULL &&
+			    (cl->conn[j].cap = malloc(q->ref->len)) == NULL)
+				return -ENOMEM;
 			cl->conn[j].cl = cl;
 			cl->conn[j].target = lg.fanout ? j : i % lg.ntargets;
 			cl->conn[j].bad = -1;
@@ -458,6 +561,10 @@ report(double secs)
 	printf("validated  %" PRIu64 " frames; connects %" PRIu64
 	       ", idle closes by server %" PRIu64 "\n", w->validated,
 	       lg.all.connects, lg.all.idle_closes);
+	if (lg.verify)
+		printf("bodies     %" PRIu64 " agree with the reference "
+		       "answer; largest |diff| / row max %.3g\n", w->bodies,
+		       w->body_worst);
 	/* The stack's view: a latency outlier with retransmits or RTOs here
 	 * is loss, without them it is the hosts. */
 	for (unsigned int i = 0; i < lg.nports; i++) {
@@ -475,13 +582,20 @@ report(double secs)
 		       "\n", lg.port[i].port_id, ts.retransmits,
 		       ts.rto_expired, ts.fast_retransmits, ts.resets_in,
 		       drops, ns.drop_tx_full, ns.drop_no_mbuf);
+		/* Which: duplicates after a spurious RTO are out_of_window,
+		 * damaged frames checksum. */
+		for (int d = 0; d < TCP_DROP_MAX; d++)
+			if (ts.drops[d])
+				printf("           drop %s %" PRIu64 "\n",
+				       tcp_drop_reason_name(d), ts.drops[d]);
 	}
 	/* One line for scripts. */
 	printf("RESULT requests=%" PRIu64 " tokens=%" PRIu64 " validated=%"
 	       PRIu64 " errors=%" PRIu64 " rps=%.1f p50_us=%.1f p99_us=%.1f"
-	       "\n", w->requests, w->tokens, w->validated, errors(&lg.all),
-	       (double)w->requests / secs, lg_hist_pct(h, 50) / 1e3,
-	       lg_hist_pct(h, 99) / 1e3);
+	       " bodies=%" PRIu64 " max_us=%.1f\n", w->requests, w->tokens,
+	       w->validated, errors(&lg.all), (double)w->requests / secs,
+	       lg_hist_pct(h, 50) / 1e3, lg_hist_pct(h, 99) / 1e3,
+	       w->bodies, (double)h->max / 1e3);
 	fflush(stdout);
 }
 
@@ -615,6 +729,8 @@ main(int argc, char **argv)
 			strerror(-rc));
 		return 1;
 	}
+	if (attach_refs(&o) < 0)
+		return 1;
 	if (make_clients() < 0) {
 		fprintf(stderr, "ffn-loadgen: out of memory for clients\n");
 		return 1;
@@ -627,5 +743,7 @@ main(int argc, char **argv)
 	       lg.fanout ? lg.sreq[0].len : lg.treq[0].len, lg.ntargets);
 	fflush(stdout);
 	run();
+	if (o.save_body != NULL && save_body(o.save_body) < 0)
+		return 1;
 	return got_signal ? 130 : errors(&lg.all) ? 3 : 0;
 }

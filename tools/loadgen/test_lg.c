@@ -297,6 +297,57 @@ test_frames_of_spec(void **state)
 	lg_frame_free(&f);
 }
 
+/* Values against a reference answer: another latency_ms and differences
+ * within the format's rounding agree; a value off by more does not. */
+static int
+close_after(int fmt, const char *hex, size_t at, uint8_t val, double *worst)
+{
+	uint32_t five = 5;
+	uint8_t ref[64], b[64];
+	struct lg_frame f;
+	int rc;
+
+	assert_int_equal(lg_frame_expect(&f, fmt, &five, 1, 1, 4), 0);
+	assert_int_equal(unhex(hex, ref), f.body_len);
+	memcpy(b, ref, f.body_len);
+	b[at] = val;
+	rc = lg_frame_values_close(&f, ref, b, worst);
+	lg_frame_free(&f);
+	return rc;
+}
+
+static void
+test_reference_answer(void **state)
+{
+	/* §8: 0.25, -1.5, 100, -0.001; latency_ms 7.3 at bytes 8..11. */
+	static const char f32[] = "05000000 01000000 9a99e940 0000803e "
+		"0000c0bf 0000c842 6f1283ba";
+	static const char f16[] = "05000000 01000000 9a99e940 0034 00be 4056 "
+		"1994";
+	static const char i8[] = "05000000 01000000 9a99e940 2693493f 00000000 "
+		"00 fe 7f 00";
+	double w;
+
+	(void)state;
+	/* Another latency_ms: the same answer, deviation 0. */
+	assert_int_equal(close_after(LC_F32, f32, 8, 0x00, &w), 1);
+	assert_true(w == 0);
+	/* 0.25 -> 0.25 + 2^-10 (0x3e808000): within 1e-5 * 100. */
+	assert_int_equal(close_after(LC_F32, f32, 13, 0x80, &w), 1);
+	assert_true(w > 9.7e-6 && w < 9.8e-6);
+	/* 0.25 -> 0.375 (0x3ec00000): a different value. */
+	assert_int_equal(close_after(LC_F32, f32, 14, 0xc0, &w), 0);
+	/* -1.5 -> +1.5: the sign. */
+	assert_int_equal(close_after(LC_F32, f32, 19, 0x3f, &w), 0);
+	/* f16 100 (0x5640) -> one step up (0x5641) agrees; two do not. */
+	assert_int_equal(close_after(LC_F16, f16, 16, 0x41, &w), 1);
+	assert_int_equal(close_after(LC_F16, f16, 16, 0x42, &w), 0);
+	/* i8: 127 -> 126 (one step of the row's scale) agrees; -2 -> 1
+	 * (three steps) does not. */
+	assert_int_equal(close_after(LC_I8, i8, 22, 0x7e, &w), 1);
+	assert_int_equal(close_after(LC_I8, i8, 21, 0x01, &w), 0);
+}
+
 static void
 test_hist_buckets(void **state)
 {
@@ -359,6 +410,7 @@ main(void)
 		cmocka_unit_test(test_framing_cases),
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_frames_of_spec),
+		cmocka_unit_test(test_reference_answer),
 		cmocka_unit_test(test_hist_buckets),
 		cmocka_unit_test(test_hist_percentiles),
 	};

@@ -12,13 +12,31 @@
 #   fsa_in CMD...                                run CMD in the namespace
 #   fsa_client CMD...                            same, bounded, on core 1
 #   fsa_stop                                     SIGTERM, wait
+#
+# Other suites with a test network of their own (the stress suites: fss,
+# 198.18.5.0/24; lib/net's net_tap.sh: fsn, 198.18.1.0/24) set, before
+# sourcing this file, FSA_PFX (names of the namespace, the DPDK file
+# prefixes, the interfaces) and FSA_NET (the /24's first three octets).
+# For them also:
+#   fsa_ns_init NAME                  namespace and cleanup, no appliance
+#   fsa_bridge                        a second L2 port next to the tap
+#   fsa_loadgen SECONDS OUT ARGS...   ffn-loadgen through that port
+#   fsa_result KEY OUT                a value of ffn-loadgen's RESULT line
+# and a function fsa_on_fail, when the script defines one, runs on failure.
+# FSA_NICE (e.g. -5), when set, is the niceness fsa_start and fsa_loadgen
+# run their DPDK processes with: on a machine shared with builds, a stress
+# test measures the appliance, not the scheduler's choice among builds.
 
 FSA_PY=${PYTHON:-/usr/bin/python3}
 FSA_HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 FSA_PYREF=$FSA_HERE/../pyref
-FSA_IP=198.18.3.2
-FSA_PEER=198.18.3.1
+FSA_PFX=${FSA_PFX:-fsa}
+FSA_NET=${FSA_NET:-198.18.3}
+FSA_IP=$FSA_NET.2
+FSA_PEER=$FSA_NET.1
+FSA_IF=${FSA_PFX}0
 FSA_PID=
+FSA_BG_PIDS=
 FSA_STEP=setup
 FSA_RUN=0
 
@@ -31,6 +49,9 @@ fsa_cleanup() {
 	rm -rf /var/run/dpdk/"$FSA_NAME"_* 2>/dev/null || true
 	if [ "$rc" -ne 0 ]; then
 		echo "$FSA_NAME: FAILED at step '$FSA_STEP' (exit $rc)" >&2
+		if declare -F fsa_on_fail >/dev/null; then
+			fsa_on_fail >&2 || true
+		fi
 		if [ -f "$FSA_DIR/shard.out" ]; then
 			echo "--- appliance output (last 40 lines):" >&2
 			tail -n 40 "$FSA_DIR/shard.out" >&2
@@ -42,16 +63,23 @@ fsa_cleanup() {
 
 # fsa_init NAME BUILD_DIR
 fsa_init() {
-	FSA_NAME=fsa_$1_$$
-	FSA_NS=fsa-$1-$$
 	FSA_BUILD=$(cd "$2" && pwd)
 	FSA_BIN=$FSA_BUILD/app/ffn-shard/ffn-shard
-	FSA_DIR=$(mktemp -d "/tmp/fsa-$1.XXXXXX")
+	[ -x "$FSA_BIN" ] || { echo "no $FSA_BIN" >&2; exit 1; }
+	fsa_ns_init "$1"
+}
+
+# fsa_ns_init NAME: the namespace $FSA_PFX-NAME-PID, a scratch directory
+# FSA_DIR, DPDK file prefixes ${FSA_NAME}_*, all removed on exit.
+fsa_ns_init() {
+	FSA_NAME=${FSA_PFX}_$1_$$
+	FSA_NS=$FSA_PFX-$1-$$
+	FSA_DIR=$(mktemp -d "/tmp/$FSA_PFX-$1.XXXXXX")
 	trap fsa_cleanup EXIT
 	trap 'exit 130' INT TERM
-	[ -x "$FSA_BIN" ] || { echo "no $FSA_BIN" >&2; exit 1; }
 	ip netns add "$FSA_NS"
 	fsa_in ip link set lo up
+	# No IPv6 chatter (router/MLD solicitations) on the test links.
 	fsa_in sysctl -qw net.ipv6.conf.all.disable_ipv6=1
 	fsa_in sysctl -qw net.ipv6.conf.default.disable_ipv6=1
 }
@@ -81,19 +109,23 @@ fsa_impair() {
 	ip netns exec "$FSA_CNS" ip link set lo up
 	ip netns exec "$FSA_CNS" sysctl -qw net.ipv6.conf.all.disable_ipv6=1
 	ip netns exec "$FSA_CNS" sysctl -qw net.ipv6.conf.default.disable_ipv6=1
-	fsa_in ip link add fsa1 type veth peer name fsa2 netns "$FSA_CNS"
-	mac=$(fsa_in cat /sys/class/net/fsa0/address)
-	fsa_in ip addr flush dev fsa0
-	ip netns exec "$FSA_CNS" ip link set fsa2 address "$mac"
-	fsa_in ethtool -K fsa1 tx off tso off gso off gro off >/dev/null 2>&1 || true
-	ip netns exec "$FSA_CNS" ethtool -K fsa2 tx off tso off gso off gro off \
+	fsa_in ip link add "${FSA_PFX}1" type veth peer name "${FSA_PFX}2" \
+		netns "$FSA_CNS"
+	mac=$(fsa_in cat "/sys/class/net/$FSA_IF/address")
+	fsa_in ip addr flush dev "$FSA_IF"
+	ip netns exec "$FSA_CNS" ip link set "${FSA_PFX}2" address "$mac"
+	fsa_in ethtool -K "${FSA_PFX}1" tx off tso off gso off gro off \
 		>/dev/null 2>&1 || true
-	fsa_in ethtool -K fsa0 tx off tso off gso off gro off >/dev/null 2>&1 || true
-	fsa_in ip link set fsa1 up
-	ip netns exec "$FSA_CNS" ip addr add "$FSA_PEER/24" dev fsa2
-	ip netns exec "$FSA_CNS" ip link set fsa2 up
+	ip netns exec "$FSA_CNS" ethtool -K "${FSA_PFX}2" tx off tso off gso off \
+		gro off >/dev/null 2>&1 || true
+	fsa_in ethtool -K "$FSA_IF" tx off tso off gso off gro off \
+		>/dev/null 2>&1 || true
+	fsa_in ip link set "${FSA_PFX}1" up
+	ip netns exec "$FSA_CNS" ip addr add "$FSA_PEER/24" dev "${FSA_PFX}2"
+	ip netns exec "$FSA_CNS" ip link set "${FSA_PFX}2" up
 	ip netns exec "$FSA_NS" timeout "$((secs + 30))" taskset -c 1 \
-		"$FSA_PY" "$FSA_HERE/impair.py" fsa0 fsa1 --seconds "$secs" "$@" \
+		"$FSA_PY" "$FSA_HERE/impair.py" "$FSA_IF" "${FSA_PFX}1" \
+		--seconds "$secs" "$@" \
 		>"$FSA_DIR/impair.out" 2>&1 &
 	FSA_IMPAIR_PID=$!
 	sleep 1
@@ -124,7 +156,7 @@ fsa_conf() {
 		echo "[eal]"
 		echo "args = $lopt $lcores --no-pci --no-huge -m 512" \
 			"--file-prefix ${FSA_NAME}_$FSA_RUN" \
-			"--vdev net_tap0,iface=fsa0 --log-level=pmd.net.tap:error"
+			"--vdev net_tap0,iface=$FSA_IF --log-level=pmd.net.tap:error"
 		echo "[log]"
 		echo "level = notice"
 		echo "[port 0]"
@@ -154,16 +186,16 @@ fsa_start() {
 	: >"$FSA_DIR/shard.out"
 	# Not through a function: $! must be timeout(1), so TERM reaches
 	# the appliance.
-	ip netns exec "$FSA_NS" env "$@" timeout 900 "$FSA_BIN" -c "$conf" \
-		>"$FSA_DIR/shard.out" 2>&1 &
+	ip netns exec "$FSA_NS" env "$@" ${FSA_NICE:+nice -n "$FSA_NICE"} \
+		timeout 900 "$FSA_BIN" -c "$conf" >"$FSA_DIR/shard.out" 2>&1 &
 	FSA_PID=$!
 	for i in $(seq 150); do
-		fsa_in ip link show fsa0 >/dev/null 2>&1 && break
+		fsa_in ip link show "$FSA_IF" >/dev/null 2>&1 && break
 		kill -0 "$FSA_PID" 2>/dev/null || break
 		sleep 0.1
 	done
-	fsa_in ip addr add "$FSA_PEER/24" dev fsa0
-	fsa_in ip link set fsa0 up
+	fsa_in ip addr add "$FSA_PEER/24" dev "$FSA_IF"
+	fsa_in ip link set "$FSA_IF" up
 	for i in $(seq 300); do
 		grep -q '^ffn-shard: \[shard .*\] serving' "$FSA_DIR/shard.out" &&
 			break
@@ -181,11 +213,13 @@ fsa_start() {
 	# started (the tap PMD may reset the interface while configuring
 	# it) and the appliance must answer ARP/ICMP before clients go.
 	for i in $(seq 50); do
-		if ! fsa_in ip -4 addr show dev fsa0 | grep -q "$FSA_PEER/"; then
-			echo "(the kernel side of fsa0 lost $FSA_PEER after start: re-added)"
-			fsa_in ip addr add "$FSA_PEER/24" dev fsa0 || true
+		if ! fsa_in ip -4 addr show dev "$FSA_IF" |
+		     grep -q "$FSA_PEER/"; then
+			echo "(the kernel side of $FSA_IF lost $FSA_PEER after" \
+				"start: re-added)"
+			fsa_in ip addr add "$FSA_PEER/24" dev "$FSA_IF" || true
 		fi
-		fsa_in ip link set fsa0 up
+		fsa_in ip link set "$FSA_IF" up
 		fsa_in ping -q -c 1 -W 1 "$FSA_IP" >/dev/null 2>&1 && break
 		sleep 0.1
 	done
@@ -197,6 +231,13 @@ fsa_start() {
 }
 
 fsa_stop_quiet() {
+	local p
+	# Background helpers a script registered (blasters, relays).
+	for p in ${FSA_BG_PIDS:-}; do
+		kill -TERM "$p" 2>/dev/null || true
+		wait "$p" 2>/dev/null || true
+	done
+	FSA_BG_PIDS=
 	if [ -n "${FSA_IMPAIR_PID:-}" ]; then
 		kill -TERM "$FSA_IMPAIR_PID" 2>/dev/null || true
 		wait "$FSA_IMPAIR_PID" 2>/dev/null || true
@@ -226,4 +267,66 @@ fsa_stop() {
 # fsa_model DIR KIND ARGS...: a synthetic model written by pyref's mkmodel.
 fsa_model() {
 	"$FSA_PY" "$FSA_PYREF/mkmodel.py" random "$@" >/dev/null
+}
+
+# fsa_bridge: a second L2 port beside the appliance's tap, for a DPDK
+# client of its own (ffn-loadgen on net_af_packet, FSA_LG_IF): a bridge
+# ${FSA_PFX}br joins the tap's kernel side and a veth whose other end is
+# FSA_LG_IF (${FSA_PFX}l0). The kernel side FSA_PEER moves onto the bridge.
+# The tap PMD gives the kernel side of the tap the DPDK port's own MAC: as
+# a bridge port that MAC would be the bridge's (frames to the appliance
+# delivered locally), so the tap's kernel side and the bridge get MACs of
+# their own (locally administered, from FSA_NET), and the bridge's first
+# ARP request updates the appliance's entry for FSA_PEER (RFC 826). Raw
+# frames sent on the tap itself (AF_PACKET) still go to the appliance only.
+# Offloads off on the veth: af_packet hands frames over as they are, so
+# they must be whole (checksums done, no GSO/GRO super-frames).
+fsa_bridge() {
+	local br=${FSA_PFX}br d i o
+	FSA_STEP="bridge"
+	FSA_LG_IF=${FSA_PFX}l0
+	o=$(printf '%02x:%02x:%02x' ${FSA_NET//./ })
+	fsa_in ip link set "$FSA_IF" address "02:01:$o:01"
+	fsa_in ip link add "$br" type bridge forward_delay 0
+	fsa_in ip link set "$br" address "02:00:$o:01"
+	fsa_in ip link add "$FSA_LG_IF" type veth peer name "${FSA_PFX}l1"
+	for d in "$FSA_LG_IF" "${FSA_PFX}l1"; do
+		fsa_in ethtool -K "$d" tx off tso off gso off gro off \
+			>/dev/null 2>&1 || true
+	done
+	fsa_in ip addr flush dev "$FSA_IF"
+	fsa_in ip link set "$FSA_IF" master "$br"
+	fsa_in ip link set "${FSA_PFX}l1" master "$br"
+	fsa_in ip addr add "$FSA_PEER/24" dev "$br"
+	fsa_in ip link set "${FSA_PFX}l1" up
+	fsa_in ip link set "$FSA_LG_IF" up
+	fsa_in ip link set "$br" up
+	for i in $(seq 50); do
+		fsa_in ping -q -c 1 -W 1 "$FSA_IP" >/dev/null 2>&1 && return 0
+		sleep 0.1
+	done
+	echo "the appliance does not answer ping through $br" >&2
+	return 1
+}
+
+# fsa_loadgen SECONDS OUT ARGS...: ffn-loadgen on FSA_LG_IF (fsa_bridge)
+# as $FSA_NET.3, on core 1, against the appliance, bounded; its output
+# goes to OUT; returns its exit status (0: no error at all).
+fsa_loadgen() {
+	local t=$1 out=$2 rc=0
+	shift 2
+	FSA_LG_RUN=$((${FSA_LG_RUN:-0} + 1))
+	ip netns exec "$FSA_NS" ${FSA_NICE:+nice -n "$FSA_NICE"} \
+		timeout "$t" taskset -c 1 \
+		"$FSA_BUILD/tools/loadgen/ffn-loadgen" -l 1 --no-pci --no-huge \
+		-m 512 --file-prefix "${FSA_NAME}_lg$FSA_LG_RUN" \
+		--vdev "net_af_packet0,iface=$FSA_LG_IF" \
+		-- --ip "$FSA_NET.3/24" --target "$FSA_IP:8080" "$@" \
+		>"$out" 2>&1 || rc=$?
+	return "$rc"
+}
+
+# fsa_result KEY OUT: KEY's value on ffn-loadgen's RESULT line in OUT.
+fsa_result() {
+	sed -n "s/^RESULT.* $1=\([0-9.]*\).*/\1/p" "$2"
 }
