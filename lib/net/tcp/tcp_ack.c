@@ -86,16 +86,28 @@ tcp_rexmit_first(struct tcp_conn *c)
 	if (n >= 0 && (uint32_t)n < len)
 		len = n, fl &= ~TCP_F_FIN;
 	c->stack->stats.retransmits++;
+	c->undo_retrans++;
 	c->flags &= ~TF_RTT_TIMING;
 	c->high_rxt = c->snd_una + len + (fl & TCP_F_FIN ? 1 : 0);
 }
 
-static void
+/* Highest sequence the peer SACKed, or snd_una. */
+static uint32_t
+tcp_fack(const struct tcp_conn *c)
+{
+	return c->nr_sacked ? c->sacked[c->nr_sacked - 1].end : c->snd_una;
+}
+
+void
 tcp_enter_recovery(struct tcp_conn *c)
 {
 	c->stack->stats.fast_retransmits++;
 	tcp_cc_congestion(c);
+	/* how far past the hole the peer had received: the reordering
+	 * this episode must tolerate if it proves spurious */
+	c->undo_dist = (tcp_fack(c) - c->snd_una) / c->mss;
 	c->recover = c->snd_max;
+	c->rec_start = c->snd_una;
 	c->flags |= TF_RECOVERY;
 	tcp_rexmit_first(c);
 	if (c->flags & TF_SACK)
@@ -104,13 +116,71 @@ tcp_enter_recovery(struct tcp_conn *c)
 		c->cwnd = c->ssthresh + 3u * c->mss;	/* RFC 6582 §3.2 */
 }
 
+/* The last reduction was spurious: take it back, leave recovery, and
+ * wait for more SACKed data before calling a hole lost next time
+ * (DupThresh raised past the reordering that fooled it, as Linux's
+ * tp->reordering; RFC 4653 argues the same). */
+static void
+tcp_spurious(struct tcp_conn *c)
+{
+	c->stack->stats.undos++;
+	tcp_cc_undo(c);
+	c->reord = RTE_MIN(RTE_MAX((uint32_t)c->reord, c->undo_dist + 1u),
+			   (uint32_t)TCP_REORD_MAX);
+	if (c->reo_mult < 4)
+		c->reo_mult++;
+	if (c->flags & TF_RECOVERY) {
+		c->flags &= ~(TF_RECOVERY | TF_RTO_LOSS);
+		c->dupacks = 0;
+		c->recover = c->snd_una - 1;	/* a new episode may start */
+	}
+}
+
+/* RFC 2883 §4: the first SACK block reports a duplicate when it lies
+ * below the cumulative ACK or inside the second block. A duplicate of
+ * data retransmitted since the reduction shows that retransmission was
+ * not needed. */
+static void
+tcp_dsack_in(struct tcp_conn *c, const struct tcp_seg *g)
+{
+	const struct tcp_sack_block *b = g->o.sack;
+
+	if (g->o.nr_sack == 0 || !(c->flags & TF_UNDO))
+		return;
+	if (!(SEQ_LEQ(b[0].end, g->ack) ||
+	      (g->o.nr_sack > 1 && SEQ_GEQ(b[0].start, b[1].start) &&
+	       SEQ_LEQ(b[0].end, b[1].end))))
+		return;
+	if (SEQ_LT(b[0].start, c->undo_marker) || c->undo_retrans == 0)
+		return;
+	if (--c->undo_retrans == 0)
+		tcp_spurious(c);
+}
+
+/* RFC 3522 (Eifel detection) with timestamps: the ACK covering the
+ * first retransmitted segment echoes the TSval of the copy that filled
+ * the hole. Older than the retransmission: the original arrived, the
+ * reduction (fast retransmit or timeout, RFC 4015) was spurious. */
+static void
+tcp_eifel(struct tcp_conn *c, const struct tcp_seg *g)
+{
+	if (!(c->flags & TF_UNDO) || !(c->flags & TF_TS) || !g->o.has_ts ||
+	    g->o.tsecr == 0 || c->undo_retrans == 0 ||
+	    !SEQ_GT(g->ack, c->undo_marker))
+		return;
+	if ((int32_t)(g->o.tsecr - c->undo_tsval) < 0)
+		tcp_spurious(c);
+	else
+		c->flags &= ~TF_UNDO;	/* the retransmission was needed */
+}
+
 /* ACK processing for synchronized states. Returns -1 to drop. */
 int
 tcp_ack(struct tcp_conn *c, struct tcp_seg *g)
 {
 	struct tcp_stack *s = c->stack;
 	uint32_t ack = g->ack, wnd = g->win << c->snd_wscale;
-	uint32_t acked, data_acked = 0;
+	uint32_t acked, data_acked = 0, una0 = c->snd_una;
 	bool dup = false;
 	unsigned int i;
 
@@ -121,13 +191,16 @@ tcp_ack(struct tcp_conn *c, struct tcp_seg *g)
 		tcp_challenge_ack(c);
 		return -1;
 	}
-	if (c->flags & TF_SACK)
+	if (c->flags & TF_SACK) {
+		tcp_dsack_in(c, g);
 		for (i = 0; i < g->o.nr_sack; i++)
 			tcp_sacked_add(c, g->o.sack[i].start,
 				       g->o.sack[i].end);
+	}
 
 	if (SEQ_GT(ack, c->snd_una)) {
 		acked = ack - c->snd_una;
+		tcp_eifel(c, g);
 		if (SEQ_GT(ack, c->sq_seq) && SEQ_GT(c->snd_end, c->sq_seq))
 			data_acked = SEQ_MIN(ack, c->snd_end) - c->sq_seq;
 		tcp_sq_drop_acked(c, data_acked);
@@ -154,7 +227,15 @@ tcp_ack(struct tcp_conn *c, struct tcp_seg *g)
 		if (SEQ_LT(c->snd_nxt, ack))
 			c->snd_nxt = ack;
 		tcp_sacked_prune(c);
-		if (c->flags & TF_RECOVERY) {
+		if (c->flags & TF_RTO_LOSS) {
+			/* After a timeout: slow start while the holes the
+			 * scoreboard shows are repaired (RFC 6675 §5.1). */
+			tcp_cc_ack(c, acked);
+			if (SEQ_GEQ(ack, c->recover)) {
+				c->flags &= ~(TF_RECOVERY | TF_RTO_LOSS);
+				c->dupacks = 0;
+			}
+		} else if (c->flags & TF_RECOVERY) {
 			if (SEQ_GEQ(ack, c->recover)) {
 				/* Full ACK: RFC 6582 §3.2 step 3, RFC 6675. */
 				c->flags &= ~TF_RECOVERY;
@@ -219,10 +300,15 @@ tcp_ack(struct tcp_conn *c, struct tcp_seg *g)
 			if (!(c->flags & TF_SACK))
 				c->cwnd += c->mss;	/* RFC 6582 step 4 */
 		} else if (SEQ_GT(ack, c->recover) || c->recover == c->iss) {
-			if (c->dupacks >= TCP_DUPTHRESH)
+			if (c->dupacks >= c->reord)
 				tcp_enter_recovery(c);
 		}
 	}
+	/* When the first hole was first SACK-bypassed. */
+	if (c->nr_sacked == 0)
+		c->sack_since = 0;
+	else if (c->sack_since == 0 || SEQ_GT(ack, una0))
+		c->sack_since = s->now;
 	/* RFC 6675 §5: SACK information alone can show loss. */
 	if ((c->flags & (TF_SACK | TF_RECOVERY)) == TF_SACK &&
 	    c->nr_sacked > 0 && (SEQ_GT(ack, c->recover) ||
@@ -231,9 +317,17 @@ tcp_ack(struct tcp_conn *c, struct tcp_seg *g)
 
 		for (i = 0; i < c->nr_sacked; i++)
 			bytes += c->sacked[i].end - c->sacked[i].start;
-		if (c->nr_sacked >= TCP_DUPTHRESH ||
-		    bytes > (uint32_t)(TCP_DUPTHRESH - 1) * c->mss)
+		if (c->nr_sacked >= c->reord ||
+		    bytes > (uint32_t)(c->reord - 1) * c->mss ||
+		    tcp_hole_timed_out(c))
 			tcp_enter_recovery(c);
+		else if (!c->persist && (c->rto_at == 0 || c->rto_at >
+				c->sack_since + tcp_reo_wnd(c))) {
+			/* look again when the window has passed */
+			c->rto_at = c->sack_since + tcp_reo_wnd(c);
+			c->flags |= TF_REO_TIMER;
+			tcp_timer_sched(c);
+		}
 	}
 
 	if (data_acked > 0 && c->ops != NULL && c->ops->sent != NULL &&

@@ -472,6 +472,7 @@ tcp_sq_free(struct tcp_conn *c)
 void
 tcp_rearm_rto(struct tcp_conn *c)
 {
+	c->flags &= ~TF_REO_TIMER;
 	c->persist = 0;
 	c->rto_at = c->stack->now + c->rto;
 	tcp_timer_sched(c);
@@ -524,6 +525,20 @@ tcp_rto_expired(struct tcp_conn *c)
 		tcp_persist_probe(c);
 		return;
 	}
+	if (c->flags & TF_REO_TIMER) {
+		/* The reordering window passed with no ACK: the hole
+		 * is lost (RFC 8985 §6.3 reordering timer). */
+		c->flags &= ~TF_REO_TIMER;
+		if ((c->flags & (TF_SACK | TF_RECOVERY)) == TF_SACK &&
+		    tcp_hole_timed_out(c)) {
+			tcp_enter_recovery(c);
+			tcp_output(c);
+			if (c->flags & TF_DEAD)
+				return;
+		}
+		tcp_rearm_rto(c);
+		return;
+	}
 	if (c->state == TCP_SYN_SENT || c->state == TCP_SYN_RECEIVED)
 		limit = TCP_SYN_RETRIES;
 	if (++c->retries > limit) {
@@ -548,17 +563,26 @@ tcp_rto_expired(struct tcp_conn *c)
 		tcp_rearm_rto(c);
 		return;
 	}
-	/* RFC 5681 §3.1 eq. 4, RFC 6582 §3.2 step 4, RFC 6675 §5.1: reduce,
-	 * go back to snd_una, forget the SACK scoreboard (the peer may
-	 * renege, RFC 2018 §8). */
 	tcp_cc_rto(c);
-	c->flags &= ~TF_RECOVERY;
 	c->dupacks = 0;
 	c->recover = c->snd_max;
-	c->nr_sacked = 0;
-	c->snd_nxt = c->snd_una;
-	c->sq_cur = NULL;
-	tcp_output(c);
+	if ((c->flags & TF_SACK) && c->retries == 1) {
+		/* RFC 6675 §5.1: keep using the SACK information. Every
+		 * un-SACKed byte is lost; they go again (holes only) as the
+		 * slow-started cwnd allows, new data after them. */
+		c->flags |= TF_RECOVERY | TF_RTO_LOSS;
+		c->high_rxt = c->snd_una;
+		tcp_output(c);
+	} else {
+		/* RFC 5681 §3.1 eq. 4, RFC 6582 §3.2 step 4: go back to
+		 * snd_una. A repeated timeout also forgets the scoreboard:
+		 * the peer may have reneged (RFC 2018 §8). */
+		c->flags &= ~(TF_RECOVERY | TF_RTO_LOSS);
+		c->nr_sacked = 0;
+		c->snd_nxt = c->snd_una;
+		c->sq_cur = NULL;
+		tcp_output(c);
+	}
 	if (c->flags & TF_DEAD)
 		return;
 	if (c->rto_at == 0)
@@ -585,19 +609,24 @@ tcp_sacked_in(const struct tcp_conn *c, uint32_t a, uint32_t b)
 
 /* RFC 6675 IsLost as a boundary: every un-SACKed byte below it has
  * DupThresh SACKed blocks or more than (DupThresh-1)*SMSS SACKed bytes
- * above it. */
+ * above it. DupThresh grows with the reordering seen (c->reord). After
+ * a timeout every un-SACKed byte is lost. */
 static uint32_t
 tcp_lost_edge(const struct tcp_conn *c)
 {
 	uint32_t bytes = 0;
 	int i;
 
+	if (c->flags & TF_RTO_LOSS)
+		return c->snd_max;
 	for (i = c->nr_sacked - 1; i >= 0; i--) {
 		bytes += c->sacked[i].end - c->sacked[i].start;
-		if (c->nr_sacked - i >= TCP_DUPTHRESH ||
-		    bytes > (uint32_t)(TCP_DUPTHRESH - 1) * c->mss)
+		if (c->nr_sacked - i >= c->reord ||
+		    bytes > (uint32_t)(c->reord - 1) * c->mss)
 			return c->sacked[i].start;
 	}
+	if (tcp_hole_timed_out(c))
+		return c->sacked[0].start;
 	return c->snd_una;
 }
 
@@ -681,9 +710,10 @@ tcp_output_one(struct tcp_conn *c, uint32_t usable, bool force)
 		flags |= TCP_F_FIN;
 	if (len > 0 && c->snd_nxt + len == c->snd_end)
 		flags |= TCP_F_PSH;
-	if (SEQ_LT(c->snd_nxt, c->snd_max))
+	if (SEQ_LT(c->snd_nxt, c->snd_max)) {
 		s->stats.retransmits++;
-	else if (!(c->flags & TF_RTT_TIMING) && len > 0) {
+		c->undo_retrans++;
+	} else if (!(c->flags & TF_RTT_TIMING) && len > 0) {
 		c->flags |= TF_RTT_TIMING;
 		c->rtt_seq = c->snd_nxt + len;
 		c->rtt_start = s->now;
@@ -712,36 +742,65 @@ tcp_output_one(struct tcp_conn *c, uint32_t usable, bool force)
 	return len + (fin ? 1 : 0);
 }
 
-/* RFC 6675 §5 step (C): send while pipe leaves a segment of cwnd. */
+/* Retransmit from seq, at most len bytes (FIN included when it falls in
+ * the range). Returns the sequence space sent, 0 when refused. */
+static uint32_t
+tcp_rexmit(struct tcp_conn *c, uint32_t seq, uint32_t len)
+{
+	uint8_t fl = TCP_F_ACK;
+	int n;
+
+	if (SEQ_GEQ(seq + len, c->snd_end) && (c->flags & TF_FIN_SENT)) {
+		len = SEQ_GT(c->snd_end, seq) ? c->snd_end - seq : 0;
+		fl |= TCP_F_FIN;
+	}
+	n = tcp_send_segment(c, seq, len, fl);
+	if (n < 0)
+		return 0;
+	if ((uint32_t)n < len)
+		len = n, fl &= ~TCP_F_FIN;
+	c->stack->stats.retransmits++;
+	c->undo_retrans++;
+	return len + (fl & TCP_F_FIN ? 1 : 0);
+}
+
+/* Highest un-SACKed byte below snd_max, plus one (snd_una if none). */
+static uint32_t
+tcp_unsacked_top(const struct tcp_conn *c)
+{
+	uint32_t top = c->snd_max;
+	int i;
+
+	for (i = c->nr_sacked - 1; i >= 0; i--) {
+		if (c->sacked[i].end != top)
+			break;
+		top = c->sacked[i].start;
+	}
+	return SEQ_MAX(top, c->snd_una);
+}
+
+/* RFC 6675 §5 step (C): send while pipe leaves a segment of cwnd, the
+ * segment NextSeg() (§4) picks. */
 static int
 tcp_output_sack(struct tcp_conn *c)
 {
-	struct tcp_stack *s = c->stack;
 	int sent = 0;
 
 	for (;;) {
 		uint32_t lost = tcp_lost_edge(c);
 		uint32_t pipe = tcp_pipe(c, lost);
-		uint32_t from, hole, hend, segmax = tcp_seg_max(c);
+		uint32_t from, hole, hend, top, n, segmax = tcp_seg_max(c);
 
 		if (pipe + segmax > c->cwnd)
 			break;
+		/* Rule 1: the first lost hole above HighRxt. */
 		from = SEQ_MAX(c->high_rxt, c->snd_una);
 		hole = tcp_next_hole(c, from, lost, &hend);
 		if (SEQ_LT(hole, lost)) {
-			uint32_t len = RTE_MIN(hend - hole, segmax);
-			uint8_t fl = TCP_F_ACK;
-
-			if (SEQ_GT(hole + len, c->snd_end))	/* FIN */
-				len = c->snd_end - hole, fl |= TCP_F_FIN;
-			int n = tcp_send_segment(c, hole, len, fl);
-
-			if (n < 0)
+			n = tcp_rexmit(c, hole, RTE_MIN(hend - hole, segmax));
+			if (n == 0)
 				break;
-			if ((uint32_t)n < len)
-				len = n, fl &= ~TCP_F_FIN;
-			s->stats.retransmits++;
-			c->high_rxt = hole + len + (fl & TCP_F_FIN ? 1 : 0);
+			c->high_rxt = hole + n;
 			sent++;
 			continue;
 		}
@@ -751,11 +810,42 @@ tcp_output_sack(struct tcp_conn *c)
 			uint32_t usable = SEQ_GT(wnd_end, c->snd_nxt) ?
 					  wnd_end - c->snd_nxt : 0;
 
-			if (tcp_output_one(c, RTE_MIN(usable, segmax), false)
-			    == 0)
-				break;
-			sent++;
+			if (tcp_output_one(c, RTE_MIN(usable, segmax),
+					   false) > 0) {
+				sent++;
+				continue;
+			}
 		}
+		/* Rule 3: no new data to send, so a hole not yet deemed
+		 * lost goes now rather than after a timeout. */
+		hole = tcp_next_hole(c, from, c->snd_max, &hend);
+		if (SEQ_LT(hole, c->snd_max)) {
+			n = tcp_rexmit(c, hole, RTE_MIN(hend - hole, segmax));
+			if (n == 0)
+				break;
+			c->high_rxt = hole + n;
+			sent++;
+			continue;
+		}
+		/* Rule 4: once per recovery, after a partial ACK, the
+		 * segment holding the highest un-SACKed byte again, to keep
+		 * the ACK clock going when the tail (or its retransmission)
+		 * was lost. HighRxt stays. Not after a timeout, which
+		 * resent everything outstanding already. */
+		top = tcp_unsacked_top(c);
+		if (!(c->flags & TF_RTO_LOSS) &&
+		    SEQ_GT(c->snd_una, c->rec_start) &&
+		    SEQ_GT(c->snd_una, c->rescue_rxt) &&
+		    SEQ_LT(c->snd_una, top)) {
+			uint32_t st = SEQ_MAX(c->snd_una, top - segmax);
+
+			if (tcp_rexmit(c, st, top - st) == 0)
+				break;
+			c->rescue_rxt = c->recover;
+			sent++;
+			continue;
+		}
+		break;
 	}
 	return sent;
 }
