@@ -38,6 +38,68 @@ data_in(uint32_t iss, uint32_t off, uint32_t len)
 		  len);
 }
 
+static void
+ack_o(uint32_t a, const struct th_opts *o)
+{
+	th_inject(&H, F_ACK, PEER + 1, a, 65535, o, NULL, 0);
+}
+
+static struct th_opts
+sack1(uint32_t st, uint32_t en)
+{
+	struct th_opts o = { .nr_sack = 1 };
+
+	o.sack[0][0] = st;
+	o.sack[0][1] = en;
+	return o;
+}
+
+/* Queue bytes and take the first k full segments sent. */
+static void
+send_and_take(uint32_t iss, uint32_t bytes, unsigned int k)
+{
+	fill(buf, bytes, 7);
+	assert_int_equal(tcp_send(H.app.conn, buf, bytes), (int)bytes);
+	tcp_flush(H.app.conn);
+	for (unsigned int i = 0; i < k; i++) {
+		struct th_seg *s = th_next(&H);
+
+		assert_int_equal(s->seq, iss + 1 + i * MSS);
+		assert_int_equal(s->len, MSS);
+	}
+	assert_int_equal(th_pending(&H), 0);
+}
+
+/* Passive handshake taking rtt_us: the SYN-ACK's RTT sample sets srtt
+ * and min_rtt. Returns our ISN. */
+static uint32_t
+handshake_rtt(const struct th_opts *o, uint64_t rtt_us)
+{
+	struct th_opts a = { 0 };
+	struct th_seg *s;
+	uint32_t iss;
+
+	tcp_listen(H.s, TH_PORT, 0, &th_ops, &H.app);
+	th_inject(&H, F_SYN, PEER, 0, 65535, o, NULL, 0);
+	s = th_next(&H);
+	iss = s->seq;
+	if (o->has_ts) {
+		a.has_ts = 1;
+		a.tsval = o->tsval + 1;
+		a.tsecr = s->tsval;
+	}
+	th_advance(&H, rtt_us);
+	th_inject(&H, F_ACK, PEER + 1, iss + 1, 65535, &a, NULL, 0);
+	assert_int_equal(tcp_conn_state(H.app.conn), TCP_ESTABLISHED);
+	return iss;
+}
+
+static void
+stats(struct tcp_stats *st)
+{
+	tcp_stack_stats(H.s, st);
+}
+
 static uint64_t
 drops(enum tcp_drop_reason r)
 {
@@ -159,6 +221,270 @@ test_ooo_merge_and_dsack(void **st)
 	th_stop(&H);
 }
 
+/* Segment 1 only arrived late: recovery retransmitted it, the peer
+ * reported the copy as a duplicate (D-SACK) and the reduction is taken
+ * back; the same reordering no longer starts a recovery. */
+static void
+test_dsack_undoes_spurious_recovery(void **st)
+{
+	struct th_opts o = sack1(0, 0);
+	struct tcp_conn_info ci;
+	struct tcp_stats sts;
+	struct th_seg *s;
+	uint32_t iss;
+
+	th_config(&H);
+	H.cfg.cc = TCP_CC_NEWRENO;
+	iss = (th_start(&H), th_handshake(&H, PEER, &SACKOPT));
+	send_and_take(iss, 10 * MSS, 10);
+	o = sack1(iss + 1 + MSS, iss + 1 + 4 * MSS);
+	ack_o(iss + 1, &o);
+	s = th_next(&H);
+	assert_int_equal(s->seq, iss + 1);
+	assert_int_equal(th_pending(&H), 0);
+	tcp_conn_info(H.app.conn, &ci);
+	assert_true(ci.in_recovery);
+	assert_int_equal(ci.cwnd, 5 * MSS);
+	/* the original arrives: cumulative ACK, still in recovery */
+	ack_o(iss + 1 + 5 * MSS, NULL);
+	tcp_conn_info(H.app.conn, &ci);
+	assert_true(ci.in_recovery);
+	/* then the retransmission, reported as a duplicate */
+	o = sack1(iss + 1, iss + 1 + MSS);
+	ack_o(iss + 1 + 5 * MSS, &o);
+	tcp_conn_info(H.app.conn, &ci);
+	assert_false(ci.in_recovery);
+	assert_int_equal(ci.cwnd, 10 * MSS);
+	assert_int_equal(ci.ssthresh, UINT32_MAX);
+	stats(&sts);
+	assert_int_equal(sts.undos, 1);
+	/* three segments SACKed past a hole are now within the reordering
+	 * seen (four were): no retransmission */
+	o = sack1(iss + 1 + 6 * MSS, iss + 1 + 9 * MSS);
+	ack_o(iss + 1 + 5 * MSS, &o);
+	assert_int_equal(th_pending(&H), 0);
+	tcp_conn_info(H.app.conn, &ci);
+	assert_false(ci.in_recovery);
+	/* a D-SACK of data never retransmitted undoes nothing */
+	o = sack1(iss + 1 + 2 * MSS, iss + 1 + 3 * MSS);
+	ack_o(iss + 1 + 10 * MSS, &o);
+	stats(&sts);
+	assert_int_equal(sts.undos, 1);
+	th_stop(&H);
+}
+
+static const struct th_opts TSSACK = { .mss = 1460, .sack_ok = 1,
+				       .has_ts = 1, .tsval = 100 };
+
+/* Eifel (RFC 3522): the ACK for the retransmitted segment echoes the
+ * original's timestamp, so the original arrived and the fast retransmit
+ * was spurious: undone at once, without waiting for a D-SACK. */
+static void
+test_eifel_undo_with_timestamps(void **st)
+{
+	struct th_opts o;
+	struct tcp_conn_info ci;
+	struct tcp_stats sts;
+	struct th_seg *s;
+	uint32_t iss, t0;
+
+	th_config(&H);
+	iss = (th_start(&H), handshake_rtt(&TSSACK, 20000));
+	fill(buf, 10 * MSS, 5);
+	tcp_send(H.app.conn, buf, 10 * MSS);
+	tcp_flush(H.app.conn);
+	t0 = th_next(&H)->tsval;
+	th_drain(&H);
+	th_advance(&H, 10000);
+	o = sack1(iss + 1 + MSS, iss + 1 + 4 * MSS);
+	o.has_ts = 1, o.tsval = 200, o.tsecr = t0;
+	ack_o(iss + 1, &o);
+	s = th_next(&H);
+	assert_int_equal(s->seq, iss + 1);
+	assert_int_equal(s->tsval, t0 + 10);
+	tcp_conn_info(H.app.conn, &ci);
+	assert_true(ci.in_recovery);
+	assert_int_equal(ci.ssthresh, 7 * MSS);	/* CUBIC beta 0.7 */
+	th_drain(&H);
+	o = (struct th_opts){ .has_ts = 1, .tsval = 201, .tsecr = t0 };
+	ack_o(iss + 1 + 5 * MSS, &o);
+	tcp_conn_info(H.app.conn, &ci);
+	assert_false(ci.in_recovery);
+	assert_int_equal(ci.ssthresh, UINT32_MAX);
+	assert_true(ci.cwnd >= 10 * MSS);
+	stats(&sts);
+	assert_int_equal(sts.undos, 1);
+	th_drain(&H);
+	th_stop(&H);
+}
+
+/* The same, but the ACK echoes the retransmission's timestamp: the
+ * segment was lost and the reduction stands. */
+static void
+test_eifel_keeps_needed_reduction(void **st)
+{
+	struct th_opts o;
+	struct tcp_conn_info ci;
+	struct tcp_stats sts;
+	uint32_t iss, t0;
+
+	th_config(&H);
+	iss = (th_start(&H), handshake_rtt(&TSSACK, 20000));
+	fill(buf, 10 * MSS, 5);
+	tcp_send(H.app.conn, buf, 10 * MSS);
+	tcp_flush(H.app.conn);
+	t0 = th_next(&H)->tsval;
+	th_drain(&H);
+	th_advance(&H, 10000);
+	o = sack1(iss + 1 + MSS, iss + 1 + 4 * MSS);
+	o.has_ts = 1, o.tsval = 200, o.tsecr = t0;
+	ack_o(iss + 1, &o);
+	th_drain(&H);
+	o = (struct th_opts){ .has_ts = 1, .tsval = 201, .tsecr = t0 + 10 };
+	ack_o(iss + 1 + 5 * MSS, &o);
+	tcp_conn_info(H.app.conn, &ci);
+	assert_int_equal(ci.ssthresh, 7 * MSS);
+	stats(&sts);
+	assert_int_equal(sts.undos, 0);
+	th_drain(&H);
+	th_stop(&H);
+}
+
+/* One segment SACKed past a hole: not lost by count (DupThresh 3), but
+ * once a quarter of min_rtt passed with no more ACKs the hole is
+ * retransmitted by the reordering timer, long before an RTO. */
+static void
+test_reordering_window_timer(void **st)
+{
+	struct th_opts o;
+	struct tcp_stats sts;
+	struct th_seg *s;
+	uint32_t iss;
+
+	th_config(&H);
+	iss = (th_start(&H), handshake_rtt(&SACKOPT, 40000));
+	send_and_take(iss, 4 * MSS, 4);
+	th_advance(&H, 40000);
+	o = sack1(iss + 1 + MSS, iss + 1 + 2 * MSS);
+	ack_o(iss + 1, &o);
+	assert_int_equal(th_pending(&H), 0);
+	th_advance(&H, 9000);			/* min_rtt/4 = 10 ms */
+	assert_int_equal(th_pending(&H), 0);
+	th_advance(&H, 2000);
+	s = th_next(&H);
+	assert_int_equal(s->seq, iss + 1);
+	assert_int_equal(s->len, MSS);
+	stats(&sts);
+	assert_int_equal(sts.fast_retransmits, 1);
+	assert_int_equal(sts.rto_expired, 0);
+	th_drain(&H);
+	th_stop(&H);
+}
+
+/* RFC 6675 NextSeg: with no new data, rule 3 sends the tail hole not
+ * yet deemed lost; after a partial ACK, rule 4 resends the highest
+ * un-SACKed segment once (its retransmission may be lost too). */
+static void
+test_rescue_retransmission(void **st)
+{
+	struct th_opts o;
+	struct th_seg *s;
+	uint32_t iss;
+
+	th_config(&H);
+	H.cfg.cc = TCP_CC_NEWRENO;
+	iss = (th_start(&H), th_handshake(&H, PEER, &SACKOPT));
+	send_and_take(iss, 10 * MSS, 10);
+	o = sack1(iss + 1 + MSS, iss + 1 + 9 * MSS);
+	ack_o(iss + 1, &o);
+	s = th_next(&H);			/* rule 1: the lost hole */
+	assert_int_equal(s->seq, iss + 1);
+	s = th_next(&H);			/* rule 3: the tail */
+	assert_int_equal(s->seq, iss + 1 + 9 * MSS);
+	assert_int_equal(th_pending(&H), 0);
+	ack_o(iss + 1, &o);			/* more of the same: nothing */
+	assert_int_equal(th_pending(&H), 0);
+	ack_o(iss + 1 + 9 * MSS, NULL);		/* partial ACK */
+	s = th_next(&H);			/* rule 4: rescue */
+	assert_int_equal(s->seq, iss + 1 + 9 * MSS);
+	assert_int_equal(s->len, MSS);
+	assert_memory_equal(s->data, buf + 9 * MSS, MSS);
+	assert_int_equal(th_pending(&H), 0);
+	ack_o(iss + 1 + 9 * MSS, NULL);		/* once per recovery */
+	assert_int_equal(th_pending(&H), 0);
+	th_drain(&H);
+	th_stop(&H);
+}
+
+/* A retransmission lost during SACK recovery is repaired by the RTO,
+ * which keeps the scoreboard (RFC 6675 §5.1): only the hole goes again,
+ * not the nine segments the peer holds. */
+static void
+test_rto_keeps_scoreboard(void **st)
+{
+	struct th_opts o;
+	struct tcp_conn_info ci;
+	struct th_seg *s;
+	uint32_t iss;
+
+	th_config(&H);
+	H.cfg.cc = TCP_CC_NEWRENO;
+	iss = (th_start(&H), th_handshake(&H, PEER, &SACKOPT));
+	send_and_take(iss, 10 * MSS, 10);
+	o = sack1(iss + 1 + MSS, iss + 1 + 10 * MSS);
+	ack_o(iss + 1, &o);
+	s = th_next(&H);
+	assert_int_equal(s->seq, iss + 1);
+	assert_int_equal(th_pending(&H), 0);
+	th_advance(&H, 1000000);		/* that copy was lost too */
+	s = th_next(&H);
+	assert_int_equal(s->seq, iss + 1);
+	assert_int_equal(s->len, MSS);
+	assert_int_equal(th_pending(&H), 0);
+	tcp_conn_info(H.app.conn, &ci);
+	assert_int_equal(ci.cwnd, MSS);
+	ack_o(iss + 1 + 10 * MSS, NULL);
+	tcp_conn_info(H.app.conn, &ci);
+	assert_false(ci.in_recovery);
+	assert_int_equal(ci.unacked, 0);
+	th_advance(&H, 10000000);
+	assert_int_equal(th_pending(&H), 0);
+	th_stop(&H);
+}
+
+/* PAWS (RFC 7323 §5.3) with reordering: after the retransmission of
+ * segment 1 raised TS.Recent, segment 3's original (older TSval, sent
+ * before it) is new data and is kept; a segment a second older is not. */
+static void
+test_paws_tolerates_reordering(void **st)
+{
+	struct th_opts o = { .has_ts = 1 };
+	struct tcp_stats sts;
+	uint32_t iss;
+
+	th_config(&H);
+	iss = (th_start(&H), handshake_rtt(&TSSACK, 40000));
+	fill(buf, 4 * MSS, 9);
+	o.tsval = 200;
+	th_inject(&H, F_ACK, PEER + 1 + MSS, iss + 1, 65535, &o, buf + MSS,
+		  MSS);
+	o.tsval = 230;				/* the retransmission */
+	th_inject(&H, F_ACK, PEER + 1, iss + 1, 65535, &o, buf, MSS);
+	o.tsval = 201;				/* reordered original */
+	th_inject(&H, F_ACK, PEER + 1 + 2 * MSS, iss + 1, 65535, &o,
+		  buf + 2 * MSS, MSS);
+	assert_int_equal(H.app.rx_len, 3 * MSS);
+	assert_memory_equal(H.app.rx, buf, 3 * MSS);
+	o.tsval = 230 - 1000;			/* an old duplicate */
+	th_inject(&H, F_ACK, PEER + 1 + 3 * MSS, iss + 1, 65535, &o,
+		  buf + 3 * MSS, MSS);
+	assert_int_equal(H.app.rx_len, 3 * MSS);
+	stats(&sts);
+	assert_int_equal(sts.drops[TCP_DROP_PAWS], 1);
+	th_drain(&H);
+	th_stop(&H);
+}
+
 int
 main(void)
 {
@@ -166,6 +492,13 @@ main(void)
 		cmocka_unit_test(test_ooo_window_behind_one_hole),
 		cmocka_unit_test(test_ooo_full_keeps_lowest),
 		cmocka_unit_test(test_ooo_merge_and_dsack),
+		cmocka_unit_test(test_dsack_undoes_spurious_recovery),
+		cmocka_unit_test(test_eifel_undo_with_timestamps),
+		cmocka_unit_test(test_eifel_keeps_needed_reduction),
+		cmocka_unit_test(test_reordering_window_timer),
+		cmocka_unit_test(test_rescue_retransmission),
+		cmocka_unit_test(test_rto_keeps_scoreboard),
+		cmocka_unit_test(test_paws_tolerates_reordering),
 	};
 	int rc;
 
