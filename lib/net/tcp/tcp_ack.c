@@ -174,6 +174,20 @@ tcp_eifel(struct tcp_conn *c, const struct tcp_seg *g)
 		c->flags &= ~TF_UNDO;	/* the retransmission was needed */
 }
 
+/* A new recovery may start once the last one's data is all acked:
+ * RFC 6582 §3.2 step 2 (ACK beyond recover) without SACK; RFC 6675 §5
+ * (HighACK >= RecoveryPoint) with it, else a loss right after the
+ * recovery point waits for the timer. */
+static bool
+tcp_may_recover(const struct tcp_conn *c, uint32_t ack)
+{
+	if (c->recover == c->iss)
+		return true;
+	if (c->flags & TF_SACK)
+		return SEQ_GEQ(ack, c->recover);
+	return SEQ_GT(ack, c->recover);
+}
+
 /* ACK processing for synchronized states. Returns -1 to drop. */
 int
 tcp_ack(struct tcp_conn *c, struct tcp_seg *g)
@@ -299,7 +313,7 @@ tcp_ack(struct tcp_conn *c, struct tcp_seg *g)
 		if (c->flags & TF_RECOVERY) {
 			if (!(c->flags & TF_SACK))
 				c->cwnd += c->mss;	/* RFC 6582 step 4 */
-		} else if (SEQ_GT(ack, c->recover) || c->recover == c->iss) {
+		} else if (tcp_may_recover(c, ack)) {
 			if (c->dupacks >= c->reord)
 				tcp_enter_recovery(c);
 		}
@@ -311,8 +325,7 @@ tcp_ack(struct tcp_conn *c, struct tcp_seg *g)
 		c->sack_since = s->now;
 	/* RFC 6675 §5: SACK information alone can show loss. */
 	if ((c->flags & (TF_SACK | TF_RECOVERY)) == TF_SACK &&
-	    c->nr_sacked > 0 && (SEQ_GT(ack, c->recover) ||
-				 c->recover == c->iss)) {
+	    c->nr_sacked > 0 && tcp_may_recover(c, ack)) {
 		uint32_t bytes = 0;
 
 		for (i = 0; i < c->nr_sacked; i++)

@@ -610,15 +610,15 @@ tcp_sacked_in(const struct tcp_conn *c, uint32_t a, uint32_t b)
 /* RFC 6675 IsLost as a boundary: every un-SACKed byte below it has
  * DupThresh SACKed blocks or more than (DupThresh-1)*SMSS SACKed bytes
  * above it. DupThresh grows with the reordering seen (c->reord). After
- * a timeout every un-SACKed byte is lost. */
+ * a timeout every un-SACKed byte sent before it is lost. */
 static uint32_t
 tcp_lost_edge(const struct tcp_conn *c)
 {
 	uint32_t bytes = 0;
 	int i;
 
-	if (c->flags & TF_RTO_LOSS)
-		return c->snd_max;
+	if (c->flags & TF_RTO_LOSS)	/* what was out when it fired */
+		return c->recover;
 	for (i = c->nr_sacked - 1; i >= 0; i--) {
 		bytes += c->sacked[i].end - c->sacked[i].start;
 		if (c->nr_sacked - i >= c->reord ||

@@ -485,6 +485,42 @@ test_paws_tolerates_reordering(void **st)
 	th_stop(&H);
 }
 
+/* RFC 6675 §5: a new recovery may start once HighACK reaches the
+ * recovery point. The first segment sent after recovery lost, with the
+ * cumulative ACK sitting exactly on the old recovery point, is resent
+ * at once (it used to wait for a timeout). */
+static void
+test_new_recovery_at_recovery_point(void **st)
+{
+	struct th_opts o;
+	struct tcp_conn_info ci;
+	struct th_seg *s;
+	uint32_t iss, rp;
+
+	th_config(&H);
+	H.cfg.cc = TCP_CC_NEWRENO;
+	iss = (th_start(&H), th_handshake(&H, PEER, &SACKOPT));
+	send_and_take(iss, 10 * MSS, 10);
+	o = sack1(iss + 1 + MSS, iss + 1 + 4 * MSS);
+	ack_o(iss + 1, &o);
+	th_drain(&H);
+	rp = iss + 1 + 10 * MSS;
+	ack_o(rp, NULL);			/* full ACK: recovery over */
+	tcp_conn_info(H.app.conn, &ci);
+	assert_false(ci.in_recovery);
+	assert_int_equal(tcp_send(H.app.conn, buf, 5 * MSS), 5 * MSS);
+	tcp_flush(H.app.conn);
+	th_drain(&H);				/* segments 11-15 */
+	o = sack1(rp + MSS, rp + 4 * MSS);
+	ack_o(rp, &o);
+	s = th_next(&H);
+	assert_int_equal(s->seq, rp);
+	tcp_conn_info(H.app.conn, &ci);
+	assert_true(ci.in_recovery);
+	th_drain(&H);
+	th_stop(&H);
+}
+
 int
 main(void)
 {
@@ -499,6 +535,7 @@ main(void)
 		cmocka_unit_test(test_rescue_retransmission),
 		cmocka_unit_test(test_rto_keeps_scoreboard),
 		cmocka_unit_test(test_paws_tolerates_reordering),
+		cmocka_unit_test(test_new_recovery_at_recovery_point),
 	};
 	int rc;
 
