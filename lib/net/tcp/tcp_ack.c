@@ -3,60 +3,14 @@
  */
 
 /* The sender's side of an arriving ACK: acceptability (RFC 5961 §5),
- * the SACK scoreboard (RFC 2018, RFC 6675), RTT samples (RFC 6298),
- * duplicate ACKs and recovery (RFC 5681, RFC 6582 NewReno, RFC 6675),
- * the window update and the persist exit. */
+ * SACK and D-SACK blocks (scoreboard in tcp_sack.c), RTT samples (RFC
+ * 6298), duplicate ACKs and recovery (RFC 5681, RFC 6582 NewReno, RFC
+ * 6675), undo of spurious reductions (RFC 3708, RFC 3522/4015), the
+ * window update and the persist exit. */
 
 #include "tcp_priv.h"
 
-/* ---- sender side: SACK scoreboard and ACK processing ---- */
-
-static void
-tcp_sacked_add(struct tcp_conn *c, uint32_t st, uint32_t en)
-{
-	struct tcp_sack_block *b = c->sacked;
-	unsigned int i, n = c->nr_sacked, k;
-
-	if (SEQ_LEQ(en, c->snd_una) || SEQ_GT(en, c->snd_max) ||
-	    SEQ_GEQ(st, en))
-		return;		/* invalid or D-SACK (RFC 2883) */
-	if (SEQ_LT(st, c->snd_una))
-		st = c->snd_una;
-	for (i = 0; i < n && SEQ_LT(b[i].end, st); i++)
-		;
-	/* merge every block overlapping/adjacent to [st, en) */
-	k = i;
-	while (k < n && SEQ_LEQ(b[k].start, en)) {
-		st = SEQ_MIN(st, b[k].start);
-		en = SEQ_MAX(en, b[k].end);
-		k++;
-	}
-	if (k == i && n == RTE_DIM(c->sacked)) {
-		if (i == n)
-			return;	/* full: forget the highest instead */
-		n--;
-	}
-	memmove(&b[i + 1], &b[k], (n - k) * sizeof(*b));
-	b[i].start = st;
-	b[i].end = en;
-	c->nr_sacked = n - (k - i) + 1;
-}
-
-static void
-tcp_sacked_prune(struct tcp_conn *c)
-{
-	unsigned int i, k = 0;
-
-	for (i = 0; i < c->nr_sacked; i++) {
-		if (SEQ_LEQ(c->sacked[i].end, c->snd_una))
-			continue;
-		c->sacked[k] = c->sacked[i];
-		if (SEQ_LT(c->sacked[k].start, c->snd_una))
-			c->sacked[k].start = c->snd_una;
-		k++;
-	}
-	c->nr_sacked = k;
-}
+/* ---- ACK processing ---- */
 
 static uint32_t
 tcp_rexmit_len(const struct tcp_conn *c, uint8_t *fl)

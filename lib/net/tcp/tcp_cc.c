@@ -58,7 +58,7 @@ tcp_cc_init(struct tcp_conn *c)
 static void
 tcp_cubic_ca(struct tcp_conn *c, uint32_t acked)
 {
-	double mss = c->mss, cwnd = c->cwnd / mss, t, target, wc;
+	double mss = c->mss, cwnd = c->cwnd / mss, t, target, wc, alpha;
 	uint64_t now = c->stack->now;
 
 	if (c->cubic_epoch == 0) {	/* RFC 9438 §4.2: a new epoch */
@@ -72,8 +72,11 @@ tcp_cubic_ca(struct tcp_conn *c, uint32_t acked)
 		c->cubic_west = cwnd;
 	}
 	t = (double)(now - c->cubic_epoch) / 1e6;
-	/* §4.3 Reno-friendly estimate. */
-	c->cubic_west += CUBIC_ALPHA * ((double)acked / mss) / cwnd;
+	/* §4.3 Reno-friendly estimate; once it is back at the cwnd of the
+	 * last reduction, it grows as Reno does (alpha 1). */
+	alpha = c->cubic_west * mss >= (double)c->prior_cwnd ? 1.0 :
+		CUBIC_ALPHA;
+	c->cubic_west += alpha * ((double)acked / mss) / cwnd;
 	/* §4.2 target at t + RTT, clamped to [cwnd, 1.5 cwnd]. */
 	target = CUBIC_C * pow(t + c->srtt / 1e6 - c->cubic_k, 3) +
 		 c->cubic_wmax;

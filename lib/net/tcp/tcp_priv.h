@@ -40,6 +40,7 @@
 
 #define TCP_MAX_WSCALE 14	/* RFC 7323 §2.3 */
 #define TCP_MAX_SACK 4		/* blocks remembered, each direction */
+#define TCP_SCOREBOARD 16	/* SACKed blocks (holes) a sender tracks */
 #define TCP_OOO_MAX 64		/* out-of-order blocks (holes) held */
 #define TCP_MAX_LISTEN 16
 #define TCP_WHEEL_SLOTS 1024	/* power of two */
@@ -164,7 +165,7 @@ struct tcp_conn {
 	struct tcp_sack_block dsack;	/* duplicate just received */
 	/* Scoreboard of blocks the peer SACKed, sorted, merged. */
 	uint8_t nr_sacked;
-	struct tcp_sack_block sacked[TCP_MAX_SACK * 2];
+	struct tcp_sack_block sacked[TCP_SCOREBOARD];
 
 	/* Timestamps (RFC 7323). */
 	uint32_t ts_recent;
@@ -273,6 +274,14 @@ void tcp_rto_expired(struct tcp_conn *c);
 int tcp_sack_opt(const struct tcp_conn *c, uint8_t *p, int max_blocks);
 uint16_t tcp_syn_opts(const struct tcp_conn *c, uint8_t *p, uint16_t mss,
 		      bool synack, uint32_t tsecr);
+
+uint16_t tcp_seg_max(const struct tcp_conn *c);
+uint32_t tcp_output_one(struct tcp_conn *c, uint32_t usable, bool force);
+
+/* tcp_sack.c */
+void tcp_sacked_add(struct tcp_conn *c, uint32_t st, uint32_t en);
+void tcp_sacked_prune(struct tcp_conn *c);
+int tcp_output_sack(struct tcp_conn *c);
 
 /* One arriving segment. */
 struct tcp_seg {

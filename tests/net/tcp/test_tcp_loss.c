@@ -521,6 +521,88 @@ test_new_recovery_at_recovery_point(void **st)
 	th_stop(&H);
 }
 
+/* RFC 9438 §4.3: after a reduction, CUBIC's Reno-friendly estimate
+ * grows by alpha = 3(1-beta)/(1+beta) ~ 0.53 segment per window until
+ * it is back at the cwnd of the reduction, then by one per window as
+ * Reno does. The clock stands still, so the cubic curve stays below. */
+static void
+test_cubic_reno_friendly_alpha(void **st)
+{
+	struct th_opts o;
+	struct tcp_conn_info ci;
+	unsigned int below = 0, above = 0;
+	uint32_t iss, a;
+
+	th_config(&H);
+	iss = (th_start(&H), th_handshake(&H, PEER, &SACKOPT));
+	send_and_take(iss, 10 * MSS, 10);
+	o = sack1(iss + 1 + MSS, iss + 1 + 4 * MSS);
+	ack_o(iss + 1, &o);
+	a = iss + 1 + 10 * MSS;
+	ack_o(a, NULL);
+	tcp_conn_info(H.app.conn, &ci);
+	assert_false(ci.in_recovery);
+	assert_int_equal(ci.cwnd, 7 * MSS);
+	assert_int_equal(tcp_send(H.app.conn, buf, 200 * MSS), 200 * MSS);
+	tcp_flush(H.app.conn);
+	th_drain(&H);
+	while (ci.cwnd < 11 * MSS) {
+		a += MSS;
+		ack_o(a, NULL);
+		th_drain(&H);
+		if (ci.cwnd < 10 * MSS)
+			below++;
+		else
+			above++;
+		tcp_conn_info(H.app.conn, &ci);
+		assert_true(below + above < 150);
+	}
+	/* 7 -> 10 at ~0.53/window: ~48 ACKs; 10 -> 11 at 1/window: ~10 */
+	assert_in_range(below, 40, 60);
+	assert_in_range(above, 9, 12);
+	th_stop(&H);
+}
+
+/* Every other segment of a 20-segment flight lost: ten SACKed blocks.
+ * The scoreboard holds them all (it held 8 and ignored blocks above
+ * those, so fewer holes counted as lost), and only holes are resent. */
+static void
+test_scoreboard_ten_holes(void **st)
+{
+	struct th_opts o;
+	struct tcp_conn_info ci;
+	uint32_t iss, base, sacked = 0;
+	unsigned int i, rexmits = 0;
+
+	th_config(&H);
+	H.cfg.cc = TCP_CC_NEWRENO;
+	iss = (th_start(&H), th_handshake(&H, PEER, &SACKOPT));
+	send_and_take(iss, 30 * MSS, 10);
+	for (i = 1; i <= 10; i++)		/* slow start to cwnd 20 */
+		ack_o(iss + 1 + i * MSS, NULL);
+	th_drain(&H);
+	tcp_conn_info(H.app.conn, &ci);
+	assert_int_equal(ci.cwnd, 20 * MSS);
+	base = iss + 1 + 10 * MSS;		/* segments 0..19 from here */
+	for (i = 0; i < 10; i++) {
+		uint32_t st = base + (2 * i + 1) * MSS;
+
+		o = sack1(st, st + MSS);
+		ack_o(base, &o);
+		sacked |= 1u << (2 * i + 1);
+		while (th_pending(&H) > 0) {
+			struct th_seg *s = th_next(&H);
+			uint32_t k = (s->seq - base) / MSS;
+
+			assert_true(k < 20);
+			assert_int_equal((sacked >> k) & 1, 0);
+			rexmits++;
+		}
+	}
+	assert_true(rexmits >= 5);
+	th_stop(&H);
+}
+
 int
 main(void)
 {
@@ -536,6 +618,8 @@ main(void)
 		cmocka_unit_test(test_rto_keeps_scoreboard),
 		cmocka_unit_test(test_paws_tolerates_reordering),
 		cmocka_unit_test(test_new_recovery_at_recovery_point),
+		cmocka_unit_test(test_cubic_reno_friendly_alpha),
+		cmocka_unit_test(test_scoreboard_ten_holes),
 	};
 	int rc;
 
