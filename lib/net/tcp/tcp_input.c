@@ -133,10 +133,17 @@ tcp_mbuf_keep(struct rte_mbuf *m, uint32_t keep)
 
 /* ---- helpers ---- */
 
+static void tcp_rsack_prune(struct tcp_conn *c);
+
+/* Data in order. SACK blocks now below rcv_nxt go before the callback:
+ * a response sent from it would otherwise report them, which the peer
+ * reads as a D-SACK (RFC 2883) of data it never resent. */
 static bool
 tcp_deliver(struct tcp_conn *c, struct rte_mbuf *m, uint32_t len)
 {
 	c->rcv_nxt += len;
+	if (c->nr_rsack > 0)
+		tcp_rsack_prune(c);
 	c->stack->stats.bytes_in += len;
 	if (c->ops == NULL || c->ops->data == NULL || !tcp_cb_enter(c)) {
 		rte_pktmbuf_free(m);

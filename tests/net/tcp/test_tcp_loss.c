@@ -603,6 +603,35 @@ test_scoreboard_ten_holes(void **st)
 	th_stop(&H);
 }
 
+/* A response sent from the data callback as a hole fills must not
+ * report the block just delivered: below its ACK it reads as a D-SACK
+ * (RFC 2883) of data the peer never resent. */
+static void
+test_no_stale_sack_in_response(void **st)
+{
+	struct th_seg *s;
+	uint32_t iss;
+	unsigned int n = 0;
+
+	th_config(&H);
+	iss = (th_start(&H), th_handshake(&H, PEER, &SACKOPT));
+	H.app.reply_len = 8;
+	fill(buf, 3 * MSS, 4);
+	data_in(iss, MSS, MSS);
+	data_in(iss, 2 * MSS, MSS);
+	th_drain(&H);
+	data_in(iss, 0, MSS);
+	while (th_pending(&H) > 0) {
+		s = th_next(&H);
+		for (int i = 0; i < s->nr_sack; i++)
+			assert_true((int32_t)(s->sack[i][1] - s->ack) > 0);
+		n++;
+	}
+	assert_true(n >= 2);		/* a reply per delivery */
+	assert_int_equal(H.app.rx_len, 3 * MSS);
+	th_stop(&H);
+}
+
 int
 main(void)
 {
@@ -620,6 +649,7 @@ main(void)
 		cmocka_unit_test(test_new_recovery_at_recovery_point),
 		cmocka_unit_test(test_cubic_reno_friendly_alpha),
 		cmocka_unit_test(test_scoreboard_ten_holes),
+		cmocka_unit_test(test_no_stale_sack_in_response),
 	};
 	int rc;
 
