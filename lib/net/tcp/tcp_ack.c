@@ -93,13 +93,17 @@ tcp_spurious(struct tcp_conn *c)
 /* RFC 2883 §4: the first SACK block reports a duplicate when it lies
  * below the cumulative ACK or inside the second block. A duplicate of
  * data retransmitted since the reduction shows that retransmission was
- * not needed. */
+ * not needed. Only without timestamps: the count cannot tell this
+ * episode's retransmissions from an earlier one's still in flight, or
+ * from copies the network duplicated, and under steady loss those
+ * undid real reductions; Eifel (below) judges each episode exactly. */
 static void
 tcp_dsack_in(struct tcp_conn *c, const struct tcp_seg *g)
 {
 	const struct tcp_sack_block *b = g->o.sack;
 
-	if (g->o.nr_sack == 0 || !(c->flags & TF_UNDO))
+	if (g->o.nr_sack == 0 || !(c->flags & TF_UNDO) ||
+	    (c->flags & TF_TS))
 		return;
 	if (!(SEQ_LEQ(b[0].end, g->ack) ||
 	      (g->o.nr_sack > 1 && SEQ_GEQ(b[0].start, b[1].start) &&
