@@ -7,9 +7,15 @@
 #   echo   (port E): send N random bytes, read N back, compare.
 #   source (port S): send "N\n", read until EOF, compare with the pattern
 #                    net_testd_svc.c sends (i*131 + (i>>9)) & 0xff.
+#   check  (--check C): send N bytes of that pattern and shut down; the
+#                    stack verifies them and answers "ok N\n".
 # Then 1000 concurrent echo connections.  net_tap.sh runs it once against a
-# clean path and once through net_testd's impairment stage (--netem).
+# clean path and through net_testd's impairment stage (--netem) with
+# --parallel: there throughput is bounded by the loss rate per connection
+# (Mathis: MSS/RTT * 1.22/sqrt(p)), so the transfers run side by side,
+# largest first, and each still verifies its own bytes.
 import argparse
+from concurrent.futures import ThreadPoolExecutor
 import os
 import resource
 import selectors
@@ -44,6 +50,15 @@ def recv_exact(s, n):
     return bytes(buf)
 
 
+def send_all(s, data):
+    """sendall() in 1 MiB pieces: Python's socket timeout bounds one
+    sendall() call as a whole, and a 64 MiB one through the impaired
+    path takes minutes (progress is what must not stall)."""
+    view = memoryview(data)
+    for off in range(0, len(data), 1 << 20):
+        s.sendall(view[off:off + (1 << 20)])
+
+
 def echo_once(host, port, n, timeout):
     data = os.urandom(n)
     with socket.create_connection((host, port), timeout=timeout) as s:
@@ -51,7 +66,7 @@ def echo_once(host, port, n, timeout):
 
         def sender():
             try:
-                s.sendall(data)
+                send_all(s, data)
             except OSError as e:  # reported by the reader
                 err.append(e)
         t = threading.Thread(target=sender)
@@ -77,6 +92,20 @@ def source_once(host, port, n, timeout, expect):
     if got != expect[:n]:
         bad = next(i for i in range(n) if got[i] != expect[i])
         raise RuntimeError(f"source {n}: mismatch at byte {bad}")
+
+
+def check_once(host, port, n, timeout, expect):
+    with socket.create_connection((host, port), timeout=timeout) as s:
+        send_all(s, memoryview(expect)[:n])
+        s.shutdown(socket.SHUT_WR)
+        reply = b""
+        while True:
+            d = s.recv(64)
+            if not d:
+                break
+            reply += d
+    if reply != b"ok %d\n" % n:
+        raise RuntimeError(f"check {n}: the stack answered {reply!r}")
 
 
 def concurrent(host, port, count, timeout):
@@ -123,15 +152,47 @@ def concurrent(host, port, count, timeout):
         st["s"].close()
 
 
+print_lock = threading.Lock()
+
+
+def timed(label, kind, fn, n, *args):
+    t = time.monotonic()
+    fn(*args)
+    dt = time.monotonic() - t
+    with print_lock:
+        print(f"{label}: {n} bytes {kind} ok ({dt:.2f} s, "
+              f"{n / dt / 1e3:.1f} KB/s)", flush=True)
+
+
 def run_all(a, label, sizes, nconc):
     expect = pattern(max(sizes))
     t0 = time.monotonic()
-    for n in sizes:
-        t = time.monotonic()
-        echo_once(a.host, a.echo, n, a.timeout)
-        source_once(a.host, a.source, n, a.timeout, expect)
-        print(f"{label}: {n} bytes echo+source ok "
-              f"({time.monotonic() - t:.2f} s)", flush=True)
+    if a.parallel:
+        with ThreadPoolExecutor(a.parallel) as ex:
+            jobs = []
+            for n in sorted(sizes, reverse=True):
+                jobs.append(ex.submit(timed, label, "echo", echo_once, n,
+                                      a.host, a.echo, n, a.timeout))
+                jobs.append(ex.submit(timed, label, "source", source_once,
+                                      n, a.host, a.source, n, a.timeout,
+                                      expect))
+                if a.check:
+                    jobs.append(ex.submit(timed, label, "check",
+                                          check_once, n, a.host, a.check,
+                                          n, a.timeout, expect))
+            for j in jobs:
+                j.result()      # the first failure fails the run
+    else:
+        for n in sizes:
+            t = time.monotonic()
+            echo_once(a.host, a.echo, n, a.timeout)
+            source_once(a.host, a.source, n, a.timeout, expect)
+            if a.check:
+                check_once(a.host, a.check, n, a.timeout, expect)
+            print(f"{label}: {n} bytes echo+source ok "
+                  f"({time.monotonic() - t:.2f} s)", flush=True)
+    print(f"{label}: transfers done in {time.monotonic() - t0:.1f} s",
+          flush=True)
     concurrent(a.host, a.echo, nconc, a.timeout * 4)
     print(f"{label}: {nconc} concurrent connections ok; "
           f"total {time.monotonic() - t0:.1f} s", flush=True)
@@ -146,6 +207,10 @@ def main():
     p.add_argument("--max-size", type=int, default=64 << 20)
     p.add_argument("--timeout", type=float, default=60)
     p.add_argument("--concurrent", type=int, default=1000)
+    p.add_argument("--check", type=int, default=0,
+                   help="port of net_testd's verifying sink (0: none)")
+    p.add_argument("--parallel", type=int, default=0,
+                   help="transfers at once (0: one after the other)")
     a = p.parse_args()
     resource.setrlimit(resource.RLIMIT_NOFILE, (8192, 8192))
     sizes = [n for n in SIZES if n <= a.max_size]

@@ -10,7 +10,8 @@
  *
  *   net_testd <EAL args> -- --ip A.B.C.D/len [--gw A.B.C.D] [--mtu N]
  *             [--seconds N] [--idle-us N] [--vlan ID]
- *             [--echo PORT] [--sink PORT] [--http PORT] [--netem SPEC]
+ *             [--echo PORT] [--sink PORT] [--http PORT] [--check PORT]
+ *             [--netem SPEC]
  *
  * --idle-us sleeps that long after an empty poll: e2e runs share two cores
  * with everyone's builds (docs/DEVELOPING.md); benchmarks pass 0.
@@ -65,7 +66,8 @@ usage(void)
 {
 	fprintf(stderr, "usage: net_testd <EAL> -- --ip A.B.C.D/len "
 		"[--gw A.B.C.D] [--mtu N] [--seconds N] [--idle-us N] "
-		"[--vlan ID] [--echo PORT] [--sink PORT] [--http PORT] [--netem SPEC]\n");
+		"[--vlan ID] [--echo PORT] [--sink PORT] [--http PORT] "
+		"[--check PORT] [--netem SPEC]\n");
 }
 
 int
@@ -82,6 +84,7 @@ main(int argc, char **argv)
 		{ "sink", required_argument, NULL, 'k' },
 		{ "netem", required_argument, NULL, 'n' },
 		{ "http", required_argument, NULL, 'h' },
+		{ "check", required_argument, NULL, 'c' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct net_port_conf pc;
@@ -127,6 +130,7 @@ main(int argc, char **argv)
 		case 'e': tc.echo_port = atoi(optarg); break;
 		case 'k': tc.sink_port = atoi(optarg); break;
 		case 'h': tc.http_port = atoi(optarg); break;
+		case 'c': tc.check_port = atoi(optarg); break;
 		case 'n':
 			if (netem_parse(optarg, &nc) != 0) {
 				usage();

@@ -13,6 +13,7 @@ struct testd_conf {
 	uint16_t echo_port;	/* echo every byte back */
 	uint16_t sink_port;	/* "N\n" -> N bytes of pattern, then FIN */
 	uint16_t http_port;	/* 64-byte-body HTTP/1.1 responder (bench) */
+	uint16_t check_port;	/* verify pattern bytes, answer "ok N\n" */
 };
 
 int testd_services_start(struct net_lcore *lc, const struct testd_conf *c);

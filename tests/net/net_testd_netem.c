@@ -39,6 +39,7 @@ struct dir {
 
 static struct {
 	struct netem_conf c;
+	FILE *pcap;		/* $NETEM_PCAP: frames as the stack sent them */
 	uint16_t wire;
 	struct rte_ring *to_stack, *from_stack;
 	struct rte_mempool *mp;
@@ -112,6 +113,21 @@ corrupt(struct rte_mbuf *m)
 		return;
 	off = 14 + rte_rand_max(len - 14);
 	p[off] ^= 1u << rte_rand_max(8);
+}
+
+/* Debugging aid: the stack's frames before impairment, as a capture
+ * on the tap only shows what survived. Headers only (snaplen 128). */
+static void
+pcap_frame(struct rte_mbuf *m, uint64_t now)
+{
+	uint32_t rec[4], len = RTE_MIN(rte_pktmbuf_data_len(m), 128u);
+
+	rec[0] = now / 1000000000ULL;
+	rec[1] = (now / 1000) % 1000000;
+	rec[2] = len;
+	rec[3] = rte_pktmbuf_pkt_len(m);
+	fwrite(rec, sizeof(rec), 1, ne.pcap);
+	fwrite(rte_pktmbuf_mtod(m, void *), len, 1, ne.pcap);
 }
 
 static void
@@ -229,6 +245,15 @@ netem_start(uint16_t wire, const struct netem_conf *c, uint16_t *stack_port)
 	if (rc != 0 && rc != -ENOTSUP)
 		return rc;
 	*stack_port = id;
+	if (getenv("NETEM_PCAP") != NULL) {
+		/* pcap global header: LINKTYPE_ETHERNET, snaplen 128 */
+		static const uint32_t gh[6] = { 0xa1b2c3d4, 0x00040002, 0, 0,
+						128, 1 };
+
+		ne.pcap = fopen(getenv("NETEM_PCAP"), "w");
+		if (ne.pcap != NULL)
+			fwrite(gh, sizeof(gh), 1, ne.pcap);
+	}
 	return 0;
 }
 
@@ -242,8 +267,11 @@ netem_poll(uint64_t now)
 	for (i = 0; i < n; i++)
 		impair(&ne.up, b[i], now);
 	n = rte_ring_dequeue_burst(ne.from_stack, (void **)b, BURST, NULL);
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
+		if (ne.pcap != NULL)
+			pcap_frame(b[i], now);
 		impair(&ne.down, b[i], now);
+	}
 	release(&ne.up, now, false);
 	release(&ne.down, now, true);
 }
@@ -269,4 +297,6 @@ netem_report(void)
 {
 	report_dir("up", &ne.up);
 	report_dir("down", &ne.down);
+	if (ne.pcap != NULL)
+		fclose(ne.pcap);
 }

@@ -10,6 +10,10 @@
  *    the peer's window closed instead of piling up here.
  *  - source: the client sends "N\n"; we send N bytes of testd_pattern()
  *    and close.  Clients verify every byte.
+ *  - check: the client sends bytes of testd_pattern() and shuts down; we
+ *    verify every byte as it arrives and answer "ok N\n" (N bytes, all
+ *    right) or "bad OFFSET\n" before closing: the stack as receiver
+ *    alone, whatever the client's kernel uses to send.
  */
 
 #include <errno.h>
@@ -22,7 +26,7 @@
 #include "net_tcp.h"
 #include "net_testd.h"
 
-enum svc_kind { SVC_ECHO, SVC_SOURCE, SVC_HTTP };
+enum svc_kind { SVC_ECHO, SVC_SOURCE, SVC_HTTP, SVC_CHECK };
 
 /* Benchmarks (tools/bench/net): one canned response with a 64-byte body per
  * request, a request being anything ending in an empty line. */
@@ -41,10 +45,13 @@ struct svc_conn {
 	char req[24];
 	unsigned int req_len;
 	uint64_t total, sent;
+	/* check: bytes seen, first wrong offset + 1 (0: none) */
+	uint64_t seen, bad;
 };
 
 static struct tcp_stack *svc_tcp;
 static uint64_t n_accepted, n_closed, n_echo_bytes, n_src_bytes;
+static uint64_t n_check_bytes, n_check_bad;
 
 static inline uint8_t
 testd_pattern(uint64_t i)
@@ -137,6 +144,19 @@ on_data(void *arg, struct tcp_conn *c, struct rte_mbuf *m)
 		echo_pump(s);
 		return;
 	}
+	if (s->kind == SVC_CHECK) {
+		for (seg = m; seg != NULL; seg = seg->next) {
+			const uint8_t *p = rte_pktmbuf_mtod(seg,
+							    const uint8_t *);
+
+			for (i = 0; i < seg->data_len; i++, s->seen++)
+				if (s->bad == 0 && p[i] !=
+				    pattern_tab[s->seen % PATTERN_PERIOD])
+					s->bad = s->seen + 1;
+		}
+		rte_pktmbuf_free(m);
+		return;
+	}
 	if (s->kind == SVC_HTTP) {
 		static const char end[] = "\r\n\r\n";
 		unsigned int reqs = 0;
@@ -206,6 +226,22 @@ on_eof(void *arg, struct tcp_conn *c)
 
 	(void)c;
 	s->eof = true;
+	if (s->kind == SVC_CHECK) {
+		char msg[48];
+		int n;
+
+		if (s->bad)
+			n = snprintf(msg, sizeof(msg), "bad %lu\n",
+				     (unsigned long)(s->bad - 1));
+		else
+			n = snprintf(msg, sizeof(msg), "ok %lu\n",
+				     (unsigned long)s->seen);
+		n_check_bytes += s->seen;
+		n_check_bad += s->bad != 0;
+		tcp_send(s->c, msg, n);
+		svc_finish(s);
+		return;
+	}
 	if (s->kind == SVC_ECHO && s->head == NULL)
 		svc_finish(s);
 	else if (s->kind != SVC_ECHO && s->total == 0)
@@ -262,6 +298,17 @@ on_accept_http(void *larg, struct tcp_conn *c, void **carg)
 	return accept_kind(c, carg, SVC_HTTP);
 }
 
+static int
+on_accept_check(void *larg, struct tcp_conn *c, void **carg)
+{
+	(void)larg;
+	return accept_kind(c, carg, SVC_CHECK);
+}
+
+static const struct tcp_ops check_ops = {
+	.accepted = on_accept_check, .data = on_data, .eof = on_eof,
+	.closed = on_closed,
+};
 static const struct tcp_ops http_ops = {
 	.accepted = on_accept_http, .data = on_data, .sent = on_sent,
 	.eof = on_eof, .closed = on_closed,
@@ -282,7 +329,8 @@ testd_services_start(struct net_lcore *lc, const struct testd_conf *c)
 	int rc;
 	uint32_t i;
 
-	if (c->echo_port == 0 && c->sink_port == 0 && c->http_port == 0)
+	if (c->echo_port == 0 && c->sink_port == 0 && c->http_port == 0 &&
+	    c->check_port == 0)
 		return 0;
 	for (i = 0; i < sizeof(pattern_tab); i++)
 		pattern_tab[i] = testd_pattern(i);
@@ -299,6 +347,11 @@ testd_services_start(struct net_lcore *lc, const struct testd_conf *c)
 	}
 	if (c->sink_port) {
 		rc = tcp_listen(svc_tcp, c->sink_port, 0, &source_ops, NULL);
+		if (rc != 0)
+			return rc;
+	}
+	if (c->check_port) {
+		rc = tcp_listen(svc_tcp, c->check_port, 0, &check_ops, NULL);
 		if (rc != 0)
 			return rc;
 	}
@@ -329,12 +382,15 @@ testd_services_report(struct net_lcore *lc)
 		"tcp_source_bytes %lu\n", (unsigned long)n_accepted,
 		(unsigned long)n_closed, (unsigned long)n_echo_bytes,
 		(unsigned long)n_src_bytes);
+	printf("tcp_check_bytes %lu\ntcp_check_bad %lu\n",
+		(unsigned long)n_check_bytes, (unsigned long)n_check_bad);
 	printf("tcp_seg_in %lu\ntcp_seg_out %lu\ntcp_retransmits %lu\n"
 		"tcp_rto_expired %lu\ntcp_fast_retransmits %lu\n"
-		"tcp_syncookies_sent %lu\ntcp_resets_out %lu\n",
+		"tcp_undos %lu\ntcp_syncookies_sent %lu\ntcp_resets_out %lu\n",
 		(unsigned long)st.seg_in, (unsigned long)st.seg_out,
 		(unsigned long)st.retransmits, (unsigned long)st.rto_expired,
 		(unsigned long)st.fast_retransmits,
+		(unsigned long)st.undos,
 		(unsigned long)st.syncookies_sent,
 		(unsigned long)st.resets_out);
 	for (i = 0; i < TCP_DROP_MAX; i++)

@@ -26,8 +26,9 @@
  * (NewReno), 3042 (limited transmit), 6675 (SACK recovery), 2018 (SACK),
  * 7323 (window scale, timestamps, PAWS), 5961 (RST/SYN/ACK validation),
  * 9438 (CUBIC), 6528 (ISN), 4987 (SYN cookies; options kept through the
- * timestamp), 2883 (D-SACK, reported only). Not implemented: RFC 6675
- * rescue retransmission, keep-alives, urgent data, IPv6.
+ * timestamp), 2883 (D-SACK) with 3708/3522/4015 (undo of spurious
+ * reductions; DupThresh raised by the reordering seen). Not implemented:
+ * keep-alives, urgent data, IPv6, RACK (RFC 8985).
  *
  * Typical server use: tcp_listen(); in accepted() keep the handle; in
  * data() parse, then tcp_send() small headers + tcp_send_iov() the payload
@@ -199,6 +200,7 @@ struct tcp_stats {
 	uint64_t retransmits;     /**< segments retransmitted (all causes) */
 	uint64_t rto_expired;
 	uint64_t fast_retransmits;/**< recovery episodes entered */
+	uint64_t undos;           /**< reductions taken back as spurious (D-SACK/Eifel) */
 	uint64_t active_opens;
 	uint64_t passive_opens;
 	uint64_t resets_in;

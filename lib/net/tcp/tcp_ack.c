@@ -3,60 +3,14 @@
  */
 
 /* The sender's side of an arriving ACK: acceptability (RFC 5961 §5),
- * the SACK scoreboard (RFC 2018, RFC 6675), RTT samples (RFC 6298),
- * duplicate ACKs and recovery (RFC 5681, RFC 6582 NewReno, RFC 6675),
- * the window update and the persist exit. */
+ * SACK and D-SACK blocks (scoreboard in tcp_sack.c), RTT samples (RFC
+ * 6298), duplicate ACKs and recovery (RFC 5681, RFC 6582 NewReno, RFC
+ * 6675), undo of spurious reductions (RFC 3708, RFC 3522/4015), the
+ * window update and the persist exit. */
 
 #include "tcp_priv.h"
 
-/* ---- sender side: SACK scoreboard and ACK processing ---- */
-
-static void
-tcp_sacked_add(struct tcp_conn *c, uint32_t st, uint32_t en)
-{
-	struct tcp_sack_block *b = c->sacked;
-	unsigned int i, n = c->nr_sacked, k;
-
-	if (SEQ_LEQ(en, c->snd_una) || SEQ_GT(en, c->snd_max) ||
-	    SEQ_GEQ(st, en))
-		return;		/* invalid or D-SACK (RFC 2883) */
-	if (SEQ_LT(st, c->snd_una))
-		st = c->snd_una;
-	for (i = 0; i < n && SEQ_LT(b[i].end, st); i++)
-		;
-	/* merge every block overlapping/adjacent to [st, en) */
-	k = i;
-	while (k < n && SEQ_LEQ(b[k].start, en)) {
-		st = SEQ_MIN(st, b[k].start);
-		en = SEQ_MAX(en, b[k].end);
-		k++;
-	}
-	if (k == i && n == RTE_DIM(c->sacked)) {
-		if (i == n)
-			return;	/* full: forget the highest instead */
-		n--;
-	}
-	memmove(&b[i + 1], &b[k], (n - k) * sizeof(*b));
-	b[i].start = st;
-	b[i].end = en;
-	c->nr_sacked = n - (k - i) + 1;
-}
-
-static void
-tcp_sacked_prune(struct tcp_conn *c)
-{
-	unsigned int i, k = 0;
-
-	for (i = 0; i < c->nr_sacked; i++) {
-		if (SEQ_LEQ(c->sacked[i].end, c->snd_una))
-			continue;
-		c->sacked[k] = c->sacked[i];
-		if (SEQ_LT(c->sacked[k].start, c->snd_una))
-			c->sacked[k].start = c->snd_una;
-		k++;
-	}
-	c->nr_sacked = k;
-}
+/* ---- ACK processing ---- */
 
 static uint32_t
 tcp_rexmit_len(const struct tcp_conn *c, uint8_t *fl)
@@ -86,16 +40,28 @@ tcp_rexmit_first(struct tcp_conn *c)
 	if (n >= 0 && (uint32_t)n < len)
 		len = n, fl &= ~TCP_F_FIN;
 	c->stack->stats.retransmits++;
+	c->undo_retrans++;
 	c->flags &= ~TF_RTT_TIMING;
 	c->high_rxt = c->snd_una + len + (fl & TCP_F_FIN ? 1 : 0);
 }
 
-static void
+/* Highest sequence the peer SACKed, or snd_una. */
+static uint32_t
+tcp_fack(const struct tcp_conn *c)
+{
+	return c->nr_sacked ? c->sacked[c->nr_sacked - 1].end : c->snd_una;
+}
+
+void
 tcp_enter_recovery(struct tcp_conn *c)
 {
 	c->stack->stats.fast_retransmits++;
 	tcp_cc_congestion(c);
+	/* how far past the hole the peer had received: the reordering
+	 * this episode must tolerate if it proves spurious */
+	c->undo_dist = (tcp_fack(c) - c->snd_una) / c->mss;
 	c->recover = c->snd_max;
+	c->rec_start = c->snd_una;
 	c->flags |= TF_RECOVERY;
 	tcp_rexmit_first(c);
 	if (c->flags & TF_SACK)
@@ -104,13 +70,89 @@ tcp_enter_recovery(struct tcp_conn *c)
 		c->cwnd = c->ssthresh + 3u * c->mss;	/* RFC 6582 §3.2 */
 }
 
+/* The last reduction was spurious: take it back, leave recovery, and
+ * wait for more SACKed data before calling a hole lost next time
+ * (DupThresh raised past the reordering that fooled it, as Linux's
+ * tp->reordering; RFC 4653 argues the same). */
+static void
+tcp_spurious(struct tcp_conn *c)
+{
+	c->stack->stats.undos++;
+	tcp_cc_undo(c);
+	c->reord = RTE_MIN(RTE_MAX((uint32_t)c->reord, c->undo_dist + 1u),
+			   (uint32_t)TCP_REORD_MAX);
+	if (c->reo_mult < 4)
+		c->reo_mult++;
+	if (c->flags & TF_RECOVERY) {
+		c->flags &= ~(TF_RECOVERY | TF_RTO_LOSS);
+		c->dupacks = 0;
+		c->recover = c->snd_una - 1;	/* a new episode may start */
+	}
+}
+
+/* RFC 2883 §4: the first SACK block reports a duplicate when it lies
+ * below the cumulative ACK or inside the second block. A duplicate of
+ * data retransmitted since the reduction shows that retransmission was
+ * not needed. Only without timestamps: the count cannot tell this
+ * episode's retransmissions from an earlier one's still in flight, or
+ * from copies the network duplicated, and under steady loss those
+ * undid real reductions; Eifel (below) judges each episode exactly. */
+static void
+tcp_dsack_in(struct tcp_conn *c, const struct tcp_seg *g)
+{
+	const struct tcp_sack_block *b = g->o.sack;
+
+	if (g->o.nr_sack == 0 || !(c->flags & TF_UNDO) ||
+	    (c->flags & TF_TS))
+		return;
+	if (!(SEQ_LEQ(b[0].end, g->ack) ||
+	      (g->o.nr_sack > 1 && SEQ_GEQ(b[0].start, b[1].start) &&
+	       SEQ_LEQ(b[0].end, b[1].end))))
+		return;
+	if (SEQ_LT(b[0].start, c->undo_marker) || c->undo_retrans == 0)
+		return;
+	if (--c->undo_retrans == 0)
+		tcp_spurious(c);
+}
+
+/* RFC 3522 (Eifel detection) with timestamps: the ACK covering the
+ * first retransmitted segment echoes the TSval of the copy that filled
+ * the hole. Older than the retransmission: the original arrived, the
+ * reduction (fast retransmit or timeout, RFC 4015) was spurious. */
+static void
+tcp_eifel(struct tcp_conn *c, const struct tcp_seg *g)
+{
+	if (!(c->flags & TF_UNDO) || !(c->flags & TF_TS) || !g->o.has_ts ||
+	    g->o.tsecr == 0 || c->undo_retrans == 0 ||
+	    !SEQ_GT(g->ack, c->undo_marker))
+		return;
+	if ((int32_t)(g->o.tsecr - c->undo_tsval) < 0)
+		tcp_spurious(c);
+	else
+		c->flags &= ~TF_UNDO;	/* the retransmission was needed */
+}
+
+/* A new recovery may start once the last one's data is all acked:
+ * RFC 6582 §3.2 step 2 (ACK beyond recover) without SACK; RFC 6675 §5
+ * (HighACK >= RecoveryPoint) with it, else a loss right after the
+ * recovery point waits for the timer. */
+static bool
+tcp_may_recover(const struct tcp_conn *c, uint32_t ack)
+{
+	if (c->recover == c->iss)
+		return true;
+	if (c->flags & TF_SACK)
+		return SEQ_GEQ(ack, c->recover);
+	return SEQ_GT(ack, c->recover);
+}
+
 /* ACK processing for synchronized states. Returns -1 to drop. */
 int
 tcp_ack(struct tcp_conn *c, struct tcp_seg *g)
 {
 	struct tcp_stack *s = c->stack;
 	uint32_t ack = g->ack, wnd = g->win << c->snd_wscale;
-	uint32_t acked, data_acked = 0;
+	uint32_t acked, data_acked = 0, una0 = c->snd_una;
 	bool dup = false;
 	unsigned int i;
 
@@ -121,13 +163,16 @@ tcp_ack(struct tcp_conn *c, struct tcp_seg *g)
 		tcp_challenge_ack(c);
 		return -1;
 	}
-	if (c->flags & TF_SACK)
+	if (c->flags & TF_SACK) {
+		tcp_dsack_in(c, g);
 		for (i = 0; i < g->o.nr_sack; i++)
 			tcp_sacked_add(c, g->o.sack[i].start,
 				       g->o.sack[i].end);
+	}
 
 	if (SEQ_GT(ack, c->snd_una)) {
 		acked = ack - c->snd_una;
+		tcp_eifel(c, g);
 		if (SEQ_GT(ack, c->sq_seq) && SEQ_GT(c->snd_end, c->sq_seq))
 			data_acked = SEQ_MIN(ack, c->snd_end) - c->sq_seq;
 		tcp_sq_drop_acked(c, data_acked);
@@ -154,7 +199,15 @@ tcp_ack(struct tcp_conn *c, struct tcp_seg *g)
 		if (SEQ_LT(c->snd_nxt, ack))
 			c->snd_nxt = ack;
 		tcp_sacked_prune(c);
-		if (c->flags & TF_RECOVERY) {
+		if (c->flags & TF_RTO_LOSS) {
+			/* After a timeout: slow start while the holes the
+			 * scoreboard shows are repaired (RFC 6675 §5.1). */
+			tcp_cc_ack(c, acked);
+			if (SEQ_GEQ(ack, c->recover)) {
+				c->flags &= ~(TF_RECOVERY | TF_RTO_LOSS);
+				c->dupacks = 0;
+			}
+		} else if (c->flags & TF_RECOVERY) {
 			if (SEQ_GEQ(ack, c->recover)) {
 				/* Full ACK: RFC 6582 §3.2 step 3, RFC 6675. */
 				c->flags &= ~TF_RECOVERY;
@@ -218,22 +271,34 @@ tcp_ack(struct tcp_conn *c, struct tcp_seg *g)
 		if (c->flags & TF_RECOVERY) {
 			if (!(c->flags & TF_SACK))
 				c->cwnd += c->mss;	/* RFC 6582 step 4 */
-		} else if (SEQ_GT(ack, c->recover) || c->recover == c->iss) {
-			if (c->dupacks >= TCP_DUPTHRESH)
+		} else if (tcp_may_recover(c, ack)) {
+			if (c->dupacks >= c->reord)
 				tcp_enter_recovery(c);
 		}
 	}
+	/* When the first hole was first SACK-bypassed. */
+	if (c->nr_sacked == 0)
+		c->sack_since = 0;
+	else if (c->sack_since == 0 || SEQ_GT(ack, una0))
+		c->sack_since = s->now;
 	/* RFC 6675 §5: SACK information alone can show loss. */
 	if ((c->flags & (TF_SACK | TF_RECOVERY)) == TF_SACK &&
-	    c->nr_sacked > 0 && (SEQ_GT(ack, c->recover) ||
-				 c->recover == c->iss)) {
+	    c->nr_sacked > 0 && tcp_may_recover(c, ack)) {
 		uint32_t bytes = 0;
 
 		for (i = 0; i < c->nr_sacked; i++)
 			bytes += c->sacked[i].end - c->sacked[i].start;
-		if (c->nr_sacked >= TCP_DUPTHRESH ||
-		    bytes > (uint32_t)(TCP_DUPTHRESH - 1) * c->mss)
+		if (c->nr_sacked >= c->reord ||
+		    bytes > (uint32_t)(c->reord - 1) * c->mss ||
+		    tcp_hole_timed_out(c))
 			tcp_enter_recovery(c);
+		else if (!c->persist && (c->rto_at == 0 || c->rto_at >
+				c->sack_since + tcp_reo_wnd(c))) {
+			/* look again when the window has passed */
+			c->rto_at = c->sack_since + tcp_reo_wnd(c);
+			c->flags |= TF_REO_TIMER;
+			tcp_timer_sched(c);
+		}
 	}
 
 	if (data_acked > 0 && c->ops != NULL && c->ops->sent != NULL &&

@@ -23,6 +23,8 @@ tcp_rtt_sample(struct tcp_conn *c, uint32_t r)
 
 	if (r == 0)
 		r = 1;
+	if (c->min_rtt == 0 || r < c->min_rtt)
+		c->min_rtt = r;
 	if (c->srtt == 0) {		/* RFC 6298 2.2 */
 		c->srtt = r;
 		c->rttvar = r / 2;
@@ -44,6 +46,10 @@ tcp_cc_init(struct tcp_conn *c)
 
 	c->cwnd = iw;
 	c->ssthresh = UINT32_MAX;
+	c->reord = TCP_DUPTHRESH;
+	c->reo_mult = 1;
+	c->high_rxt = c->iss;
+	c->rescue_rxt = c->iss;
 	c->bytes_acked = 0;
 	c->cubic_wmax = 0;
 	c->cubic_epoch = 0;
@@ -52,7 +58,7 @@ tcp_cc_init(struct tcp_conn *c)
 static void
 tcp_cubic_ca(struct tcp_conn *c, uint32_t acked)
 {
-	double mss = c->mss, cwnd = c->cwnd / mss, t, target, wc;
+	double mss = c->mss, cwnd = c->cwnd / mss, t, target, wc, alpha;
 	uint64_t now = c->stack->now;
 
 	if (c->cubic_epoch == 0) {	/* RFC 9438 §4.2: a new epoch */
@@ -66,8 +72,11 @@ tcp_cubic_ca(struct tcp_conn *c, uint32_t acked)
 		c->cubic_west = cwnd;
 	}
 	t = (double)(now - c->cubic_epoch) / 1e6;
-	/* §4.3 Reno-friendly estimate. */
-	c->cubic_west += CUBIC_ALPHA * ((double)acked / mss) / cwnd;
+	/* §4.3 Reno-friendly estimate; once it is back at the cwnd of the
+	 * last reduction, it grows as Reno does (alpha 1). */
+	alpha = c->cubic_west * mss >= (double)c->prior_cwnd ? 1.0 :
+		CUBIC_ALPHA;
+	c->cubic_west += alpha * ((double)acked / mss) / cwnd;
 	/* §4.2 target at t + RTT, clamped to [cwnd, 1.5 cwnd]. */
 	target = CUBIC_C * pow(t + c->srtt / 1e6 - c->cubic_k, 3) +
 		 c->cubic_wmax;
@@ -127,10 +136,26 @@ tcp_cc_reduce(struct tcp_conn *c)
 	return RTE_MAX(flight / 2, min);	/* RFC 5681 eq. 4 */
 }
 
+/* Remember what a reduction takes away, until D-SACKs show every
+ * retransmission it caused was unnecessary (tcp_cc_undo). */
+static void
+tcp_cc_save(struct tcp_conn *c)
+{
+	c->flags |= TF_UNDO;
+	c->undo_marker = c->snd_una;
+	c->undo_retrans = 0;
+	c->undo_tsval = (uint32_t)(c->stack->now / 1000) + c->ts_offset;
+	c->undo_dist = 0;
+	c->prior_cwnd = c->cwnd;
+	c->prior_ssthresh = c->ssthresh;
+	c->prior_wmax = c->cubic_wmax;
+}
+
 /* Loss detected by duplicate ACKs or SACK: entering recovery. */
 void
 tcp_cc_congestion(struct tcp_conn *c)
 {
+	tcp_cc_save(c);
 	c->ssthresh = tcp_cc_reduce(c);
 }
 
@@ -139,7 +164,26 @@ tcp_cc_congestion(struct tcp_conn *c)
 void
 tcp_cc_rto(struct tcp_conn *c)
 {
-	if (c->retries <= 1)
+	if (c->retries <= 1) {
+		tcp_cc_save(c);
 		c->ssthresh = tcp_cc_reduce(c);
+	} else {
+		c->flags &= ~TF_UNDO;	/* the path did go quiet */
+	}
 	c->cwnd = c->mss;
+}
+
+/* Every retransmission since the reduction came back as a duplicate
+ * (RFC 2883 D-SACK): the data was reordered or delayed, not lost, so
+ * the reduction is taken back (RFC 3708 §3, as Linux's DSACK undo;
+ * RFC 9438 §4.9 restores W_max the same way). */
+void
+tcp_cc_undo(struct tcp_conn *c)
+{
+	c->flags &= ~TF_UNDO;
+	c->cwnd = RTE_MAX(c->cwnd, c->prior_cwnd);
+	c->ssthresh = RTE_MAX(c->ssthresh, c->prior_ssthresh);
+	c->cubic_wmax = c->prior_wmax;
+	c->cubic_epoch = 0;
+	c->bytes_acked = 0;
 }

@@ -133,10 +133,17 @@ tcp_mbuf_keep(struct rte_mbuf *m, uint32_t keep)
 
 /* ---- helpers ---- */
 
+static void tcp_rsack_prune(struct tcp_conn *c);
+
+/* Data in order. SACK blocks now below rcv_nxt go before the callback:
+ * a response sent from it would otherwise report them, which the peer
+ * reads as a D-SACK (RFC 2883) of data it never resent. */
 static bool
 tcp_deliver(struct tcp_conn *c, struct rte_mbuf *m, uint32_t len)
 {
 	c->rcv_nxt += len;
+	if (c->nr_rsack > 0)
+		tcp_rsack_prune(c);
 	c->stack->stats.bytes_in += len;
 	if (c->ops == NULL || c->ops->data == NULL || !tcp_cb_enter(c)) {
 		rte_pktmbuf_free(m);
@@ -199,7 +206,23 @@ tcp_rsack_prune(struct tcp_conn *c)
 	c->nr_rsack = k;
 }
 
-/* Out-of-order segment: keep it sorted and non-overlapping, bounded. */
+static void
+tcp_ooo_remove(struct tcp_conn *c, unsigned int i)
+{
+	c->ooo_bytes -= c->ooo[i].len;
+	memmove(&c->ooo[i], &c->ooo[i + 1],
+		(c->nr_ooo - i - 1) * sizeof(c->ooo[0]));
+	c->nr_ooo--;
+}
+
+/* Out-of-order segment. The queue holds one entry per contiguous block
+ * (an mbuf chain), sorted and disjoint: its length is bounded by the
+ * holes, not the segments, so a window full of data behind one loss
+ * fits. At the bound, the block furthest from rcv_nxt gives way to a
+ * lower one: the segments that fill the first hole are the ones that
+ * let data move (the sender sees a renege of the highest block, RFC
+ * 2018 §8, and resends it). A segment already held is reported as a
+ * D-SACK (RFC 2883 §4). */
 static void
 tcp_ooo_add(struct tcp_conn *c, uint32_t seq, uint32_t len,
 	    struct rte_mbuf *m)
@@ -214,6 +237,11 @@ tcp_ooo_add(struct tcp_conn *c, uint32_t seq, uint32_t len,
 
 		if (SEQ_GEQ(pe, seq + len)) {
 			rte_pktmbuf_free(m);
+			if (c->flags & TF_SACK) {
+				c->dsack.start = seq;
+				c->dsack.end = seq + len;
+				c->flags |= TF_DSACK;
+			}
 			tcp_rsack_note(c, seq);
 			return;
 		}
@@ -226,28 +254,61 @@ tcp_ooo_add(struct tcp_conn *c, uint32_t seq, uint32_t len,
 	/* successors wholly covered by the new segment */
 	while (i < c->nr_ooo &&
 	       SEQ_LEQ(c->ooo[i].seq + c->ooo[i].len, seq + len)) {
-		c->ooo_bytes -= c->ooo[i].len;
 		rte_pktmbuf_free(c->ooo[i].m);
-		memmove(&c->ooo[i], &c->ooo[i + 1],
-			(c->nr_ooo - i - 1) * sizeof(c->ooo[0]));
-		c->nr_ooo--;
+		tcp_ooo_remove(c, i);
 	}
 	if (i < c->nr_ooo && SEQ_GT(seq + len, c->ooo[i].seq)) {
 		len = c->ooo[i].seq - seq;
 		tcp_mbuf_keep(m, len);
 	}
-	if (c->nr_ooo == TCP_OOO_MAX ||
-	    c->ooo_bytes + len > s->cfg.rcv_buf) {
+	/* Room, in bytes and entries: evict blocks above this one. */
+	while (c->nr_ooo > i && c->ooo_bytes + len > s->cfg.rcv_buf) {
+		tcp_drop(s, c->ooo[c->nr_ooo - 1].m, TCP_DROP_OOO_MEM);
+		tcp_ooo_remove(c, c->nr_ooo - 1);
+	}
+	if (c->ooo_bytes + len > s->cfg.rcv_buf) {
 		tcp_drop(s, m, TCP_DROP_OOO_MEM);
 		return;
 	}
-	memmove(&c->ooo[i + 1], &c->ooo[i],
-		(c->nr_ooo - i) * sizeof(c->ooo[0]));
-	c->ooo[i].seq = seq;
-	c->ooo[i].len = len;
-	c->ooo[i].m = m;
-	c->nr_ooo++;
-	c->ooo_bytes += len;
+	if (i > 0 && c->ooo[i - 1].seq + c->ooo[i - 1].len == seq &&
+	    rte_pktmbuf_chain(c->ooo[i - 1].m, m) == 0) {
+		/* extends the predecessor's block */
+		i--;
+		c->ooo[i].len += len;
+		c->ooo_bytes += len;
+	} else if (i < c->nr_ooo && seq + len == c->ooo[i].seq &&
+		   rte_pktmbuf_chain(m, c->ooo[i].m) == 0) {
+		/* prepends to the successor's block */
+		c->ooo[i].m = m;
+		c->ooo[i].seq = seq;
+		c->ooo[i].len += len;
+		c->ooo_bytes += len;
+	} else {
+		if (c->nr_ooo == TCP_OOO_MAX) {
+			if (i == c->nr_ooo) {	/* the furthest: give way */
+				tcp_drop(s, m, TCP_DROP_OOO_MEM);
+				return;
+			}
+			tcp_drop(s, c->ooo[c->nr_ooo - 1].m,
+				 TCP_DROP_OOO_MEM);
+			tcp_ooo_remove(c, c->nr_ooo - 1);
+		}
+		memmove(&c->ooo[i + 1], &c->ooo[i],
+			(c->nr_ooo - i) * sizeof(c->ooo[0]));
+		c->ooo[i].seq = seq;
+		c->ooo[i].len = len;
+		c->ooo[i].m = m;
+		c->nr_ooo++;
+		c->ooo_bytes += len;
+	}
+	/* joins the successor's block */
+	if (i + 1 < c->nr_ooo &&
+	    c->ooo[i].seq + c->ooo[i].len == c->ooo[i + 1].seq &&
+	    rte_pktmbuf_chain(c->ooo[i].m, c->ooo[i + 1].m) == 0) {
+		c->ooo[i].len += c->ooo[i + 1].len;
+		c->ooo_bytes += c->ooo[i + 1].len;
+		tcp_ooo_remove(c, i + 1);
+	}
 	tcp_rsack_note(c, seq);
 }
 
@@ -427,9 +488,15 @@ tcp_input_sync(struct tcp_conn *c, struct tcp_seg *g)
 	struct tcp_stack *s = c->stack;
 	int rc;
 
-	/* PAWS (RFC 7323 §5.3 R1). */
+	/* PAWS (RFC 7323 §5.3 R1), tolerating one RTT of the peer's clock
+	 * (taken as 1 ms ticks): a segment the network reordered behind a
+	 * retransmission carries an older TSval than TS.Recent but is new
+	 * data, and losing it costs the peer another retransmission. A
+	 * wrapped sequence number needs 2^31 bytes, far more than one
+	 * window can carry in one RTT. */
 	if ((c->flags & TF_TS) && g->o.has_ts && !(g->flags & TCP_F_RST) &&
-	    (int32_t)(g->o.tsval - c->ts_recent) < 0 &&
+	    (int32_t)(g->o.tsval - c->ts_recent) <
+	    -(int32_t)(c->srtt / 1000 + 1) &&
 	    s->now - c->ts_recent_age < PAWS_IDLE_US) {
 		tcp_send_ctl(c, TCP_F_ACK);
 		tcp_drop(s, g->m, TCP_DROP_PAWS);

@@ -3,9 +3,9 @@
  */
 
 /* Building and sending segments: headers and options, payload by reference
- * out of the send queue, the send loop (windows, NewReno and RFC 6675 SACK
- * recovery), retransmission timeout and persist (RFC 6298, RFC 9293
- * §3.8.6.1). */
+ * out of the send queue, the send loop (windows, NewReno; RFC 6675 SACK
+ * recovery is in tcp_sack.c), retransmission timeout and persist (RFC
+ * 6298, RFC 9293 §3.8.6.1). */
 
 #include <errno.h>
 #include <string.h>
@@ -472,6 +472,7 @@ tcp_sq_free(struct tcp_conn *c)
 void
 tcp_rearm_rto(struct tcp_conn *c)
 {
+	c->flags &= ~TF_REO_TIMER;
 	c->persist = 0;
 	c->rto_at = c->stack->now + c->rto;
 	tcp_timer_sched(c);
@@ -524,6 +525,20 @@ tcp_rto_expired(struct tcp_conn *c)
 		tcp_persist_probe(c);
 		return;
 	}
+	if (c->flags & TF_REO_TIMER) {
+		/* The reordering window passed with no ACK: the hole
+		 * is lost (RFC 8985 §6.3 reordering timer). */
+		c->flags &= ~TF_REO_TIMER;
+		if ((c->flags & (TF_SACK | TF_RECOVERY)) == TF_SACK &&
+		    tcp_hole_timed_out(c)) {
+			tcp_enter_recovery(c);
+			tcp_output(c);
+			if (c->flags & TF_DEAD)
+				return;
+		}
+		tcp_rearm_rto(c);
+		return;
+	}
 	if (c->state == TCP_SYN_SENT || c->state == TCP_SYN_RECEIVED)
 		limit = TCP_SYN_RETRIES;
 	if (++c->retries > limit) {
@@ -548,95 +563,35 @@ tcp_rto_expired(struct tcp_conn *c)
 		tcp_rearm_rto(c);
 		return;
 	}
-	/* RFC 5681 §3.1 eq. 4, RFC 6582 §3.2 step 4, RFC 6675 §5.1: reduce,
-	 * go back to snd_una, forget the SACK scoreboard (the peer may
-	 * renege, RFC 2018 §8). */
 	tcp_cc_rto(c);
-	c->flags &= ~TF_RECOVERY;
 	c->dupacks = 0;
 	c->recover = c->snd_max;
-	c->nr_sacked = 0;
-	c->snd_nxt = c->snd_una;
-	c->sq_cur = NULL;
-	tcp_output(c);
+	if ((c->flags & TF_SACK) && c->retries == 1) {
+		/* RFC 6675 §5.1: keep using the SACK information. Every
+		 * un-SACKed byte is lost; they go again (holes only) as the
+		 * slow-started cwnd allows, new data after them. */
+		c->flags |= TF_RECOVERY | TF_RTO_LOSS;
+		c->high_rxt = c->snd_una;
+		tcp_output(c);
+	} else {
+		/* RFC 5681 §3.1 eq. 4, RFC 6582 §3.2 step 4: go back to
+		 * snd_una. A repeated timeout also forgets the scoreboard:
+		 * the peer may have reneged (RFC 2018 §8). */
+		c->flags &= ~(TF_RECOVERY | TF_RTO_LOSS);
+		c->nr_sacked = 0;
+		c->snd_nxt = c->snd_una;
+		c->sq_cur = NULL;
+		tcp_output(c);
+	}
 	if (c->flags & TF_DEAD)
 		return;
 	if (c->rto_at == 0)
 		tcp_rearm_rto(c);
 }
 
-/* ---- the send loop ---- */
+/* ---- the send loop (SACK recovery's in tcp_sack.c) ---- */
 
-static uint32_t
-tcp_sacked_in(const struct tcp_conn *c, uint32_t a, uint32_t b)
-{
-	uint32_t n = 0;
-	unsigned int i;
-
-	for (i = 0; i < c->nr_sacked; i++) {
-		uint32_t s = SEQ_MAX(a, c->sacked[i].start);
-		uint32_t e = SEQ_MIN(b, c->sacked[i].end);
-
-		if (SEQ_LT(s, e))
-			n += e - s;
-	}
-	return n;
-}
-
-/* RFC 6675 IsLost as a boundary: every un-SACKed byte below it has
- * DupThresh SACKed blocks or more than (DupThresh-1)*SMSS SACKed bytes
- * above it. */
-static uint32_t
-tcp_lost_edge(const struct tcp_conn *c)
-{
-	uint32_t bytes = 0;
-	int i;
-
-	for (i = c->nr_sacked - 1; i >= 0; i--) {
-		bytes += c->sacked[i].end - c->sacked[i].start;
-		if (c->nr_sacked - i >= TCP_DUPTHRESH ||
-		    bytes > (uint32_t)(TCP_DUPTHRESH - 1) * c->mss)
-			return c->sacked[i].start;
-	}
-	return c->snd_una;
-}
-
-/* RFC 6675 §4 SetPipe(). */
-static uint32_t
-tcp_pipe(const struct tcp_conn *c, uint32_t lost)
-{
-	uint32_t pipe = 0, top;
-
-	if (SEQ_LT(lost, c->snd_max))
-		pipe += (c->snd_max - lost) -
-			tcp_sacked_in(c, lost, c->snd_max);
-	top = SEQ_MIN(c->high_rxt, c->snd_max);
-	if (SEQ_LT(c->snd_una, top))
-		pipe += (top - c->snd_una) - tcp_sacked_in(c, c->snd_una, top);
-	return pipe;
-}
-
-/* First un-SACKed byte in [from, to), or to. */
-static uint32_t
-tcp_next_hole(const struct tcp_conn *c, uint32_t from, uint32_t to,
-	      uint32_t *hole_end)
-{
-	unsigned int i;
-
-	for (i = 0; i < c->nr_sacked; i++) {
-		if (SEQ_LEQ(c->sacked[i].end, from))
-			continue;
-		if (SEQ_LEQ(c->sacked[i].start, from)) {
-			from = c->sacked[i].end;
-			continue;
-		}
-		break;
-	}
-	*hole_end = i < c->nr_sacked ? SEQ_MIN(c->sacked[i].start, to) : to;
-	return SEQ_MIN(from, to);
-}
-
-static uint16_t
+uint16_t
 tcp_seg_max(const struct tcp_conn *c)
 {
 	uint8_t opts[40];
@@ -652,7 +607,7 @@ tcp_fin_due(const struct tcp_conn *c, uint32_t seq, uint32_t len)
 
 /* Send one segment at snd_nxt of at most max bytes; returns bytes of
  * sequence space sent, 0 if nothing fits. */
-static uint32_t
+uint32_t
 tcp_output_one(struct tcp_conn *c, uint32_t usable, bool force)
 {
 	struct tcp_stack *s = c->stack;
@@ -681,9 +636,10 @@ tcp_output_one(struct tcp_conn *c, uint32_t usable, bool force)
 		flags |= TCP_F_FIN;
 	if (len > 0 && c->snd_nxt + len == c->snd_end)
 		flags |= TCP_F_PSH;
-	if (SEQ_LT(c->snd_nxt, c->snd_max))
+	if (SEQ_LT(c->snd_nxt, c->snd_max)) {
 		s->stats.retransmits++;
-	else if (!(c->flags & TF_RTT_TIMING) && len > 0) {
+		c->undo_retrans++;
+	} else if (!(c->flags & TF_RTT_TIMING) && len > 0) {
 		c->flags |= TF_RTT_TIMING;
 		c->rtt_seq = c->snd_nxt + len;
 		c->rtt_start = s->now;
@@ -710,54 +666,6 @@ tcp_output_one(struct tcp_conn *c, uint32_t usable, bool force)
 	if (c->rto_at == 0 || c->persist)
 		tcp_rearm_rto(c);
 	return len + (fin ? 1 : 0);
-}
-
-/* RFC 6675 §5 step (C): send while pipe leaves a segment of cwnd. */
-static int
-tcp_output_sack(struct tcp_conn *c)
-{
-	struct tcp_stack *s = c->stack;
-	int sent = 0;
-
-	for (;;) {
-		uint32_t lost = tcp_lost_edge(c);
-		uint32_t pipe = tcp_pipe(c, lost);
-		uint32_t from, hole, hend, segmax = tcp_seg_max(c);
-
-		if (pipe + segmax > c->cwnd)
-			break;
-		from = SEQ_MAX(c->high_rxt, c->snd_una);
-		hole = tcp_next_hole(c, from, lost, &hend);
-		if (SEQ_LT(hole, lost)) {
-			uint32_t len = RTE_MIN(hend - hole, segmax);
-			uint8_t fl = TCP_F_ACK;
-
-			if (SEQ_GT(hole + len, c->snd_end))	/* FIN */
-				len = c->snd_end - hole, fl |= TCP_F_FIN;
-			int n = tcp_send_segment(c, hole, len, fl);
-
-			if (n < 0)
-				break;
-			if ((uint32_t)n < len)
-				len = n, fl &= ~TCP_F_FIN;
-			s->stats.retransmits++;
-			c->high_rxt = hole + len + (fl & TCP_F_FIN ? 1 : 0);
-			sent++;
-			continue;
-		}
-		/* Rule 2: new data within the peer's window. */
-		{
-			uint32_t wnd_end = c->snd_una + c->snd_wnd;
-			uint32_t usable = SEQ_GT(wnd_end, c->snd_nxt) ?
-					  wnd_end - c->snd_nxt : 0;
-
-			if (tcp_output_one(c, RTE_MIN(usable, segmax), false)
-			    == 0)
-				break;
-			sent++;
-		}
-	}
-	return sent;
 }
 
 int

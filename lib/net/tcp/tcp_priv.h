@@ -40,11 +40,13 @@
 
 #define TCP_MAX_WSCALE 14	/* RFC 7323 §2.3 */
 #define TCP_MAX_SACK 4		/* blocks remembered, each direction */
-#define TCP_OOO_MAX 64		/* out-of-order segments held */
+#define TCP_SCOREBOARD 16	/* SACKed blocks (holes) a sender tracks */
+#define TCP_OOO_MAX 64		/* out-of-order blocks (holes) held */
 #define TCP_MAX_LISTEN 16
 #define TCP_WHEEL_SLOTS 1024	/* power of two */
 #define TCP_TICK_US 1000
 #define TCP_DUPTHRESH 3		/* RFC 5681 §3.2, RFC 6675 */
+#define TCP_REORD_MAX 32	/* highest DupThresh reordering raises it to */
 #define TCP_SYN_RETRIES 6
 #define TCP_HDR_MAX 60
 #define TCP_DEFAULT_MSS 536	/* RFC 9293 §3.7.1 when no option */
@@ -70,6 +72,9 @@
 #define TF_TERM		0x20000	/* closed() running or done: API calls no-ops */
 #define TF_GONE		(TF_DEAD | TF_TERM)
 #define TF_DSACK	0x40000	/* report dsack in the next ACK (RFC 2883) */
+#define TF_RTO_LOSS	0x80000	/* recovery after a timeout (with TF_RECOVERY) */
+#define TF_UNDO		0x100000 /* the last reduction may prove spurious */
+#define TF_REO_TIMER	0x200000 /* rto_at is the reordering window timer */
 
 struct tcp_key {
 	uint32_t rip;	/* remote address, network order */
@@ -160,7 +165,7 @@ struct tcp_conn {
 	struct tcp_sack_block dsack;	/* duplicate just received */
 	/* Scoreboard of blocks the peer SACKed, sorted, merged. */
 	uint8_t nr_sacked;
-	struct tcp_sack_block sacked[TCP_MAX_SACK * 2];
+	struct tcp_sack_block sacked[TCP_SCOREBOARD];
 
 	/* Timestamps (RFC 7323). */
 	uint32_t ts_recent;
@@ -176,6 +181,18 @@ struct tcp_conn {
 	uint32_t cwnd, ssthresh;
 	uint32_t recover;	/* RFC 6582 */
 	uint32_t high_rxt;	/* RFC 6675 HighRxt */
+	uint32_t rescue_rxt;	/* RFC 6675 RescueRxt */
+	uint32_t rec_start;	/* snd_una when recovery began */
+	uint64_t sack_since;	/* first hole SACK-bypassed since (0: none) */
+	uint32_t min_rtt;	/* µs, lowest sample */
+	uint8_t reo_mult;	/* reordering window in min_rtt/4 units */
+	uint8_t reord;		/* DupThresh: 3, raised by reordering seen */
+	uint16_t undo_retrans;	/* retransmissions not shown spurious */
+	uint32_t undo_marker;	/* snd_una when the reduction was made */
+	uint32_t undo_tsval;	/* our TSval of the first retransmission */
+	uint32_t undo_dist;	/* segments SACKed past the hole at entry */
+	uint32_t prior_cwnd, prior_ssthresh;
+	double prior_wmax;
 	uint32_t bytes_acked;	/* for CA growth (RFC 5681 §3.1, ABC) */
 	double cubic_wmax, cubic_k, cubic_west;
 	uint64_t cubic_epoch;
@@ -252,10 +269,19 @@ void tcp_sq_drop_acked(struct tcp_conn *c, uint32_t acked);
 void tcp_sq_free(struct tcp_conn *c);
 uint32_t tcp_rcv_window(const struct tcp_conn *c);
 void tcp_rearm_rto(struct tcp_conn *c);
+void tcp_enter_recovery(struct tcp_conn *c);
 void tcp_rto_expired(struct tcp_conn *c);
 int tcp_sack_opt(const struct tcp_conn *c, uint8_t *p, int max_blocks);
 uint16_t tcp_syn_opts(const struct tcp_conn *c, uint8_t *p, uint16_t mss,
 		      bool synack, uint32_t tsecr);
+
+uint16_t tcp_seg_max(const struct tcp_conn *c);
+uint32_t tcp_output_one(struct tcp_conn *c, uint32_t usable, bool force);
+
+/* tcp_sack.c */
+void tcp_sacked_add(struct tcp_conn *c, uint32_t st, uint32_t en);
+void tcp_sacked_prune(struct tcp_conn *c);
+int tcp_output_sack(struct tcp_conn *c);
 
 /* One arriving segment. */
 struct tcp_seg {
@@ -289,12 +315,35 @@ void tcp_cc_init(struct tcp_conn *c);
 void tcp_cc_ack(struct tcp_conn *c, uint32_t acked);
 void tcp_cc_congestion(struct tcp_conn *c);
 void tcp_cc_rto(struct tcp_conn *c);
+void tcp_cc_undo(struct tcp_conn *c);
 void tcp_rtt_sample(struct tcp_conn *c, uint32_t rtt_us);
 
 static inline uint32_t
 tcp_flight(const struct tcp_conn *c)
 {
 	return c->snd_max - c->snd_una;
+}
+
+/* Time data SACKed above the first hole may arrive ahead of it before
+ * the hole counts as lost: min_rtt/4, widened each time reordering
+ * fooled us (RFC 8985 §6.2 step 4), at most one RTT. */
+static inline uint32_t
+tcp_reo_wnd(const struct tcp_conn *c)
+{
+	uint32_t base = c->min_rtt ? c->min_rtt : c->srtt;
+
+	return RTE_MAX(RTE_MIN(base / 4 * c->reo_mult, base), 1000u);
+}
+
+/* The first hole was SACK-bypassed longer than the reordering window:
+ * lost, however few segments were SACKed above it (a time threshold as
+ * RFC 8985 RACK, for small windows and tails where DupThresh SACKed
+ * segments never come). */
+static inline bool
+tcp_hole_timed_out(const struct tcp_conn *c)
+{
+	return c->nr_sacked > 0 && c->sack_since != 0 &&
+	       c->stack->now - c->sack_since >= tcp_reo_wnd(c);
 }
 
 static inline bool

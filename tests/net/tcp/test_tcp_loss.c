@@ -1,0 +1,663 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 ffn-shard authors
+ */
+
+/* Scripted tests of behaviour under loss, reordering and duplication
+ * (issue 3, impaired transfers): the reassembly queue's bound and drop
+ * policy, D-SACK of held duplicates, reordering detection and the undo of
+ * spurious recovery, RFC 6675 rescue retransmission, and the SACK
+ * scoreboard kept across a retransmission timeout. */
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "tcp_harness.h"
+
+static struct th H;
+static uint8_t buf[512 * 1024];
+
+#define PEER 1000u
+#define MSS 1460u
+
+/* SACK and window scale: the whole 256 KiB receive buffer is offered. */
+static const struct th_opts WSSACK = { .mss = 1460, .sack_ok = 1,
+				       .has_ws = 1, .ws = 0 };
+static const struct th_opts SACKOPT = { .mss = 1460, .sack_ok = 1 };
+
+static void
+fill(uint8_t *p, size_t n, unsigned int seed)
+{
+	for (size_t i = 0; i < n; i++)
+		p[i] = (uint8_t)(i * 131 + (i >> 9) + seed);
+}
+
+static void
+data_in(uint32_t iss, uint32_t off, uint32_t len)
+{
+	th_inject(&H, F_ACK, PEER + 1 + off, iss + 1, 65535, NULL, buf + off,
+		  len);
+}
+
+static void
+ack_o(uint32_t a, const struct th_opts *o)
+{
+	th_inject(&H, F_ACK, PEER + 1, a, 65535, o, NULL, 0);
+}
+
+static struct th_opts
+sack1(uint32_t st, uint32_t en)
+{
+	struct th_opts o = { .nr_sack = 1 };
+
+	o.sack[0][0] = st;
+	o.sack[0][1] = en;
+	return o;
+}
+
+/* Queue bytes and take the first k full segments sent. */
+static void
+send_and_take(uint32_t iss, uint32_t bytes, unsigned int k)
+{
+	fill(buf, bytes, 7);
+	assert_int_equal(tcp_send(H.app.conn, buf, bytes), (int)bytes);
+	tcp_flush(H.app.conn);
+	for (unsigned int i = 0; i < k; i++) {
+		struct th_seg *s = th_next(&H);
+
+		assert_int_equal(s->seq, iss + 1 + i * MSS);
+		assert_int_equal(s->len, MSS);
+	}
+	assert_int_equal(th_pending(&H), 0);
+}
+
+/* Passive handshake taking rtt_us: the SYN-ACK's RTT sample sets srtt
+ * and min_rtt. Returns our ISN. */
+static uint32_t
+handshake_rtt(const struct th_opts *o, uint64_t rtt_us)
+{
+	struct th_opts a = { 0 };
+	struct th_seg *s;
+	uint32_t iss;
+
+	tcp_listen(H.s, TH_PORT, 0, &th_ops, &H.app);
+	th_inject(&H, F_SYN, PEER, 0, 65535, o, NULL, 0);
+	s = th_next(&H);
+	iss = s->seq;
+	if (o->has_ts) {
+		a.has_ts = 1;
+		a.tsval = o->tsval + 1;
+		a.tsecr = s->tsval;
+	}
+	th_advance(&H, rtt_us);
+	th_inject(&H, F_ACK, PEER + 1, iss + 1, 65535, &a, NULL, 0);
+	assert_int_equal(tcp_conn_state(H.app.conn), TCP_ESTABLISHED);
+	return iss;
+}
+
+static void
+stats(struct tcp_stats *st)
+{
+	tcp_stack_stats(H.s, st);
+}
+
+static uint64_t
+drops(enum tcp_drop_reason r)
+{
+	struct tcp_stats st;
+
+	tcp_stack_stats(H.s, &st);
+	return st.drops[r];
+}
+
+/* A whole window behind one lost segment is held: the queue counts
+ * blocks, not segments (it used to drop all but 64 segments). */
+static void
+test_ooo_window_behind_one_hole(void **st)
+{
+	struct th_seg *s;
+	uint32_t iss;
+	unsigned int i;
+
+	th_config(&H);
+	iss = (th_start(&H), th_handshake(&H, PEER, &WSSACK));
+	fill(buf, 160 * MSS, 1);
+	for (i = 1; i < 160; i++) {
+		data_in(iss, i * MSS, MSS);
+		s = th_next(&H);
+		assert_int_equal(s->ack, PEER + 1);
+		assert_int_equal(s->nr_sack, 1);
+		assert_int_equal(s->sack[0][0], PEER + 1 + MSS);
+		assert_int_equal(s->sack[0][1], PEER + 1 + (i + 1) * MSS);
+	}
+	assert_int_equal(drops(TCP_DROP_OOO_MEM), 0);
+	assert_int_equal(H.app.rx_len, 0);
+	data_in(iss, 0, MSS);
+	s = th_next(&H);
+	assert_int_equal(s->ack, PEER + 1 + 160 * MSS);
+	assert_int_equal(s->nr_sack, 0);
+	assert_int_equal(H.app.rx_len, 160 * MSS);
+	assert_memory_equal(H.app.rx, buf, 160 * MSS);
+	th_stop(&H);
+}
+
+/* With every block slot taken, a segment below them all is kept and the
+ * block furthest from rcv_nxt gives way: the lower data is what the
+ * application can be given first. */
+static void
+test_ooo_full_keeps_lowest(void **st)
+{
+	struct th_seg *s;
+	uint32_t iss;
+	unsigned int i;
+
+	th_config(&H);
+	iss = (th_start(&H), th_handshake(&H, PEER, &WSSACK));
+	fill(buf, 4000, 2);
+	for (i = 0; i < 64; i++)	/* 64 one-byte blocks 1000, 1002.. */
+		data_in(iss, 1000 + 2 * i, 1);
+	th_drain(&H);
+	assert_int_equal(drops(TCP_DROP_OOO_MEM), 0);
+	data_in(iss, 3000, 1);		/* above all: dropped */
+	th_drain(&H);
+	assert_int_equal(drops(TCP_DROP_OOO_MEM), 1);
+	data_in(iss, 10, 5);		/* below all: kept, 1126 evicted */
+	assert_int_equal(drops(TCP_DROP_OOO_MEM), 2);
+	s = th_next(&H);
+	assert_int_equal(s->nr_sack, 4);	/* newest first, then older ones */
+	assert_int_equal(s->sack[0][0], PEER + 1 + 10);
+	assert_int_equal(s->sack[0][1], PEER + 1 + 15);
+	/* the bytes before it complete the first run */
+	data_in(iss, 0, 10);
+	s = th_next(&H);
+	assert_int_equal(s->ack, PEER + 1 + 15);
+	assert_int_equal(H.app.rx_len, 15);
+	assert_memory_equal(H.app.rx, buf, 15);
+	/* 1126 was evicted, 1124 was not: fill everything up to 1127 */
+	data_in(iss, 15, 1000 - 15);
+	for (i = 0; i < 63; i++)
+		data_in(iss, 1001 + 2 * i, 1);
+	th_drain(&H);
+	assert_int_equal(H.app.rx_len, 1126);
+	data_in(iss, 1126, 2);
+	s = th_next(&H);
+	assert_int_equal(s->ack, PEER + 1 + 1128);
+	assert_memory_equal(H.app.rx, buf, 1128);
+	th_stop(&H);
+}
+
+/* Segments joining blocks from either side, a duplicate inside a held
+ * block reported as a D-SACK (RFC 2883 §4) first, the block after it. */
+static void
+test_ooo_merge_and_dsack(void **st)
+{
+	struct th_seg *s;
+	uint32_t iss;
+
+	th_config(&H);
+	iss = (th_start(&H), th_handshake(&H, PEER, &SACKOPT));
+	fill(buf, 10 * MSS, 3);
+	data_in(iss, 4 * MSS, MSS);
+	data_in(iss, 2 * MSS, MSS);
+	data_in(iss, 3 * MSS, MSS);	/* joins both */
+	th_drain(&H);
+	data_in(iss, 3 * MSS, MSS);	/* duplicate of held data */
+	s = th_next(&H);
+	assert_int_equal(s->ack, PEER + 1);
+	assert_int_equal(s->nr_sack, 2);
+	assert_int_equal(s->sack[0][0], PEER + 1 + 3 * MSS);
+	assert_int_equal(s->sack[0][1], PEER + 1 + 4 * MSS);
+	assert_int_equal(s->sack[1][0], PEER + 1 + 2 * MSS);
+	assert_int_equal(s->sack[1][1], PEER + 1 + 5 * MSS);
+	data_in(iss, 1 * MSS, MSS);	/* prepends to the block */
+	s = th_next(&H);
+	assert_int_equal(s->nr_sack, 1);
+	assert_int_equal(s->sack[0][0], PEER + 1 + MSS);
+	assert_int_equal(s->sack[0][1], PEER + 1 + 5 * MSS);
+	data_in(iss, 0, MSS);
+	s = th_next(&H);
+	assert_int_equal(s->ack, PEER + 1 + 5 * MSS);
+	assert_int_equal(H.app.rx_len, 5 * MSS);
+	assert_memory_equal(H.app.rx, buf, 5 * MSS);
+	th_stop(&H);
+}
+
+/* Segment 1 only arrived late: recovery retransmitted it, the peer
+ * reported the copy as a duplicate (D-SACK) and the reduction is taken
+ * back; the same reordering no longer starts a recovery. */
+static void
+test_dsack_undoes_spurious_recovery(void **st)
+{
+	struct th_opts o = sack1(0, 0);
+	struct tcp_conn_info ci;
+	struct tcp_stats sts;
+	struct th_seg *s;
+	uint32_t iss;
+
+	th_config(&H);
+	H.cfg.cc = TCP_CC_NEWRENO;
+	iss = (th_start(&H), th_handshake(&H, PEER, &SACKOPT));
+	send_and_take(iss, 10 * MSS, 10);
+	o = sack1(iss + 1 + MSS, iss + 1 + 4 * MSS);
+	ack_o(iss + 1, &o);
+	s = th_next(&H);
+	assert_int_equal(s->seq, iss + 1);
+	assert_int_equal(th_pending(&H), 0);
+	tcp_conn_info(H.app.conn, &ci);
+	assert_true(ci.in_recovery);
+	assert_int_equal(ci.cwnd, 5 * MSS);
+	/* the original arrives: cumulative ACK, still in recovery */
+	ack_o(iss + 1 + 5 * MSS, NULL);
+	tcp_conn_info(H.app.conn, &ci);
+	assert_true(ci.in_recovery);
+	/* then the retransmission, reported as a duplicate */
+	o = sack1(iss + 1, iss + 1 + MSS);
+	ack_o(iss + 1 + 5 * MSS, &o);
+	tcp_conn_info(H.app.conn, &ci);
+	assert_false(ci.in_recovery);
+	assert_int_equal(ci.cwnd, 10 * MSS);
+	assert_int_equal(ci.ssthresh, UINT32_MAX);
+	stats(&sts);
+	assert_int_equal(sts.undos, 1);
+	/* three segments SACKed past a hole are now within the reordering
+	 * seen (four were): no retransmission */
+	o = sack1(iss + 1 + 6 * MSS, iss + 1 + 9 * MSS);
+	ack_o(iss + 1 + 5 * MSS, &o);
+	assert_int_equal(th_pending(&H), 0);
+	tcp_conn_info(H.app.conn, &ci);
+	assert_false(ci.in_recovery);
+	/* a D-SACK of data never retransmitted undoes nothing */
+	o = sack1(iss + 1 + 2 * MSS, iss + 1 + 3 * MSS);
+	ack_o(iss + 1 + 10 * MSS, &o);
+	stats(&sts);
+	assert_int_equal(sts.undos, 1);
+	th_stop(&H);
+}
+
+static const struct th_opts TSSACK = { .mss = 1460, .sack_ok = 1,
+				       .has_ts = 1, .tsval = 100 };
+
+/* Eifel (RFC 3522): the ACK for the retransmitted segment echoes the
+ * original's timestamp, so the original arrived and the fast retransmit
+ * was spurious: undone at once, without waiting for a D-SACK. */
+static void
+test_eifel_undo_with_timestamps(void **st)
+{
+	struct th_opts o;
+	struct tcp_conn_info ci;
+	struct tcp_stats sts;
+	struct th_seg *s;
+	uint32_t iss, t0;
+
+	th_config(&H);
+	iss = (th_start(&H), handshake_rtt(&TSSACK, 20000));
+	fill(buf, 10 * MSS, 5);
+	tcp_send(H.app.conn, buf, 10 * MSS);
+	tcp_flush(H.app.conn);
+	t0 = th_next(&H)->tsval;
+	th_drain(&H);
+	th_advance(&H, 10000);
+	o = sack1(iss + 1 + MSS, iss + 1 + 4 * MSS);
+	o.has_ts = 1, o.tsval = 200, o.tsecr = t0;
+	ack_o(iss + 1, &o);
+	s = th_next(&H);
+	assert_int_equal(s->seq, iss + 1);
+	assert_int_equal(s->tsval, t0 + 10);
+	tcp_conn_info(H.app.conn, &ci);
+	assert_true(ci.in_recovery);
+	assert_int_equal(ci.ssthresh, 7 * MSS);	/* CUBIC beta 0.7 */
+	th_drain(&H);
+	o = (struct th_opts){ .has_ts = 1, .tsval = 201, .tsecr = t0 };
+	ack_o(iss + 1 + 5 * MSS, &o);
+	tcp_conn_info(H.app.conn, &ci);
+	assert_false(ci.in_recovery);
+	assert_int_equal(ci.ssthresh, UINT32_MAX);
+	assert_true(ci.cwnd >= 10 * MSS);
+	stats(&sts);
+	assert_int_equal(sts.undos, 1);
+	th_drain(&H);
+	th_stop(&H);
+}
+
+/* The same, but the ACK echoes the retransmission's timestamp: the
+ * segment was lost and the reduction stands, whatever D-SACKs say. */
+static void
+test_eifel_keeps_needed_reduction(void **st)
+{
+	struct th_opts o;
+	struct tcp_conn_info ci;
+	struct tcp_stats sts;
+	uint32_t iss, t0;
+
+	th_config(&H);
+	iss = (th_start(&H), handshake_rtt(&TSSACK, 20000));
+	fill(buf, 10 * MSS, 5);
+	tcp_send(H.app.conn, buf, 10 * MSS);
+	tcp_flush(H.app.conn);
+	t0 = th_next(&H)->tsval;
+	th_drain(&H);
+	th_advance(&H, 10000);
+	o = sack1(iss + 1 + MSS, iss + 1 + 4 * MSS);
+	o.has_ts = 1, o.tsval = 200, o.tsecr = t0;
+	ack_o(iss + 1, &o);
+	th_drain(&H);
+	/* with a D-SACK of segment 1 too (a network duplicate): with
+	 * timestamps Eifel decides, the D-SACK count does not */
+	o = sack1(iss + 1, iss + 1 + MSS);
+	o.has_ts = 1, o.tsval = 201, o.tsecr = t0 + 10;
+	ack_o(iss + 1 + 5 * MSS, &o);
+	tcp_conn_info(H.app.conn, &ci);
+	assert_int_equal(ci.ssthresh, 7 * MSS);
+	stats(&sts);
+	assert_int_equal(sts.undos, 0);
+	th_drain(&H);
+	th_stop(&H);
+}
+
+/* One segment SACKed past a hole: not lost by count (DupThresh 3), but
+ * once a quarter of min_rtt passed with no more ACKs the hole is
+ * retransmitted by the reordering timer, long before an RTO. */
+static void
+test_reordering_window_timer(void **st)
+{
+	struct th_opts o;
+	struct tcp_stats sts;
+	struct th_seg *s;
+	uint32_t iss;
+
+	th_config(&H);
+	iss = (th_start(&H), handshake_rtt(&SACKOPT, 40000));
+	send_and_take(iss, 4 * MSS, 4);
+	th_advance(&H, 40000);
+	o = sack1(iss + 1 + MSS, iss + 1 + 2 * MSS);
+	ack_o(iss + 1, &o);
+	assert_int_equal(th_pending(&H), 0);
+	th_advance(&H, 9000);			/* min_rtt/4 = 10 ms */
+	assert_int_equal(th_pending(&H), 0);
+	th_advance(&H, 2000);
+	s = th_next(&H);
+	assert_int_equal(s->seq, iss + 1);
+	assert_int_equal(s->len, MSS);
+	stats(&sts);
+	assert_int_equal(sts.fast_retransmits, 1);
+	assert_int_equal(sts.rto_expired, 0);
+	th_drain(&H);
+	th_stop(&H);
+}
+
+/* RFC 6675 NextSeg: with no new data, rule 3 sends the tail hole not
+ * yet deemed lost; after a partial ACK, rule 4 resends the highest
+ * un-SACKed segment once (its retransmission may be lost too). */
+static void
+test_rescue_retransmission(void **st)
+{
+	struct th_opts o;
+	struct th_seg *s;
+	uint32_t iss;
+
+	th_config(&H);
+	H.cfg.cc = TCP_CC_NEWRENO;
+	iss = (th_start(&H), th_handshake(&H, PEER, &SACKOPT));
+	send_and_take(iss, 10 * MSS, 10);
+	o = sack1(iss + 1 + MSS, iss + 1 + 9 * MSS);
+	ack_o(iss + 1, &o);
+	s = th_next(&H);			/* rule 1: the lost hole */
+	assert_int_equal(s->seq, iss + 1);
+	s = th_next(&H);			/* rule 3: the tail */
+	assert_int_equal(s->seq, iss + 1 + 9 * MSS);
+	assert_int_equal(th_pending(&H), 0);
+	ack_o(iss + 1, &o);			/* more of the same: nothing */
+	assert_int_equal(th_pending(&H), 0);
+	ack_o(iss + 1 + 9 * MSS, NULL);		/* partial ACK */
+	s = th_next(&H);			/* rule 4: rescue */
+	assert_int_equal(s->seq, iss + 1 + 9 * MSS);
+	assert_int_equal(s->len, MSS);
+	assert_memory_equal(s->data, buf + 9 * MSS, MSS);
+	assert_int_equal(th_pending(&H), 0);
+	ack_o(iss + 1 + 9 * MSS, NULL);		/* once per recovery */
+	assert_int_equal(th_pending(&H), 0);
+	th_drain(&H);
+	th_stop(&H);
+}
+
+/* A retransmission lost during SACK recovery is repaired by the RTO,
+ * which keeps the scoreboard (RFC 6675 §5.1): only the hole goes again,
+ * not the nine segments the peer holds. */
+static void
+test_rto_keeps_scoreboard(void **st)
+{
+	struct th_opts o;
+	struct tcp_conn_info ci;
+	struct th_seg *s;
+	uint32_t iss;
+
+	th_config(&H);
+	H.cfg.cc = TCP_CC_NEWRENO;
+	iss = (th_start(&H), th_handshake(&H, PEER, &SACKOPT));
+	send_and_take(iss, 10 * MSS, 10);
+	o = sack1(iss + 1 + MSS, iss + 1 + 10 * MSS);
+	ack_o(iss + 1, &o);
+	s = th_next(&H);
+	assert_int_equal(s->seq, iss + 1);
+	assert_int_equal(th_pending(&H), 0);
+	th_advance(&H, 1000000);		/* that copy was lost too */
+	s = th_next(&H);
+	assert_int_equal(s->seq, iss + 1);
+	assert_int_equal(s->len, MSS);
+	assert_int_equal(th_pending(&H), 0);
+	tcp_conn_info(H.app.conn, &ci);
+	assert_int_equal(ci.cwnd, MSS);
+	ack_o(iss + 1 + 10 * MSS, NULL);
+	tcp_conn_info(H.app.conn, &ci);
+	assert_false(ci.in_recovery);
+	assert_int_equal(ci.unacked, 0);
+	th_advance(&H, 10000000);
+	assert_int_equal(th_pending(&H), 0);
+	th_stop(&H);
+}
+
+/* PAWS (RFC 7323 §5.3) with reordering: after the retransmission of
+ * segment 1 raised TS.Recent, segment 3's original (older TSval, sent
+ * before it) is new data and is kept; a segment a second older is not. */
+static void
+test_paws_tolerates_reordering(void **st)
+{
+	struct th_opts o = { .has_ts = 1 };
+	struct tcp_stats sts;
+	uint32_t iss;
+
+	th_config(&H);
+	iss = (th_start(&H), handshake_rtt(&TSSACK, 40000));
+	fill(buf, 4 * MSS, 9);
+	o.tsval = 200;
+	th_inject(&H, F_ACK, PEER + 1 + MSS, iss + 1, 65535, &o, buf + MSS,
+		  MSS);
+	o.tsval = 230;				/* the retransmission */
+	th_inject(&H, F_ACK, PEER + 1, iss + 1, 65535, &o, buf, MSS);
+	o.tsval = 201;				/* reordered original */
+	th_inject(&H, F_ACK, PEER + 1 + 2 * MSS, iss + 1, 65535, &o,
+		  buf + 2 * MSS, MSS);
+	assert_int_equal(H.app.rx_len, 3 * MSS);
+	assert_memory_equal(H.app.rx, buf, 3 * MSS);
+	o.tsval = 230 - 1000;			/* an old duplicate */
+	th_inject(&H, F_ACK, PEER + 1 + 3 * MSS, iss + 1, 65535, &o,
+		  buf + 3 * MSS, MSS);
+	assert_int_equal(H.app.rx_len, 3 * MSS);
+	stats(&sts);
+	assert_int_equal(sts.drops[TCP_DROP_PAWS], 1);
+	th_drain(&H);
+	th_stop(&H);
+}
+
+/* RFC 6675 §5: a new recovery may start once HighACK reaches the
+ * recovery point. The first segment sent after recovery lost, with the
+ * cumulative ACK sitting exactly on the old recovery point, is resent
+ * at once (it used to wait for a timeout). */
+static void
+test_new_recovery_at_recovery_point(void **st)
+{
+	struct th_opts o;
+	struct tcp_conn_info ci;
+	struct th_seg *s;
+	uint32_t iss, rp;
+
+	th_config(&H);
+	H.cfg.cc = TCP_CC_NEWRENO;
+	iss = (th_start(&H), th_handshake(&H, PEER, &SACKOPT));
+	send_and_take(iss, 10 * MSS, 10);
+	o = sack1(iss + 1 + MSS, iss + 1 + 4 * MSS);
+	ack_o(iss + 1, &o);
+	th_drain(&H);
+	rp = iss + 1 + 10 * MSS;
+	ack_o(rp, NULL);			/* full ACK: recovery over */
+	tcp_conn_info(H.app.conn, &ci);
+	assert_false(ci.in_recovery);
+	assert_int_equal(tcp_send(H.app.conn, buf, 5 * MSS), 5 * MSS);
+	tcp_flush(H.app.conn);
+	th_drain(&H);				/* segments 11-15 */
+	o = sack1(rp + MSS, rp + 4 * MSS);
+	ack_o(rp, &o);
+	s = th_next(&H);
+	assert_int_equal(s->seq, rp);
+	tcp_conn_info(H.app.conn, &ci);
+	assert_true(ci.in_recovery);
+	th_drain(&H);
+	th_stop(&H);
+}
+
+/* RFC 9438 §4.3: after a reduction, CUBIC's Reno-friendly estimate
+ * grows by alpha = 3(1-beta)/(1+beta) ~ 0.53 segment per window until
+ * it is back at the cwnd of the reduction, then by one per window as
+ * Reno does. The clock stands still, so the cubic curve stays below. */
+static void
+test_cubic_reno_friendly_alpha(void **st)
+{
+	struct th_opts o;
+	struct tcp_conn_info ci;
+	unsigned int below = 0, above = 0;
+	uint32_t iss, a;
+
+	th_config(&H);
+	iss = (th_start(&H), th_handshake(&H, PEER, &SACKOPT));
+	send_and_take(iss, 10 * MSS, 10);
+	o = sack1(iss + 1 + MSS, iss + 1 + 4 * MSS);
+	ack_o(iss + 1, &o);
+	a = iss + 1 + 10 * MSS;
+	ack_o(a, NULL);
+	tcp_conn_info(H.app.conn, &ci);
+	assert_false(ci.in_recovery);
+	assert_int_equal(ci.cwnd, 7 * MSS);
+	assert_int_equal(tcp_send(H.app.conn, buf, 200 * MSS), 200 * MSS);
+	tcp_flush(H.app.conn);
+	th_drain(&H);
+	while (ci.cwnd < 11 * MSS) {
+		a += MSS;
+		ack_o(a, NULL);
+		th_drain(&H);
+		if (ci.cwnd < 10 * MSS)
+			below++;
+		else
+			above++;
+		tcp_conn_info(H.app.conn, &ci);
+		assert_true(below + above < 150);
+	}
+	/* 7 -> 10 at ~0.53/window: ~48 ACKs; 10 -> 11 at 1/window: ~10 */
+	assert_in_range(below, 40, 60);
+	assert_in_range(above, 9, 12);
+	th_stop(&H);
+}
+
+/* Every other segment of a 20-segment flight lost: ten SACKed blocks.
+ * The scoreboard holds them all (it held 8 and ignored blocks above
+ * those, so fewer holes counted as lost), and only holes are resent. */
+static void
+test_scoreboard_ten_holes(void **st)
+{
+	struct th_opts o;
+	struct tcp_conn_info ci;
+	uint32_t iss, base, sacked = 0;
+	unsigned int i, rexmits = 0;
+
+	th_config(&H);
+	H.cfg.cc = TCP_CC_NEWRENO;
+	iss = (th_start(&H), th_handshake(&H, PEER, &SACKOPT));
+	send_and_take(iss, 30 * MSS, 10);
+	for (i = 1; i <= 10; i++)		/* slow start to cwnd 20 */
+		ack_o(iss + 1 + i * MSS, NULL);
+	th_drain(&H);
+	tcp_conn_info(H.app.conn, &ci);
+	assert_int_equal(ci.cwnd, 20 * MSS);
+	base = iss + 1 + 10 * MSS;		/* segments 0..19 from here */
+	for (i = 0; i < 10; i++) {
+		uint32_t st = base + (2 * i + 1) * MSS;
+
+		o = sack1(st, st + MSS);
+		ack_o(base, &o);
+		sacked |= 1u << (2 * i + 1);
+		while (th_pending(&H) > 0) {
+			struct th_seg *s = th_next(&H);
+			uint32_t k = (s->seq - base) / MSS;
+
+			assert_true(k < 20);
+			assert_int_equal((sacked >> k) & 1, 0);
+			rexmits++;
+		}
+	}
+	assert_true(rexmits >= 5);
+	th_stop(&H);
+}
+
+/* A response sent from the data callback as a hole fills must not
+ * report the block just delivered: below its ACK it reads as a D-SACK
+ * (RFC 2883) of data the peer never resent. */
+static void
+test_no_stale_sack_in_response(void **st)
+{
+	struct th_seg *s;
+	uint32_t iss;
+	unsigned int n = 0;
+
+	th_config(&H);
+	iss = (th_start(&H), th_handshake(&H, PEER, &SACKOPT));
+	H.app.reply_len = 8;
+	fill(buf, 3 * MSS, 4);
+	data_in(iss, MSS, MSS);
+	data_in(iss, 2 * MSS, MSS);
+	th_drain(&H);
+	data_in(iss, 0, MSS);
+	while (th_pending(&H) > 0) {
+		s = th_next(&H);
+		for (int i = 0; i < s->nr_sack; i++)
+			assert_true((int32_t)(s->sack[i][1] - s->ack) > 0);
+		n++;
+	}
+	assert_true(n >= 2);		/* a reply per delivery */
+	assert_int_equal(H.app.rx_len, 3 * MSS);
+	th_stop(&H);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_ooo_window_behind_one_hole),
+		cmocka_unit_test(test_ooo_full_keeps_lowest),
+		cmocka_unit_test(test_ooo_merge_and_dsack),
+		cmocka_unit_test(test_dsack_undoes_spurious_recovery),
+		cmocka_unit_test(test_eifel_undo_with_timestamps),
+		cmocka_unit_test(test_eifel_keeps_needed_reduction),
+		cmocka_unit_test(test_reordering_window_timer),
+		cmocka_unit_test(test_rescue_retransmission),
+		cmocka_unit_test(test_rto_keeps_scoreboard),
+		cmocka_unit_test(test_paws_tolerates_reordering),
+		cmocka_unit_test(test_new_recovery_at_recovery_point),
+		cmocka_unit_test(test_cubic_reno_friendly_alpha),
+		cmocka_unit_test(test_scoreboard_ten_holes),
+		cmocka_unit_test(test_no_stale_sack_in_response),
+	};
+	int rc;
+
+	th_eal_init();
+	rc = cmocka_run_group_tests(tests, NULL, NULL);
+	th_eal_fini();
+	return rc;
+}
