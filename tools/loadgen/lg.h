@@ -17,6 +17,7 @@
  * the layout, each to the shard that owns the layer, like a real client.
  */
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -188,6 +189,17 @@ struct lg {
 };
 
 extern struct lg lg;
+
+/* lg_main.c: set by SIGINT/SIGTERM; every worker stops. */
+extern volatile sig_atomic_t lg_signal;
+
+/* lg_run.c */
+/**
+ * Run every worker (the calling main lcore is worker 0) from now for
+ * --warmup + --duration, then merge and print the report.  *errs: errors
+ * of the whole run.  Returns -1 if a worker lcore could not start.
+ */
+int lg_run(uint64_t *errs);
 
 /* lg_conn.c */
 void lg_client_start(struct lg_client *cl, uint64_t sched_ns);

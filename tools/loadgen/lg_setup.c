@@ -12,6 +12,7 @@
 
 #include <json-c/json.h>
 #include <rte_ethdev.h>
+#include <rte_launch.h>
 #include <rte_lcore.h>
 #include <rte_malloc.h>
 
@@ -108,6 +109,37 @@ workers_create(void)
 	return rc;
 }
 
+/* On w's lcore: its net_lcore and TCP stack on queue w->idx of every
+ * port. */
+static int
+worker_attach(void *arg)
+{
+	struct lg_worker *w = arg;
+
+	for (unsigned int i = 0; i < lg.nports; i++) {
+		struct tcp_stack_config tc;
+
+		w->lc[i] = net_lcore_create(lg.port[i].np, (uint16_t)w->idx,
+					    -1);
+		if (w->lc[i] == NULL) {
+			fprintf(stderr, "ffn-loadgen: net_lcore_create(port "
+				"%u, queue %u) failed\n", lg.port[i].port_id,
+				w->idx);
+			return -ENOMEM;
+		}
+		memset(&tc, 0, sizeof(tc));
+		tc.clock_us = clock_us;
+		w->tcp[i] = net_tcp_attach(w->lc[i], &tc);
+		if (w->tcp[i] == NULL) {
+			fprintf(stderr, "ffn-loadgen: net_tcp_attach(port %u, "
+				"queue %u) failed\n", lg.port[i].port_id,
+				w->idx);
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
 int
 lg_ports_start(void)
 {
@@ -120,7 +152,6 @@ lg_ports_start(void)
 	for (unsigned int i = 0; i < lg.nports; i++) {
 		struct lg_port *lp = &lg.port[i];
 		struct net_port_conf pc;
-		struct tcp_stack_config tc;
 
 		if (!rte_eth_dev_is_valid_port(lp->port_id)) {
 			fprintf(stderr, "ffn-loadgen: --ip #%u: no DPDK port "
@@ -144,28 +175,22 @@ lg_ports_start(void)
 				strerror(-rc));
 			return rc;
 		}
-		for (unsigned int q = 0; q < lg.nworkers; q++) {
-			struct lg_worker *w = lg.w[q];
-
-			w->lc[i] = net_lcore_create(lp->np, (uint16_t)q,
-				(int)rte_lcore_to_socket_id(w->lcore_id));
-			if (w->lc[i] == NULL) {
-				fprintf(stderr, "ffn-loadgen: net_lcore_create"
-					"(port %u, queue %u) failed\n",
-					lp->port_id, q);
-				return -ENOMEM;
-			}
-			memset(&tc, 0, sizeof(tc));
-			tc.clock_us = clock_us;
-			w->tcp[i] = net_tcp_attach(w->lc[i], &tc);
-			if (w->tcp[i] == NULL) {
-				fprintf(stderr, "ffn-loadgen: net_tcp_attach"
-					"(port %u, queue %u) failed\n",
-					lp->port_id, q);
-				return -ENOMEM;
-			}
-		}
 	}
+	/* Each lcore makes its own queues' contexts: they are allocated on
+	 * the NUMA node of the calling lcore (net.h, net_tcp.h). */
+	for (unsigned int q = 1; q < lg.nworkers; q++)
+		if (rte_eal_remote_launch(worker_attach, lg.w[q],
+					  lg.w[q]->lcore_id) != 0)
+			return -EBUSY;
+	rc = worker_attach(lg.w[0]);
+	for (unsigned int q = 1; q < lg.nworkers; q++) {
+		int wrc = rte_eal_wait_lcore(lg.w[q]->lcore_id);
+
+		if (rc == 0)
+			rc = wrc;
+	}
+	if (rc < 0)
+		return rc;
 	/* Route: the port whose prefix holds the target, else one with a
 	 * gateway. */
 	for (unsigned int t = 0; t < lg.ntargets; t++) {
