@@ -594,6 +594,12 @@ main(int argc, char **argv)
 	signal(SIGTERM, on_signal);
 	if (lg_ports_start() < 0)
 		return 1;
+	/* Every lcore needs a client of its own (make_clients). */
+	if (lg.nconns < lg.nworkers) {
+		fprintf(stderr, "ffn-loadgen: --connections %u: fewer than "
+			"the %u lcores\n", lg.nconns, lg.nworkers);
+		return 1;
+	}
 	if (lg_wait_links(10000) < 0) {
 		fprintf(stderr, "ffn-loadgen: link down after 10 s\n");
 		return 1;
@@ -619,8 +625,11 @@ main(int argc, char **argv)
 	}
 	if (attach_refs(&o) < 0)
 		return 1;
-	if (make_clients() < 0) {
-		fprintf(stderr, "ffn-loadgen: out of memory for clients\n");
+	rc = make_clients();
+	if (rc < 0) {
+		if (rc == -ENOMEM)
+			fprintf(stderr, "ffn-loadgen: out of memory for "
+				"clients\n");
 		return 1;
 	}
 	printf("ffn-loadgen: %u %s, %s, %s %s, wire %s/%s, seq_len %u, "
