@@ -15,6 +15,15 @@
 # validated.  And that validation can fail: i8 asked of B (i8 off there,
 # so it answers f16) must be reported as bad_ctype with exit 3.
 #
+# Then ffn-loadgen on two lcores (one RX/TX queue pair of each memif port
+# each) against appliances with two network lcores (two queues): memif
+# has no RSS, queue i of one side is queue i of the other, so each of
+# our lcores talks to one of theirs.  Asserts that both lcores carried
+# connections and requests, and zero errors with --verify-body (every
+# answer agrees with its lcore's reference, and the lcores' references
+# agree), closed loop, fan-out, and open loop.  The lcores share this
+# machine's cores (EAL --lcores): correctness only, no timing.
+#
 # usage: loadgen_memif.sh BUILD_DIR
 set -euo pipefail
 
@@ -54,11 +63,18 @@ trap cleanup EXIT INT TERM
 "$mkv" --hidden 256 --intermediate 1024 --layers 4 --family llama \
 	--seed 7 "$dir/model" >/dev/null
 
-# appliance NAME ADDR LAYERS I8
+# appliance NAME ADDR LAYERS I8 [NET_LCORES]: with 2, the port has two
+# queues, each polled by its own network lcore (on shared cores).
 appliance() {
+	local eal="-l 0" net=0
+
+	if [ "${5:-1}" -eq 2 ]; then
+		eal="--lcores 0@0,1@1"
+		net=0-1
+	fi
 	cat >"$dir/$1.conf" <<CONF
 [eal]
-args = -l 0 --no-pci --no-huge -m 512 --file-prefix fsb-$1-$$ --vdev net_memif0,role=server,socket=$dir/$1.sock
+args = $eal --no-pci --no-huge -m 512 --file-prefix fsb-$1-$$ --vdev net_memif0,role=server,socket=$dir/$1.sock
 [log]
 level = warning
 [port 0]
@@ -70,7 +86,7 @@ layers = $3
 listen = 8080
 port = 0
 numa_node = 0
-net_lcores = 0
+net_lcores = $net
 f16 = on
 i8 = $4
 CONF
@@ -83,12 +99,13 @@ CONF
 # inside the RX/TX burst (loadgen_memif_churn.sh, loadgen_memif_pmd_race.sh
 # say how), so a loaded machine can crash an appliance that outlives a
 # client; each run here is a new client.  Their logs are kept per run.
+# NET_LCORES: network lcores (= queues) of each (LG_NET, default 1).
 start_appliances() {
 	stop "$pa"
 	stop "$pb"
-	appliance a 198.18.4.2 0-1 on
+	appliance a 198.18.4.2 0-1 on "$1"
 	pa=$!
-	appliance b 198.18.4.66 2-3 off
+	appliance b 198.18.4.66 2-3 off "$1"
 	pb=$!
 	for _ in $(seq 600); do
 		grep -q serving "$dir/a.log" && grep -q serving "$dir/b.log" &&
@@ -104,6 +121,8 @@ A=198.18.4.2:8080
 B=198.18.4.66:8080
 n=0
 # loadgen EXPECTED_EXIT ARGS...: one run over both links; sets $out.
+# env: LG_EAL (our lcores, default -l 1), LG_NET (the appliances'
+# network lcores, default 1).
 loadgen() {
 	local want=$1 rc=0
 	shift
@@ -114,9 +133,10 @@ loadgen() {
 	# port does not start: exit 1 before any traffic); retry that only.
 	for try in 1 2 3; do
 		rc=0
-		start_appliances
-		echo "\$ ffn-loadgen ... $*" >"$out"
-		timeout 60 "$lg" -l 1 --no-pci --no-huge -m 512 \
+		start_appliances "${LG_NET:-1}"
+		echo "\$ ffn-loadgen ${LG_EAL:--l 1} ... $*" >"$out"
+		# shellcheck disable=SC2086 # LG_EAL: several EAL words
+		timeout 60 "$lg" ${LG_EAL:--l 1} --no-pci --no-huge -m 512 \
 			--file-prefix "fsb-lg-$$" \
 			--vdev "net_memif0,role=client,socket=$dir/a.sock" \
 			--vdev "net_memif1,role=client,socket=$dir/b.sock" \
@@ -128,7 +148,7 @@ loadgen() {
 		echo "  [$step] memif connect refused, retry $try" >&2
 		sleep 1
 	done
-	grep -E '^(requests|latency|token|errors|target|RESULT)' "$out" | \
+	grep -E '^(requests|latency|token|errors|target|lcore|RESULT)' "$out" | \
 		sed "s|^|  [$step] |"
 	if [ "$rc" -ne "$want" ]; then
 		echo "ffn-loadgen exited $rc, expected $want" >&2
@@ -190,6 +210,43 @@ step="i8 of B is refused by validation"
 loadgen 3 --target $B --connections 2 --wire i8 --layers 2 --duration 1
 grep -Eq 'bad_ctype=[1-9]' "$out"
 [ "$(field validated)" = 0 ]
+
+# lcore_share QUEUE: the report line of our lcore on that queue carried
+# connections and requests, without error.
+lcore_share() {
+	local line
+
+	line=$(grep -E "^lcore +[0-9]+ +queue $1: " "$out") ||
+		{ echo "no lcore on queue $1" >&2; return 1; }
+	echo "$line" | grep -Eq 'requests [1-9][0-9]*, connects [1-9][0-9]*, errors 0$' ||
+		{ echo "queue $1 idle or failing: $line" >&2; return 1; }
+}
+
+# Two lcores each, two queues per memif port.
+step="two lcores, --verify-body"
+LG_EAL="--lcores 1@1,2@0" LG_NET=2 loadgen 0 --target $A --connections 8 \
+	--wire f16 --layers 0 --verify-body
+check_clean
+grep -q ', 2 lcores ==' "$out"
+[ "$(field bodies)" = "$(field requests)" ]
+lcore_share 0
+lcore_share 1
+
+step="two lcores, fan-out, --verify-body"
+LG_EAL="--lcores 1@1,2@0" LG_NET=2 loadgen 0 --layout "0-1=$A,2-3=$B" \
+	--connections 4 --wire f16 --verify-body
+check_clean
+[ "$(field tokens)" -gt 0 ]
+[ "$(field bodies)" = "$(field requests)" ]
+lcore_share 0
+lcore_share 1
+
+step="two lcores, open loop 200/s"
+LG_EAL="--lcores 1@1,2@0" LG_NET=2 loadgen 0 --target $A --connections 8 \
+	--rate 200 --layers 1
+check_clean
+lcore_share 0
+lcore_share 1
 
 step=done
 echo "loadgen_memif.sh: OK"

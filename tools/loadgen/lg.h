@@ -6,15 +6,23 @@
 
 /**
  * @file
- * ffn-loadgen internals: one polling lcore drives every port's net_lcore
- * and tcp_stack; "clients" each walk a list of steps (one request each)
+ * ffn-loadgen internals: every EAL lcore of the run is a worker that owns
+ * queue (its index) of every port, with that queue's net_lcore and
+ * tcp_stack, a share of the clients and its own counters (struct
+ * lg_worker, reached through the per-lcore pointer lg_w); the main lcore
+ * (worker 0) also merges them for the progress line and the report.
+ * "Clients" each walk a list of steps (one request each)
  * per token over their own TCP connections (one per target they use).
  * Non-fan-out: one step, token == request. Fan-out: one step per layer of
  * the layout, each to the shard that owns the layer, like a real client.
  */
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
+
+#include <rte_common.h>
+#include <rte_per_lcore.h>
 
 #include "lg_frame.h"
 #include "lg_hist.h"
@@ -25,11 +33,10 @@
 #define LG_MAX_PORTS 4
 #define LG_MAX_TARGETS 16
 #define LG_MAX_STEPS 1024
+#define LG_MAX_WORKERS 64
 
 struct lg_port {
 	struct net_port *np;
-	struct net_lcore *lc;
-	struct tcp_stack *tcp;
 	uint16_t port_id;
 	uint32_t ip_be, mask_be, gw_be;
 };
@@ -37,7 +44,7 @@ struct lg_port {
 struct lg_target {
 	uint32_t ip_be;
 	uint16_t port;
-	struct lg_port *via;
+	unsigned int via;	/**< index of the port it is reached on */
 };
 
 /**
@@ -116,7 +123,7 @@ struct lg_conn {
 };
 
 struct lg_client {
-	unsigned int id;
+	unsigned int id;	/**< index in its worker's clients */
 	bool active;		/**< a token is in progress */
 	bool want_send;		/**< step due, waiting for its connection */
 	unsigned int step;
@@ -127,10 +134,43 @@ struct lg_client {
 	struct lg_conn *conn;
 };
 
+/**
+ * One polling lcore's everything: written by that lcore only (no locks);
+ * the main lcore only reads the counters (progress, report).
+ */
+struct lg_worker {
+	unsigned int idx;	/**< worker number == queue of every port */
+	unsigned int lcore_id;
+	struct net_lcore *lc[LG_MAX_PORTS];
+	struct tcp_stack *tcp[LG_MAX_PORTS];
+	/* Own copies of the prepared requests (shared bytes): their
+	 * --verify-body references are this lcore's. */
+	struct lg_req *treq;	/**< non-fan-out: one per target */
+	struct lg_req *sreq;	/**< fan-out: one per step (layer) */
+	struct lg_client *clients;
+	unsigned int nclients;
+	unsigned int *idle;	/**< open loop: idle clients (stack) */
+	unsigned int nidle;
+	double rate;		/**< open loop: this lcore's share */
+	uint64_t backlog;	/**< open loop: tokens due, not started */
+	uint64_t end_ns;	/**< end of its measured window */
+	/* run */
+	uint64_t now;
+	bool recording;		/**< inside the measured window */
+	bool stopping;		/**< no new tokens */
+	struct lg_stats win;	/**< the measured window */
+	struct lg_stats all;	/**< the whole run (errors) */
+	struct lg_hist run_lat;	/**< every request of the run (progress) */
+} __rte_cache_aligned;
+
+RTE_DECLARE_PER_LCORE(struct lg_worker *, lg_w);
+/** The calling lcore's worker. */
+#define LGW RTE_PER_LCORE(lg_w)
+
 struct lg {
 	/* options */
 	unsigned int nconns;
-	double rate;		/**< tokens/s; 0 = closed loop */
+	double rate;		/**< tokens/s, all lcores; 0 = closed loop */
 	uint64_t warmup_ns, duration_ns, timeout_ns;
 	bool fanout;
 	bool verify;		/**< --verify-body: answers' values checked */
@@ -143,21 +183,23 @@ struct lg {
 	unsigned int nsteps;
 	struct lg_req *sreq;	/**< fan-out: one per step (layer) */
 	unsigned int step_conn[LG_MAX_STEPS];
-	struct lg_client *clients;
-	unsigned int nclients;
-	unsigned int *idle;	/**< open loop: idle clients (stack) */
-	unsigned int nidle;
-	/* run */
-	uint64_t now;
-	bool recording;		/**< inside the measured window */
-	bool stopping;		/**< no new tokens */
-	struct lg_stats win;	/**< the measured window */
-	struct lg_stats all;	/**< the whole run (errors) */
-	struct lg_hist sec_lat;	/**< the current second */
-	uint64_t sec_requests;
+	unsigned int nclients;	/**< all lcores' */
+	struct lg_worker *w[LG_MAX_WORKERS];
+	unsigned int nworkers;	/**< lcores of the run = queues per port */
 };
 
 extern struct lg lg;
+
+/* lg_main.c: set by SIGINT/SIGTERM; every worker stops. */
+extern volatile sig_atomic_t lg_signal;
+
+/* lg_run.c */
+/**
+ * Run every worker (the calling main lcore is worker 0) from now for
+ * --warmup + --duration, then merge and print the report.  *errs: errors
+ * of the whole run.  Returns -1 if a worker lcore could not start.
+ */
+int lg_run(uint64_t *errs);
 
 /* lg_conn.c */
 void lg_client_start(struct lg_client *cl, uint64_t sched_ns);
@@ -165,12 +207,12 @@ void lg_client_start(struct lg_client *cl, uint64_t sched_ns);
 void lg_housekeep(uint64_t now);
 /** Close every connection (FIN). */
 void lg_close_all(void);
-/** Outstanding requests. */
-unsigned int lg_busy(void);
-/** Connections established. */
-unsigned int lg_up(void);
+/** Outstanding requests of w. */
+unsigned int lg_busy(const struct lg_worker *w);
+/** Connections of w established. */
+unsigned int lg_up(const struct lg_worker *w);
 const char *lg_err_name(enum lg_err e);
-/** Count an error (window and whole run). */
+/** Count an error (the calling lcore's window and whole run). */
 void lg_count_err(enum lg_err e);
 
 #endif /* LG_H */

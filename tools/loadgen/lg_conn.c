@@ -36,9 +36,9 @@ lg_err_name(enum lg_err e)
 void
 lg_count_err(enum lg_err e)
 {
-	lg.all.err[e]++;
-	if (lg.recording)
-		lg.win.err[e]++;
+	LGW->all.err[e]++;
+	if (LGW->recording)
+		LGW->win.err[e]++;
 }
 
 static void conn_connect(struct lg_conn *k);
@@ -47,7 +47,8 @@ static void client_send(struct lg_client *cl);
 static const struct lg_req *
 step_req(const struct lg_client *cl, unsigned int step)
 {
-	return lg.fanout ? &lg.sreq[step] : &lg.treq[cl->conn[0].target];
+	return lg.fanout ? &LGW->sreq[step] :
+			   &LGW->treq[cl->conn[0].target];
 }
 
 static struct lg_conn *
@@ -65,11 +66,11 @@ client_idle(struct lg_client *cl, uint64_t restart_ns)
 	cl->active = false;
 	cl->want_send = false;
 	if (lg.rate > 0)
-		lg.idle[lg.nidle++] = cl->id;
+		LGW->idle[LGW->nidle++] = cl->id;
 	else
 		cl->restart_ns = restart_ns;
-	if (lg.rate == 0 && !lg.stopping && restart_ns <= lg.now)
-		lg_client_start(cl, lg.now);
+	if (lg.rate == 0 && !LGW->stopping && restart_ns <= LGW->now)
+		lg_client_start(cl, LGW->now);
 }
 
 /* Drop k: abort (RST) on errors, FIN otherwise.  An outstanding request
@@ -90,12 +91,12 @@ conn_drop(struct lg_conn *k, int e, bool rst, uint64_t retry_delay)
 	k->tc = NULL;
 	k->state = LG_DOWN;
 	k->busy = false;
-	k->retry_ns = lg.now + retry_delay;
+	k->retry_ns = LGW->now + retry_delay;
 	if (e >= 0)
 		lg_count_err((enum lg_err)e);
 	if (was_busy || (cl->active && cl->want_send &&
 			 step_conn(cl, cl->step) == k && e >= 0))
-		client_idle(cl, lg.now + retry_delay);
+		client_idle(cl, LGW->now + retry_delay);
 }
 
 static void
@@ -107,7 +108,7 @@ on_connected(void *arg, struct tcp_conn *c)
 	if (k == NULL)
 		return;
 	k->state = LG_UP;
-	lg.all.connects++;
+	LGW->all.connects++;
 	if (k->cl->active && k->cl->want_send &&
 	    step_conn(k->cl, k->cl->step) == k)
 		client_send(k->cl);
@@ -124,12 +125,12 @@ conn_response(struct lg_conn *k)
 	double worst = 0;
 	int e = k->bad;
 
-	lg.now = now;
+	LGW->now = now;
 	if (e < 0 && (r->status < 200 || r->status > 299)) {
 		e = LG_E_STATUS;
-		lg.all.status[r->status]++;
-		if (lg.recording)
-			lg.win.status[r->status]++;
+		LGW->all.status[r->status]++;
+		if (LGW->recording)
+			LGW->win.status[r->status]++;
 	}
 	if (e < 0 && q->ctype != NULL && strcmp(r->ctype, q->ctype) != 0)
 		e = LG_E_CTYPE;
@@ -152,22 +153,21 @@ conn_response(struct lg_conn *k)
 		return;
 	}
 	k->busy = false;
-	if (lg.recording) {
-		lg.win.requests++;
-		lg.win.per_target[q->target]++;
+	if (LGW->recording) {
+		LGW->win.requests++;
+		LGW->win.per_target[q->target]++;
 		if (q->binary)
-			lg.win.validated++;
+			LGW->win.validated++;
 		if (q->ref != NULL) {
-			lg.win.bodies++;
-			if (worst > lg.win.body_worst)
-				lg.win.body_worst = worst;
+			LGW->win.bodies++;
+			if (worst > LGW->win.body_worst)
+				LGW->win.body_worst = worst;
 		}
-		lg_hist_record(&lg.win.req_lat, now - k->sched_ns);
+		lg_hist_record(&LGW->win.req_lat, now - k->sched_ns);
 	}
 	/* The progress line covers the warm-up too. */
-	lg_hist_record(&lg.sec_lat, now - k->sched_ns);
-	lg.sec_requests++;
-	lg.all.requests++;
+	lg_hist_record(&LGW->run_lat, now - k->sched_ns);
+	LGW->all.requests++;
 	if (!r->keep_alive)
 		conn_drop(k, -1, false, 0);
 	if (++cl->step < lg.nsteps) {
@@ -175,11 +175,11 @@ conn_response(struct lg_conn *k)
 		client_send(cl);
 		return;
 	}
-	if (lg.recording) {
-		lg.win.tokens++;
-		lg_hist_record(&lg.win.tok_lat, now - cl->tok_sched_ns);
+	if (LGW->recording) {
+		LGW->win.tokens++;
+		lg_hist_record(&LGW->win.tok_lat, now - cl->tok_sched_ns);
 	}
-	lg.all.tokens++;
+	LGW->all.tokens++;
 	client_idle(cl, now);
 }
 
@@ -205,9 +205,9 @@ on_data(void *arg, struct tcp_conn *c, struct rte_mbuf *m)
 		rte_pktmbuf_free(m);
 		return;
 	}
-	lg.all.bytes_in += m->pkt_len;
-	if (lg.recording)
-		lg.win.bytes_in += m->pkt_len;
+	LGW->all.bytes_in += m->pkt_len;
+	if (LGW->recording)
+		LGW->win.bytes_in += m->pkt_len;
 	/* k->tc == c: an error drops c, and k may reconnect at once (closed
 	 * loop): what is left of c's bytes is not the new connection's. */
 	for (seg = m; seg != NULL && k->tc == c; seg = seg->next) {
@@ -256,7 +256,7 @@ on_eof(void *arg, struct tcp_conn *c)
 	if (k->busy) {
 		conn_drop(k, LG_E_CLOSED, false, 0);
 	} else {
-		lg.all.idle_closes++;
+		LGW->all.idle_closes++;
 		conn_drop(k, -1, false, 0);
 	}
 }
@@ -277,7 +277,7 @@ on_closed(void *arg, struct tcp_conn *c, int reason)
 		e = reason == TCP_CLOSE_RESET ? LG_E_RESET :
 		    reason == TCP_CLOSE_TIMEOUT ? LG_E_TIMEOUT : LG_E_CLOSED;
 	else
-		lg.all.idle_closes++;
+		LGW->all.idle_closes++;
 	conn_drop(k, e, false, e == LG_E_CONNECT ? RECONNECT_DELAY_NS : 0);
 }
 
@@ -294,17 +294,18 @@ conn_connect(struct lg_conn *k)
 	const struct lg_target *t = &lg.target[k->target];
 	int rc;
 
-	if (k->state != LG_DOWN || k->retry_ns > lg.now)
+	if (k->state != LG_DOWN || k->retry_ns > LGW->now)
 		return;
-	rc = tcp_connect(t->via->tcp, t->ip_be, t->port, &lg_ops, k, &k->tc);
+	rc = tcp_connect(LGW->tcp[t->via], t->ip_be, t->port, &lg_ops, k,
+			 &k->tc);
 	if (rc < 0) {
 		k->tc = NULL;
 		lg_count_err(LG_E_CONNECT);
-		k->retry_ns = lg.now + RECONNECT_DELAY_NS;
+		k->retry_ns = LGW->now + RECONNECT_DELAY_NS;
 		return;
 	}
 	k->state = LG_CONNECTING;
-	k->deadline_ns = lg.now + lg.timeout_ns;
+	k->deadline_ns = LGW->now + lg.timeout_ns;
 }
 
 static void
@@ -332,22 +333,22 @@ client_send(struct lg_client *cl)
 	/* The request bytes never change: zero copy, nothing to release. */
 	if (tcp_send_iov(k->tc, &iov, 1, release_nop, NULL) < 0) {
 		conn_drop(k, LG_E_SEND, true, 0);
-		client_idle(cl, lg.now + RECONNECT_DELAY_NS);
+		client_idle(cl, LGW->now + RECONNECT_DELAY_NS);
 		return;
 	}
 	tcp_flush(k->tc);
 	k->busy = true;
 	k->req = q;
 	k->sched_ns = cl->step_sched_ns;
-	k->deadline_ns = lg.now + lg.timeout_ns;
+	k->deadline_ns = LGW->now + lg.timeout_ns;
 	k->chk_i = 0;
 	k->bad = -1;
 	lg_resp_reset(&k->resp);
-	lg.all.sent++;
-	lg.all.bytes_out += q->len;
-	if (lg.recording) {
-		lg.win.sent++;
-		lg.win.bytes_out += q->len;
+	LGW->all.sent++;
+	LGW->all.bytes_out += q->len;
+	if (LGW->recording) {
+		LGW->win.sent++;
+		LGW->win.bytes_out += q->len;
 	}
 }
 
@@ -364,9 +365,9 @@ lg_client_start(struct lg_client *cl, uint64_t sched_ns)
 void
 lg_housekeep(uint64_t now)
 {
-	lg.now = now;
-	for (unsigned int i = 0; i < lg.nclients; i++) {
-		struct lg_client *cl = &lg.clients[i];
+	LGW->now = now;
+	for (unsigned int i = 0; i < LGW->nclients; i++) {
+		struct lg_client *cl = &LGW->clients[i];
 
 		for (unsigned int j = 0; j < cl->nconn; j++) {
 			struct lg_conn *k = &cl->conn[j];
@@ -379,7 +380,7 @@ lg_housekeep(uint64_t now)
 		}
 		if (cl->active && cl->want_send)
 			conn_connect(step_conn(cl, cl->step));
-		else if (!cl->active && lg.rate == 0 && !lg.stopping &&
+		else if (!cl->active && lg.rate == 0 && !LGW->stopping &&
 			 cl->restart_ns <= now)
 			lg_client_start(cl, now);
 	}
@@ -388,9 +389,9 @@ lg_housekeep(uint64_t now)
 void
 lg_close_all(void)
 {
-	for (unsigned int i = 0; i < lg.nclients; i++)
-		for (unsigned int j = 0; j < lg.clients[i].nconn; j++) {
-			struct lg_conn *k = &lg.clients[i].conn[j];
+	for (unsigned int i = 0; i < LGW->nclients; i++)
+		for (unsigned int j = 0; j < LGW->clients[i].nconn; j++) {
+			struct lg_conn *k = &LGW->clients[i].conn[j];
 
 			k->busy = false;
 			if (k->tc != NULL) {
@@ -402,24 +403,26 @@ lg_close_all(void)
 		}
 }
 
+/* Also read by the main lcore for the progress line while w runs: a
+ * snapshot, off by the few connections changing meanwhile. */
 unsigned int
-lg_busy(void)
+lg_busy(const struct lg_worker *w)
 {
 	unsigned int n = 0;
 
-	for (unsigned int i = 0; i < lg.nclients; i++)
-		for (unsigned int j = 0; j < lg.clients[i].nconn; j++)
-			n += lg.clients[i].conn[j].busy;
+	for (unsigned int i = 0; i < w->nclients; i++)
+		for (unsigned int j = 0; j < w->clients[i].nconn; j++)
+			n += w->clients[i].conn[j].busy;
 	return n;
 }
 
 unsigned int
-lg_up(void)
+lg_up(const struct lg_worker *w)
 {
 	unsigned int n = 0;
 
-	for (unsigned int i = 0; i < lg.nclients; i++)
-		for (unsigned int j = 0; j < lg.clients[i].nconn; j++)
-			n += lg.clients[i].conn[j].state == LG_UP;
+	for (unsigned int i = 0; i < w->nclients; i++)
+		for (unsigned int j = 0; j < w->clients[i].nconn; j++)
+			n += w->clients[i].conn[j].state == LG_UP;
 	return n;
 }

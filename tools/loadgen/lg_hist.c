@@ -68,6 +68,23 @@ lg_hist_merge(struct lg_hist *dst, const struct lg_hist *src)
 		dst->max = src->max;
 }
 
+void
+lg_hist_since(struct lg_hist *dst, const struct lg_hist *now,
+	      const struct lg_hist *before)
+{
+	dst->count = 0;
+	dst->sum = now->sum - before->sum;
+	dst->min = now->min;
+	dst->max = now->max;
+	/* The count from the buckets: now's total may be read a moment
+	 * apart from its buckets while its lcore records. */
+	for (unsigned int i = 0; i < LG_HIST_BUCKETS; i++) {
+		dst->b[i] = now->b[i] >= before->b[i] ?
+			    now->b[i] - before->b[i] : 0;
+		dst->count += dst->b[i];
+	}
+}
+
 uint64_t
 lg_hist_pct(const struct lg_hist *h, double q)
 {

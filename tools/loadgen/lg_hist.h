@@ -35,6 +35,13 @@ void lg_hist_record(struct lg_hist *h, uint64_t v);
 /** Add every value of src to dst. */
 void lg_hist_merge(struct lg_hist *dst, const struct lg_hist *src);
 /**
+ * The values recorded into a histogram between two snapshots of it
+ * (before, then now; several lcores' merged): dst = now - before, bucket
+ * by bucket.  min and max are now's (bounds, not the interval's own).
+ */
+void lg_hist_since(struct lg_hist *dst, const struct lg_hist *now,
+		   const struct lg_hist *before);
+/**
  * The value at percentile q (0..100]: the highest value equivalent to the
  * bucket holding the ceil(q/100 * count)-th smallest value, clamped to the
  * recorded max.  0 when empty.

@@ -21,19 +21,22 @@
 
 #include <rte_eal.h>
 #include <rte_errno.h>
+#include <rte_lcore.h>
+#include <rte_malloc.h>
 
 #include "larql_client.h"
 #include "lg.h"
 #include "lg_setup.h"
 
 struct lg lg;
+RTE_DEFINE_PER_LCORE(struct lg_worker *, lg_w);
 
-static volatile sig_atomic_t got_signal;
+volatile sig_atomic_t lg_signal;
 
 static void
 on_signal(int sig)
 {
-	got_signal = sig;
+	lg_signal = sig;
 }
 
 static void
@@ -440,8 +443,13 @@ attach_refs(const struct opts *o)
 static int
 save_body(const char *path)
 {
-	const struct lg_ref *r = (lg.fanout ? lg.sreq : lg.treq)[0].ref;
+	const struct lg_ref *r = NULL;
 	FILE *fp;
+
+	/* The references are per lcore (and agree: check_refs). */
+	for (unsigned int i = 0; i < lg.nworkers && (r == NULL || !r->set);
+	     i++)
+		r = (lg.fanout ? lg.w[i]->sreq : lg.w[i]->treq)[0].ref;
 
 	if (r == NULL || !r->set) {
 		fprintf(stderr, "ffn-loadgen: --save-body %s: no valid answer"
@@ -458,237 +466,117 @@ save_body(const char *path)
 	return 0;
 }
 
+/* What only w's lcore writes: zeroed, cache-line aligned (no line shared
+ * with another lcore's), on its NUMA node. */
+static void *
+w_zalloc(const struct lg_worker *w, size_t size)
+{
+	return rte_zmalloc_socket("lg_worker", size, RTE_CACHE_LINE_SIZE,
+				  (int)rte_lcore_to_socket_id(w->lcore_id));
+}
+
+/* w's own copy of the prepared requests: the same bytes, its own
+ * --verify-body references (a copy of --body-ref's, if given), so that
+ * no lcore writes what another reads. */
+static int
+worker_reqs(struct lg_worker *w)
+{
+	struct lg_req *src = lg.fanout ? lg.sreq : lg.treq;
+	unsigned int n = lg.fanout ? lg.nsteps : lg.ntargets;
+	struct lg_req *dst = src;
+
+	if (w->idx > 0) {
+		dst = w_zalloc(w, n * sizeof(*dst));
+		if (dst == NULL)
+			return -ENOMEM;
+		memcpy(dst, src, n * sizeof(*dst));
+		for (unsigned int i = 0; i < n; i++) {
+			const struct lg_ref *o = src[i].ref;
+			struct lg_ref *r;
+
+			if (o == NULL)
+				continue;
+			r = w_zalloc(w, sizeof(*r));
+			if (r == NULL || (r->bytes = w_zalloc(w, o->len)) ==
+					 NULL)
+				return -ENOMEM;
+			r->len = o->len;
+			r->set = o->set;
+			if (o->set)
+				memcpy(r->bytes, o->bytes, o->len);
+			dst[i].ref = r;
+		}
+	}
+	if (lg.fanout)
+		w->sreq = dst;
+	else
+		w->treq = dst;
+	return 0;
+}
+
+/* --connections and --rate split over the lcores: worker i gets clients
+ * [N*i/W, N*(i+1)/W) and R/W tokens/s; client g talks to target g % T
+ * as with one lcore. */
 static int
 make_clients(void)
 {
 	unsigned int per = lg.fanout ? lg.ntargets : 1;
 
+	if (lg.nconns < lg.nworkers) {
+		fprintf(stderr, "ffn-loadgen: --connections %u: fewer than "
+			"the %u lcores\n", lg.nconns, lg.nworkers);
+		return -EINVAL;
+	}
 	lg.nclients = lg.nconns;
-	lg.clients = calloc(lg.nclients, sizeof(*lg.clients));
-	lg.idle = calloc(lg.nclients, sizeof(*lg.idle));
-	if (lg.clients == NULL || lg.idle == NULL)
-		return -ENOMEM;
-	for (unsigned int i = 0; i < lg.nclients; i++) {
-		struct lg_client *cl = &lg.clients[i];
+	for (unsigned int wi = 0; wi < lg.nworkers; wi++) {
+		struct lg_worker *w = lg.w[wi];
+		unsigned int first = (unsigned int)((uint64_t)lg.nconns * wi /
+						    lg.nworkers);
+		unsigned int last = (unsigned int)((uint64_t)lg.nconns *
+						   (wi + 1) / lg.nworkers);
 
-		cl->id = i;
-		cl->nconn = per;
-		cl->conn = calloc(per, sizeof(*cl->conn));
-		if (cl->conn == NULL)
+		if (worker_reqs(w) < 0)
 			return -ENOMEM;
-		for (unsigned int j = 0; j < per; j++) {
-			const struct lg_req *q = lg.fanout ? &lg.sreq[0] :
-						 &lg.treq[0];
+		w->rate = lg.rate / lg.nworkers;
+		w->nclients = last - first;
+		w->clients = w_zalloc(w, w->nclients * sizeof(*w->clients));
+		w->idle = w_zalloc(w, w->nclients * sizeof(*w->idle));
+		if (w->clients == NULL || w->idle == NULL)
+			return -ENOMEM;
+		for (unsigned int i = 0; i < w->nclients; i++) {
+			struct lg_client *cl = &w->clients[i];
 
-			/* Every request of a run has the same body length. */
-			if (q->ref != NULL &&
-			    (cl->conn[j].cap = malloc(q->ref->len)) == NULL)
+			cl->id = i;
+			cl->nconn = per;
+			cl->conn = w_zalloc(w, per * sizeof(*cl->conn));
+			if (cl->conn == NULL)
 				return -ENOMEM;
-			cl->conn[j].cl = cl;
-			cl->conn[j].target = lg.fanout ? j : i % lg.ntargets;
-			cl->conn[j].bad = -1;
+			for (unsigned int j = 0; j < per; j++) {
+				const struct lg_req *q = lg.fanout ?
+					&w->sreq[0] : &w->treq[0];
+
+				/* Every request of a run has the same body
+				 * length. */
+				if (q->ref != NULL && (cl->conn[j].cap =
+				    w_zalloc(w, q->ref->len)) == NULL)
+					return -ENOMEM;
+				cl->conn[j].cl = cl;
+				cl->conn[j].target = lg.fanout ? j :
+					(first + i) % lg.ntargets;
+				cl->conn[j].bad = -1;
+			}
+			if (lg.rate > 0)
+				w->idle[w->nidle++] = i;
 		}
-		if (lg.rate > 0)
-			lg.idle[lg.nidle++] = i;
 	}
 	return 0;
-}
-
-static double
-ms(uint64_t ns)
-{
-	return (double)ns / 1e6;
-}
-
-static uint64_t
-errors(const struct lg_stats *s)
-{
-	uint64_t n = 0;
-
-	for (int e = 0; e < LG_E_COUNT; e++)
-		n += s->err[e];
-	return n;
-}
-
-static void
-report(double secs)
-{
-	const struct lg_stats *w = &lg.win;
-	const struct lg_hist *h = &w->req_lat;
-
-	printf("\n== ffn-loadgen: %.2f s measured, %s, %u %s ==\n", secs,
-	       lg.rate > 0 ? "open loop" : "closed loop", lg.nclients,
-	       lg.fanout ? "clients (fan-out)" : "connections");
-	printf("requests   %" PRIu64 " (%.1f req/s)", w->requests,
-	       (double)w->requests / secs);
-	if (lg.fanout)
-		printf(", tokens %" PRIu64 " (%.1f tokens/s, %u layers)",
-		       w->tokens, (double)w->tokens / secs, lg.nsteps);
-	printf("\n");
-	printf("latency    p50 %.3f  p90 %.3f  p99 %.3f  p99.9 %.3f  "
-	       "max %.3f ms  (min %.3f, mean %.3f)\n",
-	       ms(lg_hist_pct(h, 50)), ms(lg_hist_pct(h, 90)),
-	       ms(lg_hist_pct(h, 99)), ms(lg_hist_pct(h, 99.9)), ms(h->max),
-	       ms(h->count ? h->min : 0),
-	       h->count ? ms(h->sum / h->count) : 0.0);
-	if (lg.fanout) {
-		const struct lg_hist *t = &w->tok_lat;
-
-		printf("token      p50 %.3f  p90 %.3f  p99 %.3f  p99.9 %.3f  "
-		       "max %.3f ms\n", ms(lg_hist_pct(t, 50)),
-		       ms(lg_hist_pct(t, 90)), ms(lg_hist_pct(t, 99)),
-		       ms(lg_hist_pct(t, 99.9)), ms(t->max));
-	}
-	printf("bytes      out %" PRIu64 " (%.1f MB/s)  in %" PRIu64
-	       " (%.1f MB/s)\n", w->bytes_out,
-	       (double)w->bytes_out / secs / 1e6, w->bytes_in,
-	       (double)w->bytes_in / secs / 1e6);
-	printf("errors     window %" PRIu64 ", whole run %" PRIu64 ":",
-	       errors(w), errors(&lg.all));
-	for (int e = 0; e < LG_E_COUNT; e++)
-		printf(" %s=%" PRIu64, lg_err_name(e), lg.all.err[e]);
-	printf("\n");
-	for (int s = 0; s < 600; s++)
-		if (lg.all.status[s])
-			printf("status     %d: %" PRIu64 "\n", s,
-			       lg.all.status[s]);
-	for (unsigned int t = 0; t < lg.ntargets; t++) {
-		struct in_addr a = { .s_addr = lg.target[t].ip_be };
-
-		printf("target     %s:%u requests %" PRIu64 "\n", inet_ntoa(a),
-		       lg.target[t].port, w->per_target[t]);
-	}
-	printf("validated  %" PRIu64 " frames; connects %" PRIu64
-	       ", idle closes by server %" PRIu64 "\n", w->validated,
-	       lg.all.connects, lg.all.idle_closes);
-	if (lg.verify)
-		printf("bodies     %" PRIu64 " agree with the reference "
-		       "answer; largest |diff| / row max %.3g\n", w->bodies,
-		       w->body_worst);
-	/* The stack's view: a latency outlier with retransmits or RTOs here
-	 * is loss, without them it is the hosts. */
-	for (unsigned int i = 0; i < lg.nports; i++) {
-		struct tcp_stats ts;
-		struct net_stats ns;
-		uint64_t drops = 0;
-
-		tcp_stack_stats(lg.port[i].tcp, &ts);
-		net_lcore_stats(lg.port[i].lc, &ns);
-		for (int d = 0; d < TCP_DROP_MAX; d++)
-			drops += ts.drops[d];
-		printf("port %u     tcp retransmits %" PRIu64 " (rto %" PRIu64
-		       ", fast %" PRIu64 "), resets in %" PRIu64 ", drops %"
-		       PRIu64 "; net tx_full %" PRIu64 ", no_mbuf %" PRIu64
-		       "\n", lg.port[i].port_id, ts.retransmits,
-		       ts.rto_expired, ts.fast_retransmits, ts.resets_in,
-		       drops, ns.drop_tx_full, ns.drop_no_mbuf);
-		/* Which: duplicates after a spurious RTO are out_of_window,
-		 * damaged frames checksum. */
-		for (int d = 0; d < TCP_DROP_MAX; d++)
-			if (ts.drops[d])
-				printf("           drop %s %" PRIu64 "\n",
-				       tcp_drop_reason_name(d), ts.drops[d]);
-	}
-	/* One line for scripts. */
-	printf("RESULT requests=%" PRIu64 " tokens=%" PRIu64 " validated=%"
-	       PRIu64 " errors=%" PRIu64 " rps=%.1f p50_us=%.1f p99_us=%.1f"
-	       " bodies=%" PRIu64 " max_us=%.1f\n", w->requests, w->tokens,
-	       w->validated, errors(&lg.all), (double)w->requests / secs,
-	       lg_hist_pct(h, 50) / 1e3, lg_hist_pct(h, 99) / 1e3,
-	       w->bodies, (double)h->max / 1e3);
-	fflush(stdout);
-}
-
-static void
-progress(unsigned int sec, const char *phase, uint64_t backlog)
-{
-	printf("[%3us] %-7s %8" PRIu64 " req/s  p50 %.3f  p99 %.3f ms  "
-	       "errors %" PRIu64 "  up %u  busy %u", sec, phase,
-	       lg.sec_requests, ms(lg_hist_pct(&lg.sec_lat, 50)),
-	       ms(lg_hist_pct(&lg.sec_lat, 99)), errors(&lg.all), lg_up(),
-	       lg_busy());
-	/* Open loop: tokens due but not started (every client busy); their
-	 * wait is in the latency, as it would be for real users. */
-	if (lg.rate > 0)
-		printf("  backlog %" PRIu64, backlog);
-	printf("\n");
-	fflush(stdout);
-	lg.sec_requests = 0;
-	lg_hist_reset(&lg.sec_lat);
-}
-
-static void
-run(void)
-{
-	uint64_t start = net_now_ns(), warm_end = start + lg.warmup_ns;
-	uint64_t end = warm_end + lg.duration_ns, next_hk = start;
-	uint64_t next_sec = start + 1000000000ull, next_sched = start;
-	uint64_t period = lg.rate > 0 ? (uint64_t)(1e9 / lg.rate) : 0;
-	uint64_t drain_end, now_end;
-	unsigned int sec = 0;
-
-	lg_hist_reset(&lg.win.req_lat);
-	lg_hist_reset(&lg.win.tok_lat);
-	lg_hist_reset(&lg.sec_lat);
-	lg.recording = lg.warmup_ns == 0;
-	lg.now = start;
-	if (lg.rate == 0)
-		for (unsigned int i = 0; i < lg.nclients; i++)
-			lg_client_start(&lg.clients[i], start);
-	while (!got_signal) {
-		uint64_t now = net_now_ns();
-
-		lg_poll_all(now);
-		now = lg.now = net_now_ns();
-		if (!lg.recording && !lg.stopping && now >= warm_end) {
-			/* The window starts: forget the warm-up. */
-			memset(&lg.win, 0, sizeof(lg.win));
-			lg_hist_reset(&lg.win.req_lat);
-			lg_hist_reset(&lg.win.tok_lat);
-			lg.recording = true;
-		}
-		if (now >= end)
-			break;
-		/* Open loop: every due token starts as soon as a client is
-		 * free, stamped with its schedule, so queueing counts. */
-		while (period && next_sched <= now && lg.nidle > 0) {
-			lg_client_start(&lg.clients[lg.idle[--lg.nidle]],
-					next_sched);
-			next_sched += period;
-		}
-		if (now >= next_hk) {
-			lg_housekeep(now);
-			next_hk = now + 1000000ull;
-		}
-		if (now >= next_sec) {
-			/* A second that began before the window: warm-up. */
-			progress(++sec, next_sec - 1000000000ull < warm_end ?
-				 "warmup" : "measure", period == 0 ||
-				 next_sched > now ? 0 :
-				 (now - next_sched) / period + 1);
-			next_sec += 1000000000ull;
-		}
-	}
-	now_end = RTE_MIN(net_now_ns(), end);
-	lg.recording = false;
-	lg.stopping = true;
-	/* Let outstanding requests finish (not counted), then close. */
-	drain_end = net_now_ns() + RTE_MIN(lg.timeout_ns, 2000000000ull);
-	while (!got_signal && lg_busy() > 0 && net_now_ns() < drain_end)
-		lg_poll_all(net_now_ns());
-	lg_close_all();
-	drain_end = net_now_ns() + 100000000ull;
-	while (net_now_ns() < drain_end)
-		lg_poll_all(net_now_ns());
-	/* Interrupted runs report the part of the window they measured. */
-	report(now_end > warm_end ? (double)(now_end - warm_end) / 1e9 :
-	       1e-9);
 }
 
 int
 main(int argc, char **argv)
 {
 	struct opts o;
+	uint64_t errs;
 	int rc;
 
 	memset(&o, 0, sizeof(o));
@@ -706,6 +594,12 @@ main(int argc, char **argv)
 	signal(SIGTERM, on_signal);
 	if (lg_ports_start() < 0)
 		return 1;
+	/* Every lcore needs a client of its own (make_clients). */
+	if (lg.nconns < lg.nworkers) {
+		fprintf(stderr, "ffn-loadgen: --connections %u: fewer than "
+			"the %u lcores\n", lg.nconns, lg.nworkers);
+		return 1;
+	}
 	if (lg_wait_links(10000) < 0) {
 		fprintf(stderr, "ffn-loadgen: link down after 10 s\n");
 		return 1;
@@ -731,8 +625,11 @@ main(int argc, char **argv)
 	}
 	if (attach_refs(&o) < 0)
 		return 1;
-	if (make_clients() < 0) {
-		fprintf(stderr, "ffn-loadgen: out of memory for clients\n");
+	rc = make_clients();
+	if (rc < 0) {
+		if (rc == -ENOMEM)
+			fprintf(stderr, "ffn-loadgen: out of memory for "
+				"clients\n");
 		return 1;
 	}
 	printf("ffn-loadgen: %u %s, %s, %s %s, wire %s/%s, seq_len %u, "
@@ -742,8 +639,9 @@ main(int argc, char **argv)
 	       lc_fmt_name(o.req_wire), lc_fmt_name(o.wire), o.seq_len,
 	       lg.fanout ? lg.sreq[0].len : lg.treq[0].len, lg.ntargets);
 	fflush(stdout);
-	run();
+	if (lg_run(&errs) < 0)
+		return 1;
 	if (o.save_body != NULL && save_body(o.save_body) < 0)
 		return 1;
-	return got_signal ? 130 : errors(&lg.all) ? 3 : 0;
+	return lg_signal ? 130 : errs ? 3 : 0;
 }

@@ -12,6 +12,8 @@
 
 #include <json-c/json.h>
 #include <rte_ethdev.h>
+#include <rte_launch.h>
+#include <rte_lcore.h>
 #include <rte_malloc.h>
 
 #include "larql_client.h"
@@ -71,14 +73,85 @@ clock_us(void *arg)
 	return net_now_ns() / 1000;
 }
 
+static int
+worker_add(unsigned int lcore)
+{
+	struct lg_worker *w = rte_zmalloc_socket("lg_worker", sizeof(*w),
+		RTE_CACHE_LINE_SIZE, (int)rte_lcore_to_socket_id(lcore));
+
+	if (w == NULL)
+		return -ENOMEM;
+	w->idx = lg.nworkers;
+	w->lcore_id = lcore;
+	lg.w[lg.nworkers++] = w;
+	return 0;
+}
+
+/* A worker per EAL lcore, the main lcore's first (queue 0): with one
+ * lcore it is the loadgen of before, queue 0 of every port. */
+static int
+workers_create(void)
+{
+	unsigned int lcore;
+	int rc;
+
+	if (rte_lcore_count() > LG_MAX_WORKERS) {
+		fprintf(stderr, "ffn-loadgen: %u lcores, at most %u\n",
+			rte_lcore_count(), LG_MAX_WORKERS);
+		return -E2BIG;
+	}
+	rc = worker_add(rte_get_main_lcore());
+	RTE_LCORE_FOREACH_WORKER(lcore)
+		if (rc == 0)
+			rc = worker_add(lcore);
+	if (rc == 0)
+		RTE_PER_LCORE(lg_w) = lg.w[0];
+	return rc;
+}
+
+/* On w's lcore: its net_lcore and TCP stack on queue w->idx of every
+ * port. */
+static int
+worker_attach(void *arg)
+{
+	struct lg_worker *w = arg;
+
+	for (unsigned int i = 0; i < lg.nports; i++) {
+		struct tcp_stack_config tc;
+
+		w->lc[i] = net_lcore_create(lg.port[i].np, (uint16_t)w->idx,
+					    -1);
+		if (w->lc[i] == NULL) {
+			fprintf(stderr, "ffn-loadgen: net_lcore_create(port "
+				"%u, queue %u) failed\n", lg.port[i].port_id,
+				w->idx);
+			return -ENOMEM;
+		}
+		memset(&tc, 0, sizeof(tc));
+		tc.clock_us = clock_us;
+		w->tcp[i] = net_tcp_attach(w->lc[i], &tc);
+		if (w->tcp[i] == NULL) {
+			fprintf(stderr, "ffn-loadgen: net_tcp_attach(port %u, "
+				"queue %u) failed\n", lg.port[i].port_id,
+				w->idx);
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
 int
 lg_ports_start(void)
 {
+	int rc = workers_create();
+
+	if (rc < 0) {
+		fprintf(stderr, "ffn-loadgen: workers: %s\n", strerror(-rc));
+		return rc;
+	}
 	for (unsigned int i = 0; i < lg.nports; i++) {
 		struct lg_port *lp = &lg.port[i];
 		struct net_port_conf pc;
-		struct tcp_stack_config tc;
-		int rc;
 
 		if (!rte_eth_dev_is_valid_port(lp->port_id)) {
 			fprintf(stderr, "ffn-loadgen: --ip #%u: no DPDK port "
@@ -88,50 +161,57 @@ lg_ports_start(void)
 		}
 		memset(&pc, 0, sizeof(pc));
 		pc.port_id = lp->port_id;
-		pc.nb_queues = 1;
+		/* One RX/TX queue pair per lcore: connections a worker opens
+		 * take source ports whose RSS hash lands on its queue
+		 * (tcp_connect, net_tcp_attach's rss_* fields). */
+		pc.nb_queues = (uint16_t)lg.nworkers;
 		pc.ip_be = lp->ip_be;
 		pc.netmask_be = lp->mask_be;
 		pc.gateway_be = lp->gw_be;
 		rc = net_port_init(&pc, &lp->np);
 		if (rc < 0) {
-			fprintf(stderr, "ffn-loadgen: net_port_init(port %u): "
-				"%s\n", lp->port_id, strerror(-rc));
+			fprintf(stderr, "ffn-loadgen: net_port_init(port %u, "
+				"%u queues): %s\n", lp->port_id, lg.nworkers,
+				strerror(-rc));
 			return rc;
 		}
-		lp->lc = net_lcore_create(lp->np, 0, -1);
-		if (lp->lc == NULL) {
-			fprintf(stderr, "ffn-loadgen: net_lcore_create(port "
-				"%u) failed\n", lp->port_id);
-			return -ENOMEM;
-		}
-		memset(&tc, 0, sizeof(tc));
-		tc.clock_us = clock_us;
-		lp->tcp = net_tcp_attach(lp->lc, &tc);
-		if (lp->tcp == NULL) {
-			fprintf(stderr, "ffn-loadgen: net_tcp_attach(port %u)"
-				" failed\n", lp->port_id);
-			return -ENOMEM;
-		}
 	}
+	/* Each lcore makes its own queues' contexts: they are allocated on
+	 * the NUMA node of the calling lcore (net.h, net_tcp.h). */
+	for (unsigned int q = 1; q < lg.nworkers; q++)
+		if (rte_eal_remote_launch(worker_attach, lg.w[q],
+					  lg.w[q]->lcore_id) != 0)
+			return -EBUSY;
+	rc = worker_attach(lg.w[0]);
+	for (unsigned int q = 1; q < lg.nworkers; q++) {
+		int wrc = rte_eal_wait_lcore(lg.w[q]->lcore_id);
+
+		if (rc == 0)
+			rc = wrc;
+	}
+	if (rc < 0)
+		return rc;
 	/* Route: the port whose prefix holds the target, else one with a
 	 * gateway. */
 	for (unsigned int t = 0; t < lg.ntargets; t++) {
 		struct lg_target *tg = &lg.target[t];
+		int via = -1;
 
-		for (unsigned int i = 0; i < lg.nports && !tg->via; i++)
+		for (unsigned int i = 0; i < lg.nports && via < 0; i++)
 			if ((tg->ip_be & lg.port[i].mask_be) ==
 			    (lg.port[i].ip_be & lg.port[i].mask_be))
-				tg->via = &lg.port[i];
-		for (unsigned int i = 0; i < lg.nports && !tg->via; i++)
+				via = (int)i;
+		for (unsigned int i = 0; i < lg.nports && via < 0; i++)
 			if (lg.port[i].gw_be != 0)
-				tg->via = &lg.port[i];
-		if (tg->via == NULL) {
+				via = (int)i;
+		if (via < 0) {
 			struct in_addr a = { .s_addr = tg->ip_be };
 
 			fprintf(stderr, "ffn-loadgen: target %s: no --ip "
 				"prefix holds it and no --gw\n", inet_ntoa(a));
 			return -ENETUNREACH;
 		}
+		tg->via = (unsigned int)via;
 	}
 	return 0;
 }
@@ -139,11 +219,13 @@ lg_ports_start(void)
 void
 lg_poll_all(uint64_t now)
 {
-	lg.now = now;
+	struct lg_worker *w = LGW;
+
+	w->now = now;
 	for (unsigned int i = 0; i < lg.nports; i++)
-		net_lcore_poll(lg.port[i].lc, now);
+		net_lcore_poll(w->lc[i], now);
 	for (unsigned int i = 0; i < lg.nports; i++)
-		net_lcore_flush(lg.port[i].lc);
+		net_lcore_flush(w->lc[i]);
 }
 
 int
@@ -338,7 +420,8 @@ lg_fetch_stats(unsigned int target, uint32_t *hidden, uint32_t *layers,
 	f.body = calloc(1, f.cap);
 	if (f.body == NULL)
 		return -ENOMEM;
-	rc = tcp_connect(t->via->tcp, t->ip_be, t->port, &ops, &f, &f.c);
+	rc = tcp_connect(LGW->tcp[t->via], t->ip_be, t->port, &ops, &f,
+			 &f.c);
 	if (rc < 0) {
 		free(f.body);
 		return rc;

@@ -9,7 +9,11 @@
 # generator: prefix fsb, 198.18.4.0/24 (docs/DEVELOPING.md).
 #
 # usage: memif-run.sh BUILD_DIR [ffn-loadgen options...]
-#   env: HIDDEN (256), INTER (4*HIDDEN), LAYERS (4)
+#   env: HIDDEN (256), INTER (4*HIDDEN), LAYERS (4),
+#        LG_EAL: ffn-loadgen's lcores (-l 1), e.g. "--lcores 1@1,2@0":
+#          one worker and one memif queue pair per lcore,
+#        NET_LCORES: the appliance's network lcores = queues (1 or 2;
+#          with several ffn-loadgen lcores, as many as those)
 #   e.g. memif-run.sh build --connections 16 --wire f16 --duration 10
 set -euo pipefail
 
@@ -20,6 +24,11 @@ inter=${INTER:-$((4 * hidden))}
 layers=${LAYERS:-4}
 dir=$(mktemp -d /tmp/fsb-run.XXXXXX)
 pid=
+shard_eal="-l 0" shard_net=0
+if [ "${NET_LCORES:-1}" -eq 2 ]; then
+	shard_eal="--lcores 0@0,1@1"
+	shard_net=0-1
+fi
 
 cleanup() {
 	rc=$?
@@ -37,7 +46,7 @@ trap cleanup EXIT INT TERM
 	--layers "$layers" --family llama --seed 7 "$dir/model" >/dev/null
 cat >"$dir/shard.conf" <<CONF
 [eal]
-args = -l 0 --no-pci --no-huge -m 1024 --file-prefix fsb-run-$$ --vdev net_memif0,role=server,socket=$dir/memif.sock
+args = $shard_eal --no-pci --no-huge -m 1024 --file-prefix fsb-run-$$ --vdev net_memif0,role=server,socket=$dir/memif.sock
 [log]
 level = warning
 [port 0]
@@ -49,7 +58,7 @@ layers = 0-$((layers - 1))
 listen = 8080
 port = 0
 numa_node = 0
-net_lcores = 0
+net_lcores = $shard_net
 f16 = on
 i8 = on
 CONF
@@ -62,8 +71,9 @@ for _ in $(seq 600); do
 	sleep 0.1
 done
 grep serving "$dir/shard.log"
-echo "+ ffn-loadgen ... -- --ip 198.18.4.1/24 --target 198.18.4.2:8080 $*"
-timeout 900 "$build/tools/loadgen/ffn-loadgen" -l 1 --no-pci --no-huge \
+echo "+ ffn-loadgen ${LG_EAL:--l 1} ... -- --ip 198.18.4.1/24 --target 198.18.4.2:8080 $*"
+# shellcheck disable=SC2086 # LG_EAL: several EAL words
+timeout 900 "$build/tools/loadgen/ffn-loadgen" ${LG_EAL:--l 1} --no-pci --no-huge \
 	-m 512 --file-prefix "fsb-rlg-$$" \
 	--vdev "net_memif0,role=client,socket=$dir/memif.sock" \
 	--log-level=pmd.net.memif:error -- --ip 198.18.4.1/24 \

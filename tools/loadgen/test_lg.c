@@ -401,6 +401,39 @@ test_hist_percentiles(void **state)
 	assert_int_equal(lg_hist_pct(&h, 100), 5000000);
 }
 
+/* The progress line's second: what two lcores recorded since the last
+ * snapshot of their merged histograms, and nothing recorded before. */
+static void
+test_hist_since(void **state)
+{
+	static struct lg_hist a, b, m0, m1, d;
+
+	(void)state;
+	lg_hist_reset(&a);
+	lg_hist_reset(&b);
+	for (int i = 0; i < 1000; i++)
+		lg_hist_record(&a, 1000000);	/* 1 ms, before */
+	lg_hist_reset(&m0);
+	lg_hist_merge(&m0, &a);
+	lg_hist_merge(&m0, &b);
+	for (int i = 0; i < 300; i++)
+		lg_hist_record(&a, 200);
+	for (int i = 0; i < 700; i++)
+		lg_hist_record(&b, 100);
+	lg_hist_reset(&m1);
+	lg_hist_merge(&m1, &a);
+	lg_hist_merge(&m1, &b);
+	lg_hist_since(&d, &m1, &m0);
+	assert_int_equal(d.count, 1000);
+	assert_int_equal(d.sum, 300 * 200 + 700 * 100);
+	assert_int_equal(lg_hist_pct(&d, 50), 100);
+	assert_int_equal(lg_hist_pct(&d, 99), 200);
+	/* Nothing since: empty. */
+	lg_hist_since(&d, &m1, &m1);
+	assert_int_equal(d.count, 0);
+	assert_int_equal(lg_hist_pct(&d, 50), 0);
+}
+
 int
 main(void)
 {
@@ -413,6 +446,7 @@ main(void)
 		cmocka_unit_test(test_reference_answer),
 		cmocka_unit_test(test_hist_buckets),
 		cmocka_unit_test(test_hist_percentiles),
+		cmocka_unit_test(test_hist_since),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
