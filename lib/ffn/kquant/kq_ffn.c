@@ -113,34 +113,10 @@ ffn_kq_compute(const struct ffn_model *m, unsigned layer,
 	       const float *const *x, float *const *y, unsigned rows,
 	       struct ffn_scratch *s)
 {
-	const struct ffn_kq_layer *kl =
-		&m->kq.layers[layer - m->info.first_layer];
-	size_t H = m->info.hidden;
-	enum ffn_kq_act act = m->info.act == FFN_ACT_GELU_TANH ?
-			      FFN_KQ_ACT_GELU_TANH : FFN_KQ_ACT_SILU;
-	enum ffn_kq_path path = m->info.kq_q8k ? FFN_KQ_PATH_Q8K
-					       : FFN_KQ_PATH_F32;
-	unsigned done, r;
-	int rc;
-
-	/* Gather rows (any pointers, possibly in place) into xb, compute
-	 * into yb, scatter: H floats per row against megabytes of weights. */
-	for (done = 0; done < rows;) {
-		unsigned R = rows - done;
-
-		if (R > s->max_rows)
-			R = s->max_rows;
-		for (r = 0; r < R; r++)
-			memcpy(s->xb + r * H, x[done + r], H * sizeof(float));
-		rc = ffn_kq_layer_forward(kl, path, act, s->xb, H, R, s->yb, H,
-					  s->kq, s->kq_len);
-		if (rc < 0)
-			return rc;
-		for (r = 0; r < R; r++)
-			memcpy(y[done + r], s->yb + r * H, H * sizeof(float));
-		done += R;
-	}
-	return 0;
+	/* The whole layer is its one slice. */
+	return ffn_kq_compute_part(m, layer, 0,
+			m->kq.layers[layer - m->info.first_layer].nf,
+			x, y, rows, s);
 }
 
 int
@@ -158,7 +134,8 @@ ffn_kq_compute_part(const struct ffn_model *m, unsigned layer, unsigned f0,
 	unsigned done, r;
 	int rc;
 
-	/* As ffn_kq_compute: gather, compute, scatter (in place allowed). */
+	/* Gather rows (any pointers, possibly in place) into xb, compute
+	 * into yb, scatter: H floats per row against megabytes of weights. */
 	for (done = 0; done < rows;) {
 		unsigned R = rows - done;
 
