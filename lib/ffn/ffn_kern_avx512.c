@@ -26,6 +26,23 @@
  * 32 zmm: 16 accumulators plus the operands of one step. 4 x 4 tiles
  * measured best for 2..16 rows (2 x 8: matvec 1.7x slower); one row has
  * its own streaming kernels (mv_streams, dn_streams).
+ *
+ * The 8-row f16 ceiling (Zen 5 VM, H 4096 x 14336, measured by rdtsc-free
+ * CPU-time microbenchmarks): peak is 6.6 G zmm FMA/s, so one matrix x 8
+ * rows is >= 4.5 ms of FMAs and the layer >= 13.4 ms; with weights in L2
+ * matvec runs at 84% of that peak and down at ~67%. From DRAM each matrix
+ * takes about compute + memory time (~8 ms): the streams do not overlap
+ * the FMAs. Tried without a gain that held (all within this machine's
+ * +-10% noise or worse):
+ *   - matvec 3 features x 8 rows in one pass (x as FMA memory operand):
+ *     10-15% slower; x rows 16 KiB apart alias one L1 set, padding them
+ *     helps but it stays slower than 4 x 4;
+ *   - matvec prefetch of the next tile's rows (into L1 or L2), spread
+ *     over the row blocks; matvec H in 256..1024-float segments with all
+ *     row blocks per segment (shorter DRAM idle phases): no change;
+ *   - down 3 vectors x 8 rows with the h loop inside one call per block:
+ *     +6..13% with D in L2, none from DRAM with y rows contiguous (D rows
+ *     8 KiB and y rows 16 KiB apart share L1 sets); DN_FB 8: no change.
  */
 #ifndef MV_NF
 #define MV_NF(R) 4u
