@@ -402,3 +402,18 @@ th_handshake(struct th *h, uint32_t peer_isn, const struct th_opts *o)
 	assert_int_equal(tcp_conn_state(h->app.conn), TCP_ESTABLISHED);
 	return iss;
 }
+
+void
+th_send_and_take(struct th *h, const uint8_t *data, uint32_t bytes,
+		 uint32_t iss, unsigned int k, uint32_t mss)
+{
+	assert_int_equal(tcp_send(h->app.conn, data, bytes), (int)bytes);
+	tcp_flush(h->app.conn);
+	for (unsigned int i = 0; i < k; i++) {
+		struct th_seg *s = th_next(h);
+
+		assert_int_equal(s->seq, iss + 1 + i * mss);
+		assert_int_equal(s->len, mss);
+	}
+	assert_int_equal(th_pending(h), 0);
+}

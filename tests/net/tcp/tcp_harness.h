@@ -111,6 +111,12 @@ void th_advance(struct th *h, uint64_t us);
  * peer_isn and its first data byte is peer_isn + 1. */
 uint32_t th_handshake(struct th *h, uint32_t peer_isn, const struct th_opts *o);
 
+/* Queue bytes of data on the app connection, flush, and take the first k
+ * segments sent: each must be a full mss at iss + 1 + i * mss; nothing
+ * else may be waiting. */
+void th_send_and_take(struct th *h, const uint8_t *data, uint32_t bytes,
+		      uint32_t iss, unsigned int k, uint32_t mss);
+
 #define EXPECT_SEG(h, fl, sq, ak) do {					\
 	struct th_seg *_s = th_next(h);					\
 	assert_int_equal(_s->flags, (fl));				\

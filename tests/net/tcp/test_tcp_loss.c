@@ -54,20 +54,12 @@ sack1(uint32_t st, uint32_t en)
 	return o;
 }
 
-/* Queue bytes and take the first k full segments sent. */
+/* Send bytes of buf (filled with seed 7); the first k segments sent. */
 static void
 send_and_take(uint32_t iss, uint32_t bytes, unsigned int k)
 {
 	fill(buf, bytes, 7);
-	assert_int_equal(tcp_send(H.app.conn, buf, bytes), (int)bytes);
-	tcp_flush(H.app.conn);
-	for (unsigned int i = 0; i < k; i++) {
-		struct th_seg *s = th_next(&H);
-
-		assert_int_equal(s->seq, iss + 1 + i * MSS);
-		assert_int_equal(s->len, MSS);
-	}
-	assert_int_equal(th_pending(&H), 0);
+	th_send_and_take(&H, buf, bytes, iss, k, MSS);
 }
 
 /* Passive handshake taking rtt_us: the SYN-ACK's RTT sample sets srtt
