@@ -23,13 +23,8 @@ FSA_NET=198.18.5
 fsa_init arp "${1:?usage: stress_arp_fill.sh BUILD_DIR}"
 url=http://$FSA_IP:8080
 
-FSA_STEP="start"
-"$FSA_BUILD/tools/mkvindex/mkvindex" --hidden 64 --intermediate 128 \
-	--layers 2 "$FSA_DIR/model" >/dev/null
-fsa_conf "$FSA_DIR/shard.conf" "$FSA_DIR/model" 0-1
-fsa_start "$FSA_DIR/shard.conf"
-mac=$(fsa_in ip neigh show "$FSA_IP" dev "$FSA_IF" | awk '{ print $3 }')
-[ -n "$mac" ]
+fsa_start_small
+mac=$FSA_MAC
 
 FSA_STEP="peer .3 served before the ARP flood"
 fsa_in ip addr add $FSA_NET.3/24 dev "$FSA_IF"

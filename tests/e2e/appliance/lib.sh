@@ -264,6 +264,20 @@ fsa_stop() {
 	fi
 }
 
+# fsa_start_small: a 2-layer llama model of hidden 64 served on the tap
+# with the default config; FSA_MAC is the appliance's MAC as the kernel
+# side resolved it (the stress scripts address raw frames to it).
+fsa_start_small() {
+	FSA_STEP="start"
+	"$FSA_BUILD/tools/mkvindex/mkvindex" --hidden 64 --intermediate 128 \
+		--layers 2 "$FSA_DIR/model" >/dev/null
+	fsa_conf "$FSA_DIR/shard.conf" "$FSA_DIR/model" 0-1
+	fsa_start "$FSA_DIR/shard.conf"
+	FSA_MAC=$(fsa_in ip neigh show "$FSA_IP" dev "$FSA_IF" |
+		awk '{ print $3 }')
+	[ -n "$FSA_MAC" ]
+}
+
 # fsa_model DIR KIND ARGS...: a synthetic model written by pyref's mkmodel.
 fsa_model() {
 	"$FSA_PY" "$FSA_PYREF/mkmodel.py" random "$@" >/dev/null
