@@ -132,9 +132,17 @@ fsa_impair() {
 	cat "$FSA_DIR/impair.out"
 }
 
-# fsa_impair_stop: stop the relay, print its counters.
+# fsa_impair_stop: stop the relay, print its counters. The relay prints
+# them as it exits, so wait for it to be gone; "wait" alone does not do
+# that when this runs in a subshell ("$(...)", a pipe), where the relay
+# is not a child and wait returns at once. Bounded: 10 s.
 fsa_impair_stop() {
+	local i=0
 	kill -TERM "$FSA_IMPAIR_PID" 2>/dev/null || true
+	while kill -0 "$FSA_IMPAIR_PID" 2>/dev/null && [ $i -lt 100 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
 	wait "$FSA_IMPAIR_PID" 2>/dev/null || true
 	cat "$FSA_DIR/impair.out"
 }
