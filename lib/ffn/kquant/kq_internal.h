@@ -72,6 +72,20 @@ int ffn_kq_avx2_q6k_q8k_1(const uint8_t *w, size_t row_bytes, size_t nrows,
 			  size_t nb, enum ffn_kq_q6_layout q6,
 			  const uint8_t *q8, const int16_t *s16, float *y);
 
+/*
+ * One-input-row Q8_K kernels process FFN_KQ_STREAMS weight rows together,
+ * taken from as many far-apart chunks of the matrix (rows f, f + q, ...,
+ * q = nrows / FFN_KQ_STREAMS; the nrows % FFN_KQ_STREAMS last rows one at
+ * a time), so that each is one long sequential DRAM stream across many
+ * rows, as lib/ffn's one-row f16 kernel (mv_streams, ffn_kern_tmpl.h):
+ * rows read one after another are a single stream, which one core does not
+ * keep at DRAM bandwidth. bench-kquant's "read only" rows read in the same
+ * order (groups of 4 blocks of each stream in turn).
+ */
+#ifndef FFN_KQ_STREAMS
+#define FFN_KQ_STREAMS 4
+#endif
+
 /* Q4_K block field offsets (vindex.md §2.4). */
 #define KQ4_D		0
 #define KQ4_DMIN	2

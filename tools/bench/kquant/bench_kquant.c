@@ -28,6 +28,7 @@
 
 #include "ffn_kq.h"
 #include "ffn_priv.h"
+#include "kq_internal.h"
 
 /* Thread CPU time: the machine is shared, and time-slicing by other
  * users' processes would otherwise dominate (wall time is printed too). */
@@ -165,6 +166,48 @@ read_only(const uint8_t *p, size_t n)
 						  _mm512_add_pd(a2, a3)));
 }
 
+/* The 64-byte lines of [p + a, p + e) (integer adds: any bytes). */
+__attribute__((target("avx512f")))
+static inline __m512i
+read_lines(const uint8_t *p, size_t a, size_t e, __m512i acc)
+{
+	const uint8_t *l = (const uint8_t *)((uintptr_t)(p + a) &
+					     ~(uintptr_t)63);
+
+	for (; l < p + e; l += 64)
+		acc = _mm512_add_epi64(acc, _mm512_load_si512(l));
+	return acc;
+}
+
+/*
+ * Read a K-quant matrix of nrows rows of nb blocks of bb bytes in the
+ * order the one-row Q8_K kernels do (FFN_KQ_STREAMS far-apart chunks,
+ * kq_internal.h): row f of each chunk, 4 blocks of each chunk in turn,
+ * then the rows left over one at a time.
+ */
+__attribute__((target("avx512f")))
+static double
+read_kq_mat(const uint8_t *p, size_t nrows, size_t nb, size_t bb)
+{
+	const size_t S = FFN_KQ_STREAMS, rb = nb * bb, q = nrows / S;
+	__m512i acc = _mm512_setzero_si512();
+	int64_t out[8];
+
+	for (size_t f = 0; f < q; f++)
+		for (size_t b = 0; b < nb; b += 4) {
+			size_t e = (b + 4 < nb ? b + 4 : nb) * bb;
+
+			for (size_t k = 0; k < S; k++) {
+				size_t o = (k * q + f) * rb;
+
+				acc = read_lines(p, o + b * bb, o + e, acc);
+			}
+		}
+	acc = read_lines(p, S * q * rb, nrows * rb, acc);
+	_mm512_storeu_si512(out, acc);
+	return (double)(out[0] ^ out[7]);
+}
+
 /* Streaming read of n bytes (sum of 64-byte lines), best of reps: GB/s. */
 __attribute__((target("avx512f")))
 static double
@@ -201,8 +244,9 @@ cmp_double(const void *a, const void *b)
 
 /*
  * The last two cases only read the K-quant layers' bytes (gate, up, down
- * in order, as the compute does): the floor memory puts under the
- * q8k-path in the same run, and their "vs f16" the best ratio possible.
+ * in order, each in the order of the one-row Q8_K kernels' streams, as
+ * the compute does): the floor memory puts under the q8k-path in the same
+ * run, and their "vs f16" the best ratio possible.
  */
 #define NCASE 8
 static const char *const case_name[NCASE] = {
@@ -210,6 +254,45 @@ static const char *const case_name[NCASE] = {
 	"Q4K all  f32-path", "Q4K all  q8k-path", "Q4K+Q6K read only",
 	"Q4K all  read only",
 };
+
+/*
+ * Is compute the limit? The one-row Q8_K kernels on a matrix of the
+ * layer's row length small enough to stay in L2 (~300-400 KB), called
+ * again and again: weight bytes per second with no DRAM in the way, to
+ * set beside the streaming bandwidth. fmt rows of nb blocks.
+ */
+static double
+hot_gbs(enum ffn_kq_fmt fmt, size_t cols, const float *x)
+{
+	size_t nb = FFN_KQ_NBLOCKS(cols), rb = ffn_kq_row_bytes(fmt, cols);
+	size_t rows = (384u << 10) / rb < 8 ? 8 : (384u << 10) / rb, reps;
+	uint8_t *w = big_alloc(rows * rb);
+	uint8_t *q8 = malloc(nb * FFN_KQ_Q8K_BYTES);
+	float *y = malloc(rows * sizeof(float));
+	struct ffn_kq_mat m = { w, fmt, FFN_KQ_Q6_PRIVATE, (uint32_t)rows,
+				(uint32_t)cols };
+	double best = 1e30;
+
+	fill_blocks(fmt, w, rows * nb);
+	ffn_kq_quantize_q8k(x, cols, q8);
+	(void)ffn_kq_matvec_q8k(&m, 0, (uint32_t)rows, q8, 1, y, rows);
+	for (int k = 0; k < 7; k++) {
+		double t = cpu_now();
+
+		/* ~4 MB of weight reads per timing */
+		for (reps = 0; reps * rows * rb < (4u << 20); reps++)
+			(void)ffn_kq_matvec_q8k(&m, 0, (uint32_t)rows, q8, 1,
+						y, rows);
+		t = (cpu_now() - t) / (double)reps;
+		if (t < best)
+			best = t;
+	}
+	read_sink += y[0];
+	munmap(w, rows * rb);
+	free(q8);
+	free(y);
+	return (double)(rows * rb) / best / 1e9;
+}
 
 static void
 bench_size(size_t H, size_t nf, int reps, double bw)
@@ -251,7 +334,14 @@ bench_size(size_t H, size_t nf, int reps, double bw)
 	fill_blocks(FFN_KQ_Q4_K, q + 2 * gq + d6, H * nbn);
 	for (size_t i = 0; i < 8 * H; i++)
 		x[i] = (float)(int32_t)rnd() * 0x1p-31f;
+	for (size_t i = 0; i < nf; i++)	/* activations for hot_gbs */
+		g[i] = (float)(int32_t)rnd() * 0x1p-31f;
 
+	printf("\nH %zu, nf %zu: one-row q8k kernels with the weights in L2 "
+	       "(compute only): Q4K gate/up rows %.1f GB/s, Q6K down rows "
+	       "%.1f GB/s, Q4K down rows %.1f GB/s (streaming read %.1f)\n",
+	       H, nf, hot_gbs(FFN_KQ_Q4_K, H, x), hot_gbs(FFN_KQ_Q6_K, nf, g),
+	       hot_gbs(FFN_KQ_Q4_K, nf, g), bw);
 	for (int ri = 0; ri < 2; ri++) {
 		size_t R = rows[ri];
 		double best[NCASE], wall[NCASE], med[NCASE];
@@ -282,12 +372,16 @@ bench_size(size_t H, size_t nf, int reps, double bw)
 						FFN_KQ_ACT_SILU, x, H, R, y, H,
 						s, sl);
 					break;
-				case 6:
-					read_sink += read_only(q, 2 * gq + d6);
-					break;
-				case 7:
-					read_sink += read_only(q, 2 * gq);
-					read_sink += read_only(q + 2 * gq + d6, d4);
+				case 6: case 7:
+					read_sink += read_kq_mat(q, nf, nbh,
+						FFN_KQ_Q4K_BYTES);
+					read_sink += read_kq_mat(q + gq, nf,
+						nbh, FFN_KQ_Q4K_BYTES);
+					read_sink += c == 6 ?
+						read_kq_mat(q + 2 * gq, H, nbn,
+							FFN_KQ_Q6K_BYTES) :
+						read_kq_mat(q + 2 * gq + d6, H,
+							nbn, FFN_KQ_Q4K_BYTES);
 					break;
 				}
 				t = cpu_now() - t;
