@@ -2,21 +2,24 @@
  * Copyright(c) 2026 ffn-shard authors
  *
  * AVX-512 VNNI one-input-row Q8_K kernels (the /v1/walk-ffn-q8k and
- * kq_q8k serving path, spec/wire.md §2): FFN_KQ_STREAMS weight rows from
- * far-apart chunks of the matrix at a time (kq_internal.h), four blocks of
- * each in turn.
+ * kq_q8k serving path, spec/wire.md §2): four weight rows from far-apart
+ * chunks of the matrix at a time (FFN_KQ_STREAMS, kq_internal.h), one
+ * block of each in turn, the four rows in the lanes of one vector.
  *
  * Why they are shaped so: one row streams the weights once, so the kernel
  * must spend fewer cycles per block than memory needs to deliver it
  * (144 B Q4_K, 210 B Q6_K). The input row is permuted once per call into
  * the order in which the weight nibbles come out of a 64-byte load, so the
- * weights need one AND (and a shift) per 64 values and no shuffles; the
- * per-block horizontal sums of four blocks are reduced together; the
- * scales of four blocks are unpacked in one vector.
+ * weights need one AND (and a shift) per 64 values and no shuffles. With
+ * the four rows in the lanes, the per-block horizontal sums, the scales,
+ * the f16 d/dmin and the float combination of four rows take one vector
+ * op each, and the input block is loaded once for the four (weights in
+ * L2, Zen 5: Q4_K 2304-byte rows 31 -> 41 GB/s, Q6_K 10-KiB rows 38 -> 54
+ * GB/s against four blocks of one row per step).
  *
  * Integer sums are exact and each block's float combination is the one of
- * kq_internal.h, applied in block order: the results equal the scalar
- * reference bit for bit (ffn_kq.h).
+ * kq_internal.h, applied in block order per row (lane): the results equal
+ * the scalar reference bit for bit (ffn_kq.h).
  */
 #include <immintrin.h>
 
@@ -26,8 +29,8 @@
  * to 65536 values (FFN widths such as Gemma 2/3 27B's 36864 included). */
 #define KQ512_PERM_BLOCKS 256
 
-/* Weight rows processed together (far-apart streams, kq_internal.h). */
-#define KQ512_STREAMS FFN_KQ_STREAMS
+/* The kernels take four rows at a time, one per far-apart stream. */
+_Static_assert(FFN_KQ_STREAMS == 4, "kq_avx512_q8k.c reads 4 streams");
 
 /*
  * Q4_K: a 64-byte load of qs[64k..64k+63] gives, in its low nibbles, the
@@ -140,108 +143,65 @@ dd4(const uint8_t *b0, const uint8_t *b1, const uint8_t *b2,
 	*dm = _mm256_extractf128_ps(f, 1);
 }
 
-/* Blocks b .. b + 3 (fewer at the row's end) of one Q4_K row against
- * the permuted input ap, added in block order to acc. */
-static inline __attribute__((always_inline)) float
-q4k_group(const uint8_t *row, size_t nb, size_t b, const uint8_t *ap,
-	  const float *dx, const uint8_t *bsums, const __m512i ctl[4],
-	  __m512i ctlm, float acc)
+/*
+ * Block b of four Q4_K rows W[0..3] against the permuted input ap, added
+ * to acc (lane r: row r) as kq_q4k_q8k_combine does. Lanes are rows, so
+ * the scales, the horizontal sums and the float combination of the four
+ * rows are done in one vector each, and the input is loaded once for the
+ * four. Each row's own load instructions (the r loop is unrolled) keep a
+ * constant stride the prefetchers follow: rolled, one load jumping between
+ * the four streams ran Q4_K rows 3x slower from DRAM (same speed in L2).
+ */
+static inline __attribute__((always_inline)) __m128
+q4k_blk4(const uint8_t *const W[4], size_t b, const uint8_t *ap,
+	 const float *dx, const uint8_t *bsums, const __m512i ctl[4],
+	 __m512i ctlm, __m128 acc)
 {
 	const __m512i m4 = _mm512_set1_epi8(15);
+	const uint8_t *B[4];
+	const uint8_t *a = ap + 256 * b;
+	__m512i a0 = _mm512_loadu_si512(a), a1 = _mm512_loadu_si512(a + 64);
+	__m512i a2 = _mm512_loadu_si512(a + 128);
+	__m512i a3 = _mm512_loadu_si512(a + 192);
+	__m512i scm, s[4];
+	__m128i isc, imin;
+	__m128 d, dm, dxv = _mm_set1_ps(dx[b]);
 
-	{
-		size_t bn = nb - b < 4 ? nb - b : 4;
-		const uint8_t *B[4], *A[4];
-		__m512i scm, s[4];
-		__m128i isc, imin;
-		__m128 d, dm, dxv, p, q;
-		float pq[8];
+#pragma GCC unroll 4
+	for (int r = 0; r < 4; r++)
+		B[r] = W[r] + b * FFN_KQ_Q4K_BYTES;
+	scm = q4k_scales4(B[0], B[1], B[2], B[3]);
+#pragma GCC unroll 4
+	for (int r = 0; r < 4; r++) {
+		const uint8_t *qs = B[r] + KQ4_QS;
+		__m512i bc = _mm512_shuffle_i32x4(scm, scm, 0x55 * r);
+		__m512i q0 = _mm512_loadu_si512(qs);
+		__m512i q1 = _mm512_loadu_si512(qs + 64);
+		__m512i z;
 
-		/* a partial group repeats its last block; unused lanes */
-		for (size_t k = 0; k < 4; k++) {
-			size_t bk = b + (k < bn ? k : bn - 1);
-
-			B[k] = row + bk * FFN_KQ_Q4K_BYTES;
-			A[k] = ap + 256 * bk;
-		}
-		scm = q4k_scales4(B[0], B[1], B[2], B[3]);
-#define BLOCK(k) do { \
-			const uint8_t *qs = B[k] + KQ4_QS; \
-			const uint8_t *a = A[k]; \
-			__m512i bc = _mm512_shuffle_i32x4(scm, scm, 0x55 * (k)); \
-			__m512i q0 = _mm512_loadu_si512(qs); \
-			__m512i q1 = _mm512_loadu_si512(qs + 64); \
-			__m512i z; \
-			z = _mm512_dpwssd_epi32(_mm512_setzero_si512(), \
-				_mm512_maddubs_epi16(_mm512_and_si512(q0, m4), \
-					_mm512_loadu_si512(a)), \
-				_mm512_shuffle_epi8(bc, ctl[0])); \
-			z = _mm512_dpwssd_epi32(z, _mm512_maddubs_epi16( \
-				_mm512_and_si512(_mm512_srli_epi16(q0, 4), m4), \
-				_mm512_loadu_si512(a + 64)), \
-				_mm512_shuffle_epi8(bc, ctl[1])); \
-			z = _mm512_dpwssd_epi32(z, _mm512_maddubs_epi16( \
-				_mm512_and_si512(q1, m4), \
-				_mm512_loadu_si512(a + 128)), \
-				_mm512_shuffle_epi8(bc, ctl[2])); \
-			s[k] = _mm512_dpwssd_epi32(z, _mm512_maddubs_epi16( \
-				_mm512_and_si512(_mm512_srli_epi16(q1, 4), m4), \
-				_mm512_loadu_si512(a + 192)), \
-				_mm512_shuffle_epi8(bc, ctl[3])); \
-		} while (0)
-		/* a partial group computes only its blocks */
-		BLOCK(0);
-		s[1] = s[2] = s[3] = _mm512_setzero_si512();
-		if (bn > 1)
-			BLOCK(1);
-		if (bn > 2)
-			BLOCK(2);
-		if (bn > 3)
-			BLOCK(3);
-#undef BLOCK
-		isc = hsum4x16(s);
-		/* mins: m_j (bytes 8..15 of each lane, widened) x sums_j */
-		imin = hsum4x4(_mm512_madd_epi16(_mm512_shuffle_epi8(scm, ctlm),
-			_mm512_maskz_loadu_epi16((__mmask32)(0xffffffffu >>
-				(32 - 8 * bn)), bsums + 16 * b)));
-		dd4(B[0], B[1], B[2], B[3], KQ4_D, &d, &dm);
-		dxv = _mm_maskz_loadu_ps((__mmask8)((1u << bn) - 1), dx + b);
-		/* kq_q4k_q8k_combine, four blocks at once, then in order */
-		p = _mm_mul_ps(_mm_mul_ps(dxv, d), _mm_cvtepi32_ps(isc));
-		q = _mm_mul_ps(_mm_mul_ps(dxv, dm), _mm_cvtepi32_ps(imin));
-		_mm_storeu_ps(pq, p);
-		_mm_storeu_ps(pq + 4, q);
-		for (size_t k = 0; k < bn; k++)
-			acc = (acc + pq[k]) - pq[4 + k];
+		z = _mm512_dpwssd_epi32(_mm512_setzero_si512(),
+			_mm512_maddubs_epi16(_mm512_and_si512(q0, m4), a0),
+			_mm512_shuffle_epi8(bc, ctl[0]));
+		z = _mm512_dpwssd_epi32(z, _mm512_maddubs_epi16(
+			_mm512_and_si512(_mm512_srli_epi16(q0, 4), m4), a1),
+			_mm512_shuffle_epi8(bc, ctl[1]));
+		z = _mm512_dpwssd_epi32(z, _mm512_maddubs_epi16(
+			_mm512_and_si512(q1, m4), a2),
+			_mm512_shuffle_epi8(bc, ctl[2]));
+		s[r] = _mm512_dpwssd_epi32(z, _mm512_maddubs_epi16(
+			_mm512_and_si512(_mm512_srli_epi16(q1, 4), m4), a3),
+			_mm512_shuffle_epi8(bc, ctl[3]));
 	}
-	return acc;
-}
-
-/*
- * S rows rs bytes apart (the rows f, f + q, ... of S far-apart chunks of
- * the matrix), a group of blocks of each in turn: y[s * ys] = row s.
- * Each row's blocks are still summed in block order (bit-exact results).
- * The stream loop must be unrolled: each stream then has its own load
- * instructions, whose constant stride the prefetchers follow; rolled, one
- * load jumping between four streams ran Q4_K gate rows 3x slower from
- * DRAM (same speed in L2).
- */
-static inline __attribute__((always_inline)) void
-q4k_rows(const uint8_t *w, size_t rs, int S, size_t nb, const uint8_t *ap,
-	 const float *dx, const uint8_t *bsums, const __m512i ctl[4],
-	 __m512i ctlm, float *y, size_t ys)
-{
-	float acc[KQ512_STREAMS];
-
-	for (int s = 0; s < S; s++)
-		acc[s] = 0.0f;
-	for (size_t b = 0; b < nb; b += 4)
-#pragma GCC unroll 8
-		for (int s = 0; s < S; s++)
-			acc[s] = q4k_group(w + s * rs, nb, b, ap, dx, bsums,
-					   ctl, ctlm, acc[s]);
-	for (int s = 0; s < S; s++)
-		y[s * ys] = acc[s];
+	isc = hsum4x16(s);
+	/* mins: m_j (bytes 8..15 of each lane, widened) x the input's
+	 * sums_j of block b, the same for the four rows */
+	imin = hsum4x4(_mm512_madd_epi16(_mm512_shuffle_epi8(scm, ctlm),
+		_mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)
+			(bsums + 16 * b)))));
+	dd4(B[0], B[1], B[2], B[3], KQ4_D, &d, &dm);
+	return _mm_sub_ps(_mm_add_ps(acc, _mm_mul_ps(_mm_mul_ps(dxv, d),
+		_mm_cvtepi32_ps(isc))), _mm_mul_ps(_mm_mul_ps(dxv, dm),
+		_mm_cvtepi32_ps(imin)));
 }
 
 /* One input row, Q4_K weights. Returns -1 (nothing done) when the row is
@@ -254,7 +214,7 @@ ffn_kq_avx512_q4k_q8k_1(const uint8_t *w, size_t row_bytes, size_t nrows,
 	const float *dx = (const float *)(const void *)(q8 + 256 * nb);
 	const uint8_t *bsums = q8 + 260 * nb;
 	__m512i ctl[4], ctlm;
-	size_t q;
+	size_t q = nrows / 4;
 
 	if (nb > KQ512_PERM_BLOCKS)
 		return -1;
@@ -266,14 +226,26 @@ ffn_kq_avx512_q4k_q8k_1(const uint8_t *w, size_t row_bytes, size_t nrows,
 	ctl[3] = sc_ctl(5, 7);
 	ctlm = _mm512_broadcast_i32x4(_mm_setr_epi8(8, -1, 9, -1, 10, -1,
 		11, -1, 12, -1, 13, -1, 14, -1, 15, -1));
-	q = nrows / KQ512_STREAMS;
-	for (size_t f = 0; f < q; f++)
-		q4k_rows(w + f * row_bytes, q * row_bytes, KQ512_STREAMS, nb,
-			 ap, dx, bsums, ctl, ctlm, y + f, q);
-	/* the nrows % KQ512_STREAMS rows left over, one at a time */
-	for (size_t i = KQ512_STREAMS * q; i < nrows; i++)
-		q4k_rows(w + i * row_bytes, 0, 1, nb, ap, dx, bsums, ctl, ctlm,
-			 y + i, 0);
+	/* rows f, q + f, 2q + f, 3q + f: four streams (kq_internal.h), then
+	 * the nrows % 4 left (the last one repeated in the unused lanes) */
+	for (size_t f = 0; f < q + (nrows % 4 != 0); f++) {
+		const uint8_t *W[4];
+		size_t ri[4];
+		__m128 acc = _mm_setzero_ps();
+		float out[4];
+
+		for (size_t r = 0; r < 4; r++) {
+			ri[r] = f < q ? r * q + f : 4 * q + r;
+			if (ri[r] >= nrows)
+				ri[r] = nrows - 1;
+			W[r] = w + ri[r] * row_bytes;
+		}
+		for (size_t b = 0; b < nb; b++)
+			acc = q4k_blk4(W, b, ap, dx, bsums, ctl, ctlm, acc);
+		_mm_storeu_ps(out, acc);
+		for (size_t r = 0; r < 4; r++)
+			y[ri[r]] = out[r];
+	}
 	return 0;
 }
 
@@ -402,70 +374,50 @@ q6k_block(const uint8_t *blk, enum ffn_kq_q6_layout q6, const uint8_t *a,
 	return z;
 }
 
-/* Blocks b .. b + 3 (fewer at the row's end) of one Q6_K row, added in
- * block order to acc. */
-static inline __attribute__((always_inline)) float
-q6k_group(const uint8_t *row, size_t nb, size_t b, enum ffn_kq_q6_layout q6,
-	  const uint8_t *ap, const int16_t *ns, const float *dx, float acc)
+/* Block b of four Q6_K rows W[0..3], added to acc (lane r: row r) as
+ * kq_q6k_q8k_combine does; as q4k_blk4. */
+static inline __attribute__((always_inline)) __m128
+q6k_blk4(const uint8_t *const W[4], size_t b, enum ffn_kq_q6_layout q6,
+	 const uint8_t *ap, const int16_t *ns, const float *dx, __m128 acc)
 {
-	{
-		size_t bn = nb - b < 4 ? nb - b : 4;
-		const uint8_t *B[4];
-		__m512i s[4];
-		__m128 p;
-		float pv[4];
+	const uint8_t *B[4];
+	__m512i s[4];
 
-		for (size_t k = 0; k < 4; k++) {
-			size_t bk = b + (k < bn ? k : bn - 1);
-
-			B[k] = row + bk * FFN_KQ_Q6K_BYTES;
-			/* a partial group computes only its blocks */
-			s[k] = k < bn ? q6k_block(B[k], q6, ap + 256 * bk,
-						  ns + 16 * bk) :
-					_mm512_setzero_si512();
-		}
-		p = _mm_mul_ps(_mm_mul_ps(_mm_maskz_loadu_ps((__mmask8)
-			((1u << bn) - 1), dx + b), d4(B)),
-			_mm_cvtepi32_ps(hsum4x16(s)));
-		_mm_storeu_ps(pv, p);
-		for (size_t k = 0; k < bn; k++)
-			acc = acc + pv[k];	/* kq_q6k_q8k_combine, in order */
+#pragma GCC unroll 4
+	for (int r = 0; r < 4; r++) {
+		B[r] = W[r] + b * FFN_KQ_Q6K_BYTES;
+		s[r] = q6k_block(B[r], q6, ap + 256 * b, ns + 16 * b);
 	}
-	return acc;
+	return _mm_add_ps(acc, _mm_mul_ps(_mm_mul_ps(_mm_set1_ps(dx[b]),
+		d4(B)), _mm_cvtepi32_ps(hsum4x16(s))));
 }
 
-/* S rows rs bytes apart, as q4k_rows. */
-static inline __attribute__((always_inline)) void
-q6k_rows(const uint8_t *w, size_t rs, int S, size_t nb,
-	 enum ffn_kq_q6_layout q6, const uint8_t *ap, const int16_t *ns,
-	 const float *dx, float *y, size_t ys)
-{
-	float acc[KQ512_STREAMS];
-
-	for (int s = 0; s < S; s++)
-		acc[s] = 0.0f;
-	for (size_t b = 0; b < nb; b += 4)
-#pragma GCC unroll 8
-		for (int s = 0; s < S; s++)
-			acc[s] = q6k_group(w + s * rs, nb, b, q6, ap, ns, dx,
-					   acc[s]);
-	for (int s = 0; s < S; s++)
-		y[s * ys] = acc[s];
-}
-
-/* All rows of a Q6_K matrix in KQ512_STREAMS streams (see q4k_rows). */
+/* All rows of a Q6_K matrix in four streams (see the Q4_K kernel). */
 static inline __attribute__((always_inline)) void
 q6k_mat(const uint8_t *w, size_t row_bytes, size_t nrows, size_t nb,
 	enum ffn_kq_q6_layout q6, const uint8_t *ap, const int16_t *ns,
 	const float *dx, float *y)
 {
-	size_t q = nrows / KQ512_STREAMS;
+	size_t q = nrows / 4;
 
-	for (size_t f = 0; f < q; f++)
-		q6k_rows(w + f * row_bytes, q * row_bytes, KQ512_STREAMS, nb,
-			 q6, ap, ns, dx, y + f, q);
-	for (size_t i = KQ512_STREAMS * q; i < nrows; i++)
-		q6k_rows(w + i * row_bytes, 0, 1, nb, q6, ap, ns, dx, y + i, 0);
+	for (size_t f = 0; f < q + (nrows % 4 != 0); f++) {
+		const uint8_t *W[4];
+		size_t ri[4];
+		__m128 acc = _mm_setzero_ps();
+		float out[4];
+
+		for (size_t r = 0; r < 4; r++) {
+			ri[r] = f < q ? r * q + f : 4 * q + r;
+			if (ri[r] >= nrows)
+				ri[r] = nrows - 1;
+			W[r] = w + ri[r] * row_bytes;
+		}
+		for (size_t b = 0; b < nb; b++)
+			acc = q6k_blk4(W, b, q6, ap, ns, dx, acc);
+		_mm_storeu_ps(out, acc);
+		for (size_t r = 0; r < 4; r++)
+			y[ri[r]] = out[r];
+	}
 }
 
 /* One input row, Q6_K weights; s16: the input's sums over each 16 values
