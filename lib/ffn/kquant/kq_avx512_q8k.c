@@ -79,13 +79,20 @@ q4k_scales4(const uint8_t *b0, const uint8_t *b1, const uint8_t *b2,
 	return _mm512_or_si512(lo, hi);
 }
 
-/* vpshufb control: i16 lanes of 128-bit lanes 0-1 <- byte s0, of lanes
- * 2-3 <- byte s1, zero-extended. */
+/* vpshufb control for packs_epi32 of two dpbusd results whose i32 lanes
+ * hold sub-blocks (s0 | s2) and (s1 | s3) by 256-bit halves: i16 lanes of
+ * 128-bit lanes 0-1 <- byte s0 x4 then s1 x4, of lanes 2-3 <- s2, s3. */
 static inline __m512i
-sc_ctl(int s0, int s1)
+sc_ctl2(int s0, int s1, int s2, int s3)
 {
-	__m128i a = _mm_set1_epi16((short)(0x8000 | s0));
-	__m128i c = _mm_set1_epi16((short)(0x8000 | s1));
+	__m128i a = _mm_setr_epi16((short)(0x8000 | s0), (short)(0x8000 | s0),
+		(short)(0x8000 | s0), (short)(0x8000 | s0),
+		(short)(0x8000 | s1), (short)(0x8000 | s1),
+		(short)(0x8000 | s1), (short)(0x8000 | s1));
+	__m128i c = _mm_setr_epi16((short)(0x8000 | s2), (short)(0x8000 | s2),
+		(short)(0x8000 | s2), (short)(0x8000 | s2),
+		(short)(0x8000 | s3), (short)(0x8000 | s3),
+		(short)(0x8000 | s3), (short)(0x8000 | s3));
 
 	return _mm512_inserti64x4(_mm512_castsi256_si512(
 		_mm256_set_m128i(a, a)), _mm256_set_m128i(c, c), 1);
@@ -177,20 +184,21 @@ q4k_blk4(const uint8_t *const W[4], size_t b, const uint8_t *ap,
 		__m512i bc = _mm512_shuffle_i32x4(scm, scm, 0x55 * r);
 		__m512i q0 = _mm512_loadu_si512(qs);
 		__m512i q1 = _mm512_loadu_si512(qs + 64);
-		__m512i z;
+		const __m512i z0 = _mm512_setzero_si512();
+		/* sums of 4 products, |.| <= 4 * 15 * 128: exact in i16, so
+		 * two vectors pack into one before the scales multiply */
+		__m512i p01 = _mm512_packs_epi32(
+			_mm512_dpbusd_epi32(z0, _mm512_and_si512(q0, m4), a0),
+			_mm512_dpbusd_epi32(z0, _mm512_and_si512(
+				_mm512_srli_epi16(q0, 4), m4), a1));
+		__m512i p23 = _mm512_packs_epi32(
+			_mm512_dpbusd_epi32(z0, _mm512_and_si512(q1, m4), a2),
+			_mm512_dpbusd_epi32(z0, _mm512_and_si512(
+				_mm512_srli_epi16(q1, 4), m4), a3));
 
-		z = _mm512_dpwssd_epi32(_mm512_setzero_si512(),
-			_mm512_maddubs_epi16(_mm512_and_si512(q0, m4), a0),
-			_mm512_shuffle_epi8(bc, ctl[0]));
-		z = _mm512_dpwssd_epi32(z, _mm512_maddubs_epi16(
-			_mm512_and_si512(_mm512_srli_epi16(q0, 4), m4), a1),
+		s[r] = _mm512_dpwssd_epi32(_mm512_dpwssd_epi32(z0, p01,
+			_mm512_shuffle_epi8(bc, ctl[0])), p23,
 			_mm512_shuffle_epi8(bc, ctl[1]));
-		z = _mm512_dpwssd_epi32(z, _mm512_maddubs_epi16(
-			_mm512_and_si512(q1, m4), a2),
-			_mm512_shuffle_epi8(bc, ctl[2]));
-		s[r] = _mm512_dpwssd_epi32(z, _mm512_maddubs_epi16(
-			_mm512_and_si512(_mm512_srli_epi16(q1, 4), m4), a3),
-			_mm512_shuffle_epi8(bc, ctl[3]));
 	}
 	isc = hsum4x16(s);
 	/* mins: m_j (bytes 8..15 of each lane, widened) x the input's
@@ -219,11 +227,10 @@ ffn_kq_avx512_q4k_q8k_1(const uint8_t *w, size_t row_bytes, size_t nrows,
 	if (nb > KQ512_PERM_BLOCKS)
 		return -1;
 	perm_q4k(q8, nb, ap);
-	/* sub-blocks (0,2), (1,3), (4,6), (5,7) */
-	ctl[0] = sc_ctl(0, 2);
-	ctl[1] = sc_ctl(1, 3);
-	ctl[2] = sc_ctl(4, 6);
-	ctl[3] = sc_ctl(5, 7);
+	/* packed sums of sub-blocks: 128-bit lanes 0-1 (0, 1), 2-3 (2, 3),
+	 * and (4, 5), (6, 7) */
+	ctl[0] = sc_ctl2(0, 1, 2, 3);
+	ctl[1] = sc_ctl2(4, 5, 6, 7);
 	ctlm = _mm512_broadcast_i32x4(_mm_setr_epi8(8, -1, 9, -1, 10, -1,
 		11, -1, 12, -1, 13, -1, 14, -1, 15, -1));
 	/* rows f, q + f, 2q + f, 3q + f: four streams (kq_internal.h), then
