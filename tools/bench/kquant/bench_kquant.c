@@ -13,10 +13,14 @@
  * best ISA the CPU has.
  *
  * Best and median thread CPU time of the reps are printed, each with its
- * ratio to f16 (best/best, median/median), so the spread shows.
+ * ratio to f16 (best/best, median/median), so the spread shows. The "read
+ * only" rows read the K-quant bytes in the one-row Q8_K kernels' order
+ * (the floor memory puts under them); a line before each size gives those
+ * kernels' speed with the weights in L2 (is compute the limit?).
  *
  * Usage: bench-kquant [reps] [H:nf ...]   (default 5, 4096:14336 2560:10240)
- * BENCH_KQ_ISA=scalar|avx2|avx512 forces the K-quant kernels.
+ * BENCH_KQ_ISA=scalar|avx2|avx512 forces the K-quant kernels;
+ * BENCH_KQ_ROWS=1 or 8 runs only that many input rows.
  */
 #include <immintrin.h>
 #include <math.h>
@@ -181,9 +185,9 @@ read_lines(const uint8_t *p, size_t a, size_t e, __m512i acc)
 
 /*
  * Read a K-quant matrix of nrows rows of nb blocks of bb bytes in the
- * order the one-row Q8_K kernels do (FFN_KQ_STREAMS far-apart chunks,
- * kq_internal.h): row f of each chunk, 4 blocks of each chunk in turn,
- * then the rows left over one at a time.
+ * order the one-row AVX-512 Q8_K kernels do (FFN_KQ_STREAMS far-apart
+ * chunks, kq_internal.h): row f of each chunk, one block of each chunk in
+ * turn, then the rows left over.
  */
 __attribute__((target("avx512f")))
 static double
@@ -194,15 +198,12 @@ read_kq_mat(const uint8_t *p, size_t nrows, size_t nb, size_t bb)
 	int64_t out[8];
 
 	for (size_t f = 0; f < q; f++)
-		for (size_t b = 0; b < nb; b += 4) {
-			size_t e = (b + 4 < nb ? b + 4 : nb) * bb;
-
+		for (size_t b = 0; b < nb; b++)
 			for (size_t k = 0; k < S; k++) {
-				size_t o = (k * q + f) * rb;
+				size_t o = (k * q + f) * rb + b * bb;
 
-				acc = read_lines(p, o + b * bb, o + e, acc);
+				acc = read_lines(p, o, o + bb, acc);
 			}
-		}
 	acc = read_lines(p, S * q * rb, nrows * rb, acc);
 	_mm512_storeu_si512(out, acc);
 	return (double)(out[0] ^ out[7]);
@@ -344,6 +345,10 @@ bench_size(size_t H, size_t nf, int reps, double bw)
 	       hot_gbs(FFN_KQ_Q4_K, nf, g), bw);
 	for (int ri = 0; ri < 2; ri++) {
 		size_t R = rows[ri];
+
+		if (getenv("BENCH_KQ_ROWS") != NULL &&
+		    (size_t)atoi(getenv("BENCH_KQ_ROWS")) != R)
+			continue;
 		double best[NCASE], wall[NCASE], med[NCASE];
 		double *all = malloc((size_t)reps * NCASE * sizeof(double));
 
@@ -429,6 +434,13 @@ main(int argc, char **argv)
 	uint8_t *buf;
 	double bw, sink = 0;
 
+	if (argc > 1 && (argv[1][0] < '0' || argv[1][0] > '9')) {
+		fprintf(stderr, "usage: bench-kquant [reps] [H:nf ...] "
+			"(default 5 4096:14336 2560:10240)\n"
+			"env: BENCH_KQ_ISA=scalar|avx2|avx512, "
+			"BENCH_KQ_ROWS=1|8\n");
+		return 2;
+	}
 	if (reps < 1)
 		reps = 1;
 	/* BENCH_KQ_ISA=scalar|avx2|avx512 forces the K-quant kernels */
