@@ -170,16 +170,16 @@ read_only(const uint8_t *p, size_t n)
 						  _mm512_add_pd(a2, a3)));
 }
 
-/* The 64-byte lines of [p + a, p + e) (integer adds: any bytes). */
-__attribute__((target("avx512f")))
+/* The bytes [p, p + bb) in 64-byte loads (integer adds: any bytes). */
+__attribute__((target("avx512f"), always_inline))
 static inline __m512i
-read_lines(const uint8_t *p, size_t a, size_t e, __m512i acc)
+read_block(const uint8_t *p, size_t bb, __m512i acc)
 {
-	const uint8_t *l = (const uint8_t *)((uintptr_t)(p + a) &
-					     ~(uintptr_t)63);
-
-	for (; l < p + e; l += 64)
-		acc = _mm512_add_epi64(acc, _mm512_load_si512(l));
+#pragma GCC unroll 4
+	for (size_t j = 0; j + 64 <= bb; j += 64)
+		acc = _mm512_add_epi64(acc, _mm512_loadu_si512(p + j));
+	if (bb % 64)
+		acc = _mm512_add_epi64(acc, _mm512_loadu_si512(p + bb - 64));
 	return acc;
 }
 
@@ -187,26 +187,42 @@ read_lines(const uint8_t *p, size_t a, size_t e, __m512i acc)
  * Read a K-quant matrix of nrows rows of nb blocks of bb bytes in the
  * order the one-row AVX-512 Q8_K kernels do (FFN_KQ_STREAMS far-apart
  * chunks, kq_internal.h): row f of each chunk, one block of each chunk in
- * turn, then the rows left over.
+ * turn, then the rows left over. As in the kernels, each stream has its
+ * own load instructions (the loops are unrolled): one load jumping between
+ * the streams loses the prefetchers and would make the floor too slow.
  */
+__attribute__((target("avx512f"), always_inline))
+static inline double
+read_kq_mat_bb(const uint8_t *p, size_t nrows, size_t nb, const size_t bb)
+{
+	const size_t rb = nb * bb, q = nrows / FFN_KQ_STREAMS;
+	__m512i acc = _mm512_setzero_si512();
+	int64_t out[8];
+
+	for (size_t f = 0; f < q; f++) {
+		const uint8_t *r[FFN_KQ_STREAMS];
+
+#pragma GCC unroll 8
+		for (size_t k = 0; k < FFN_KQ_STREAMS; k++)
+			r[k] = p + (k * q + f) * rb;
+		for (size_t b = 0; b < nb; b++)
+#pragma GCC unroll 8
+			for (size_t k = 0; k < FFN_KQ_STREAMS; k++)
+				acc = read_block(r[k] + b * bb, bb, acc);
+	}
+	for (size_t i = FFN_KQ_STREAMS * q * rb; i < nrows * rb; i += bb)
+		acc = read_block(p + i, bb, acc);
+	_mm512_storeu_si512(out, acc);
+	return (double)(out[0] ^ out[7]);
+}
+
 __attribute__((target("avx512f")))
 static double
 read_kq_mat(const uint8_t *p, size_t nrows, size_t nb, size_t bb)
 {
-	const size_t S = FFN_KQ_STREAMS, rb = nb * bb, q = nrows / S;
-	__m512i acc = _mm512_setzero_si512();
-	int64_t out[8];
-
-	for (size_t f = 0; f < q; f++)
-		for (size_t b = 0; b < nb; b++)
-			for (size_t k = 0; k < S; k++) {
-				size_t o = (k * q + f) * rb + b * bb;
-
-				acc = read_lines(p, o, o + bb, acc);
-			}
-	acc = read_lines(p, S * q * rb, nrows * rb, acc);
-	_mm512_storeu_si512(out, acc);
-	return (double)(out[0] ^ out[7]);
+	if (bb == FFN_KQ_Q4K_BYTES)
+		return read_kq_mat_bb(p, nrows, nb, FFN_KQ_Q4K_BYTES);
+	return read_kq_mat_bb(p, nrows, nb, FFN_KQ_Q6K_BYTES);
 }
 
 /* Streaming read of n bytes (sum of 64-byte lines), best of reps: GB/s. */
