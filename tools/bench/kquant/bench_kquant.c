@@ -279,7 +279,7 @@ static const char *const case_name[NCASE] = {
  * set beside the streaming bandwidth. fmt rows of nb blocks.
  */
 static double
-hot_gbs(enum ffn_kq_fmt fmt, size_t cols, const float *x)
+hot_gbs(enum ffn_kq_fmt fmt, size_t cols, const float *x, int f32)
 {
 	size_t nb = FFN_KQ_NBLOCKS(cols), rb = ffn_kq_row_bytes(fmt, cols);
 	size_t rows = (384u << 10) / rb < 8 ? 8 : (384u << 10) / rb, reps;
@@ -296,10 +296,15 @@ hot_gbs(enum ffn_kq_fmt fmt, size_t cols, const float *x)
 	for (int k = 0; k < 7; k++) {
 		double t = cpu_now();
 
-		/* ~4 MB of weight reads per timing */
+		/* ~4 MB of weight reads per timing (cols % 256 == 0: the
+		 * f32 path needs no scratch) */
 		for (reps = 0; reps * rows * rb < (4u << 20); reps++)
-			(void)ffn_kq_matvec_q8k(&m, 0, (uint32_t)rows, q8, 1,
-						y, rows);
+			if (f32)
+				(void)ffn_kq_matvec_f32(&m, 0, (uint32_t)rows,
+					x, cols, 1, y, rows, NULL, 0);
+			else
+				(void)ffn_kq_matvec_q8k(&m, 0, (uint32_t)rows,
+					q8, 1, y, rows);
 		t = (cpu_now() - t) / (double)reps;
 		if (t < best)
 			best = t;
@@ -357,8 +362,14 @@ bench_size(size_t H, size_t nf, int reps, double bw)
 	printf("\nH %zu, nf %zu: one-row q8k kernels with the weights in L2 "
 	       "(compute only): Q4K gate/up rows %.1f GB/s, Q6K down rows "
 	       "%.1f GB/s, Q4K down rows %.1f GB/s (streaming read %.1f)\n",
-	       H, nf, hot_gbs(FFN_KQ_Q4_K, H, x), hot_gbs(FFN_KQ_Q6_K, nf, g),
-	       hot_gbs(FFN_KQ_Q4_K, nf, g), bw);
+	       H, nf, hot_gbs(FFN_KQ_Q4_K, H, x, 0),
+	       hot_gbs(FFN_KQ_Q6_K, nf, g, 0), hot_gbs(FFN_KQ_Q4_K, nf, g, 0),
+	       bw);
+	if (H % 256 == 0 && nf % 256 == 0)
+		printf("  the same, f32 path: %.1f, %.1f, %.1f GB/s\n",
+		       hot_gbs(FFN_KQ_Q4_K, H, x, 1),
+		       hot_gbs(FFN_KQ_Q6_K, nf, g, 1),
+		       hot_gbs(FFN_KQ_Q4_K, nf, g, 1));
 	for (int ri = 0; ri < 2; ri++) {
 		size_t R = rows[ri];
 
