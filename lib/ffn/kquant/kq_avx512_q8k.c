@@ -98,27 +98,23 @@ sc_ctl2(int s0, int s1, int s2, int s3)
 		_mm256_set_m128i(a, a)), _mm256_set_m128i(c, c), 1);
 }
 
-/* Lane k = sum of the 16 lanes of s[k], k = 0..3. */
+/* Lane k = sum of the 16 lanes of s[k], k = 0..3: the four vectors are
+ * interleaved and added at full width first (each 128-bit lane then holds
+ * partial sums of s[0..3]), then the four 128-bit lanes are added. */
 static inline __m128i
 hsum4x16(const __m512i s[4])
 {
-	__m256i t0 = _mm256_add_epi32(_mm512_castsi512_si256(s[0]),
-				      _mm512_extracti64x4_epi64(s[0], 1));
-	__m256i t1 = _mm256_add_epi32(_mm512_castsi512_si256(s[1]),
-				      _mm512_extracti64x4_epi64(s[1], 1));
-	__m256i t2 = _mm256_add_epi32(_mm512_castsi512_si256(s[2]),
-				      _mm512_extracti64x4_epi64(s[2], 1));
-	__m256i t3 = _mm256_add_epi32(_mm512_castsi512_si256(s[3]),
-				      _mm512_extracti64x4_epi64(s[3], 1));
-	__m256i a01 = _mm256_add_epi32(_mm256_unpacklo_epi32(t0, t1),
-				       _mm256_unpackhi_epi32(t0, t1));
-	__m256i a23 = _mm256_add_epi32(_mm256_unpacklo_epi32(t2, t3),
-				       _mm256_unpackhi_epi32(t2, t3));
-	__m256i c = _mm256_add_epi32(_mm256_unpacklo_epi64(a01, a23),
-				     _mm256_unpackhi_epi64(a01, a23));
+	__m512i t01 = _mm512_add_epi32(_mm512_unpacklo_epi32(s[0], s[1]),
+				       _mm512_unpackhi_epi32(s[0], s[1]));
+	__m512i t23 = _mm512_add_epi32(_mm512_unpacklo_epi32(s[2], s[3]),
+				       _mm512_unpackhi_epi32(s[2], s[3]));
+	__m512i u = _mm512_add_epi32(_mm512_unpacklo_epi64(t01, t23),
+				     _mm512_unpackhi_epi64(t01, t23));
+	__m256i h = _mm256_add_epi32(_mm512_castsi512_si256(u),
+				     _mm512_extracti64x4_epi64(u, 1));
 
-	return _mm_add_epi32(_mm256_castsi256_si128(c),
-			     _mm256_extracti128_si256(c, 1));
+	return _mm_add_epi32(_mm256_castsi256_si128(h),
+			     _mm256_extracti128_si256(h, 1));
 }
 
 /* Lane k = sum of the 4 lanes of 128-bit lane k of v. */
