@@ -73,14 +73,15 @@ int ffn_kq_avx2_q6k_q8k_1(const uint8_t *w, size_t row_bytes, size_t nrows,
 			  const uint8_t *q8, const int16_t *s16, float *y);
 
 /*
- * One-input-row Q8_K kernels process FFN_KQ_STREAMS weight rows together,
- * taken from as many far-apart chunks of the matrix (rows f, f + q, ...,
- * q = nrows / FFN_KQ_STREAMS; the nrows % FFN_KQ_STREAMS last rows one at
- * a time), so that each is one long sequential DRAM stream across many
- * rows, as lib/ffn's one-row f16 kernel (mv_streams, ffn_kern_tmpl.h):
- * rows read one after another are a single stream, which one core does not
- * keep at DRAM bandwidth. bench-kquant's "read only" rows read in the same
- * order (groups of 4 blocks of each stream in turn).
+ * The AVX-512 one-input-row Q8_K kernels (kq_avx512_q8k.c) process
+ * FFN_KQ_STREAMS weight rows together, taken from as many far-apart chunks
+ * of the matrix (rows f, f + q, ..., q = nrows / FFN_KQ_STREAMS; then the
+ * nrows % FFN_KQ_STREAMS last rows), so that each is one long sequential
+ * DRAM stream across many rows, as lib/ffn's one-row f16 kernel
+ * (mv_streams, ffn_kern_tmpl.h). bench-kquant's "read only" rows read in
+ * the same order (one block of each stream in turn). The AVX2 kernels
+ * still read one row at a time: on AVX2 the kernels are compute-bound and
+ * four interleaved rows ran slower (16 ymm registers).
  */
 #ifndef FFN_KQ_STREAMS
 #define FFN_KQ_STREAMS 4
