@@ -55,7 +55,8 @@
  *   - matvec prefetch spread over the row blocks (each block prefetches
  *     half of the tile's streams): f32 1.04-1.2x, f16 ~1.0x; prefetcht1
  *     instead of t0: f16 1.12x; nta = t0; MV_PFD 1024/3072/4096/8192: not
- *     better than 2048;
+ *     better than 2048; f16 prefetching once per line instead of once
+ *     per vector: 1.0x;
  *   - matvec 2 features x 8 rows (each weight vector loaded and widened
  *     once for all 8 rows): 2.1-2.2x (8 x loads per 16 FMAs, from L2);
  *   - matvec H in 256/512/1024-float segments taken by 8 tiles in turn,

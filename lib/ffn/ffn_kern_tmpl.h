@@ -372,7 +372,7 @@ dn_f16(int sel, const uint8_t *d, size_t rb, unsigned fc, size_t h,
 #define DN_PFD 512u
 #endif
 
-/* Chunk [off, off + len) of each of a block's fc rows, DN_PFD ahead. */
+/* Lines starting in [off, off + len) of a block's fc rows, DN_PFD ahead. */
 static inline void
 prefetch_ahead(const uint8_t *d, size_t rb, unsigned fc, unsigned nfc,
 	       size_t off, size_t len, size_t row_len)
@@ -390,8 +390,9 @@ prefetch_ahead(const uint8_t *d, size_t rb, unsigned fc, unsigned nfc,
 		if (off >= row_len)
 			return;
 	}
+	/* once per line: AVX2 f16 chunks are 16 B */
 	for (f = 0; f < fc; f++)
-		for (o = 0; o < len; o += 64)
+		for (o = (64 - (off & 63)) & 63; o < len; o += 64)
 			__builtin_prefetch(d + f * rb + off + o, 0, 3);
 }
 
