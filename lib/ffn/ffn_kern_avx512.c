@@ -43,6 +43,36 @@
  *   - down 3 vectors x 8 rows with the h loop inside one call per block:
  *     +6..13% with D in L2, none from DRAM with y rows contiguous (D rows
  *     8 KiB and y rows 16 KiB apart share L1 sets); DN_FB 8: no change.
+ *
+ * Second round (same VM, interleaved A/B runs of kernel variants linked
+ * into one binary, order rotated per round, median of 30 paired ratios;
+ * "x" = time of the variant / time of what is kept):
+ *   - kept: down prefetches each block row DN_PFD ahead (ffn_kern_tmpl.h):
+ *     8-row down 0.67-0.79x (Gemma size), 0.78-0.95x (Llama size);
+ *   - down, each chunk of the block widened (f16) or copied (f32) into a
+ *     contiguous L1 buffer before the row blocks use it: f16 1.0x, f32
+ *     1.1x; DN_FB 8 / 24 / 32 with the new prefetch: 1.0-1.27x;
+ *   - matvec prefetch spread over the row blocks (each block prefetches
+ *     half of the tile's streams): f32 1.04-1.2x, f16 ~1.0x; prefetcht1
+ *     instead of t0: f16 1.12x; nta = t0; MV_PFD 1024/3072/4096/8192: not
+ *     better than 2048; f16 prefetching once per line instead of once
+ *     per vector: 1.0x;
+ *   - matvec 2 features x 8 rows (each weight vector loaded and widened
+ *     once for all 8 rows): 2.1-2.2x (8 x loads per 16 FMAs, from L2);
+ *   - matvec H in 256/512/1024-float segments taken by 8 tiles in turn,
+ *     so x (16 KiB per segment at 8 rows) stays in L1, accumulators
+ *     spilled between segments: f32 1.24-1.37x, f16 1.05-1.2x from DRAM
+ *     and 1.04-1.19x with weights in L2 (the weight rows become 2 KiB
+ *     pieces 32 streams wide).
+ * Where the time goes (gate alone, Llama size, f16): 1 row 2.7-2.8 ms;
+ * 8 rows with weights in L2 (scaled) 4.7 ms = 91% of FMA peak (f32: 64%),
+ * so vcvtph2ps, done once per 4-row block, is not the limit; 8 rows from
+ * DRAM 6.8-7.0 ms, i.e. 2.4-2.5x of one row. The same bytes at H 1024 x
+ * 57344 (x rows 4 KiB, L1-resident with the tile) run 8 rows f16 in 2.1x
+ * of one row, so part of the loss is x re-read from L2 per tile while the
+ * weight lines arrive, but every way found to keep x in L1 broke the long
+ * weight streams. 8 rows f16 <= 2x of 1 row needs the DRAM time hidden
+ * almost entirely under FMAs running at >= 90% of peak.
  */
 #ifndef MV_NF
 #define MV_NF(R) 4u
