@@ -380,7 +380,7 @@ port_setup(struct net_port *p, const struct net_port_conf *conf)
 	rc = create_pool(p, conf);
 	if (rc != 0)
 		return rc;
-	if (net_is_tap(&di)) {
+	if (net_is_tap(&di) && !conf->tap_rx_signal) {
 		struct net_rtsig_save sv;
 
 		net_rtsig_take(&sv);

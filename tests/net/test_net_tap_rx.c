@@ -259,6 +259,36 @@ test_frame_from_kernel_answered(void **state)
 	assert_true(answered);
 }
 
+/* net_port_conf.tap_rx_signal leaves the PMD's signal on (port 1, never
+ * up: no frame reaches it, so port 0's reads are not switched over). */
+static void
+test_rx_signal_kept_when_asked(void **state)
+{
+	struct net_port_conf pc;
+	struct net_port *p1 = NULL;
+	int before[MAX_FDS], after[MAX_FDS], nb, na, i, j, armed = 0;
+
+	(void)state;
+	nb = tun_fds(before, MAX_FDS);
+	memset(&pc, 0, sizeof(pc));
+	pc.port_id = 1;
+	pc.ip_be = rte_cpu_to_be_32(OUR_IP + 1);
+	pc.netmask_be = rte_cpu_to_be_32(0xffffff00);
+	pc.nb_mbufs = 2048;
+	pc.tap_rx_signal = true;
+	assert_int_equal(net_port_init(&pc, &p1), 0);
+	na = tun_fds(after, MAX_FDS);
+	for (i = 0; i < na; i++) {
+		for (j = 0; j < nb && before[j] != after[i]; j++)
+			;
+		if (j == nb && (fcntl(after[i], F_GETFL) & O_ASYNC) &&
+		    fcntl(after[i], F_GETSIG) >= SIGRTMIN)
+			armed++;
+	}
+	net_port_close(p1);
+	assert_true(armed >= 1);
+}
+
 int
 main(void)
 {
@@ -266,10 +296,13 @@ main(void)
 		cmocka_unit_test(test_queue_fds_raise_no_signal),
 		cmocka_unit_test(test_rt_handlers_kept),
 		cmocka_unit_test(test_frame_from_kernel_answered),
+		/* last: the PMD's trigger is process-wide */
+		cmocka_unit_test(test_rx_signal_kept_when_asked),
 	};
 	char fp[64];
 	char *argv[] = { "test_net_tap_rx", "--no-pci", "--no-huge", "-m",
 		"256", "-l", "0", fp, "--vdev=net_tap0,iface=" TAP_IF,
+		"--vdev=net_tap1,iface=" TAP_IF "s",
 		"--log-level=pmd.net.tap:error", NULL };
 
 	if (unshare(CLONE_NEWNET) != 0) {
