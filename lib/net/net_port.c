@@ -263,11 +263,14 @@ setup_queues(struct net_port *p, const struct net_port_conf *conf,
  * hands many of them to EAL's sleeping control threads, woken on another
  * core for each packet, and the poll thread pays a signal frame, an
  * rt_sigreturn and an IPI for the rest.  On the HTTP benchmark
- * (tools/bench/net/README.md) that cost 4x in requests/s.  A poll loop
- * reads its queue anyway: the PMD falls back to one readv() per burst when
- * it finds no free real-time signal, so the queues are set up while every
- * one of them looks taken, then the handlers are put back.  A real-time
- * signal arriving meanwhile goes to a no-op handler.
+ * (tools/bench/net/README.md) that cost up to 4x in requests/s.  A poll
+ * loop reads its queue anyway: the PMD falls back to one readv() per burst
+ * when it finds no free real-time signal, so the queues are set up while
+ * every one of them looks taken, then the handlers are put back.  A real-
+ * time signal arriving meanwhile goes to a no-op handler.  The PMD's
+ * trigger is process-wide: a signal later sent to its handler (installed
+ * at probe for the idle keep-alive fd, which carries no traffic) would
+ * make every tap queue wait for signals again; nothing here sends one.
  */
 static void
 net_rtsig_nop(int sig)
