@@ -38,7 +38,7 @@ cleanup() {
 	ip netns del "$ns_t" 2>/dev/null || true
 	ip netns del "$ns_s" 2>/dev/null || true
 	ip netns del "$ns_c" 2>/dev/null || true
-	rm -rf "$dir" /var/run/dpdk/fsn_d*_"$tag"
+	rm -rf "$dir" /var/run/dpdk/fsn_d*_"$tag"*
 }
 trap cleanup EXIT INT TERM
 
