@@ -60,6 +60,10 @@ struct net_port_conf {
 	bool vlan;		/**< accept and strip tag vlan_id, tag on TX */
 	uint16_t vlan_id;
 	bool no_offloads;	/**< ignore device offloads (tests, debug) */
+	/** net_tap only: keep the PMD's per-frame Rx signal (net_port.c;
+	 *  for measuring it: tools/bench/net/diag_tap.sh).  The PMD's
+	 *  trigger is process-wide: the same on every net_tap port. */
+	bool tap_rx_signal;
 	uint32_t arp_entries;	/**< ARP table slots; default 1024 */
 	uint32_t arp_timeout_ms; /**< entry lifetime; default 300000 */
 	uint32_t arp_retry_ms;	/**< request interval; default 1000 */

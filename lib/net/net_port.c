@@ -5,6 +5,7 @@
 /* Port bring-up: queues, symmetric RSS, offloads, MTU, NUMA-local pool. */
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -106,6 +107,13 @@ pow2_at_least(uint32_t v)
 	return r;
 }
 
+static bool
+net_is_tap(const struct rte_eth_dev_info *di)
+{
+	return di->driver_name != NULL &&
+		strcmp(di->driver_name, "net_tap") == 0;
+}
+
 /* Offloads we want, masked by what the device offers (conf->no_offloads
  * forces the software paths, which the unit tests exercise). */
 static void
@@ -123,7 +131,7 @@ pick_offloads(const struct net_port_conf *conf,
 	 * tap_tx_l4_add_rcksum), so multi-segment TCP (a copied head plus a
 	 * zero-copy body) leaves with a wrong checksum. It saves no
 	 * hardware work either: do it ourselves (tcp_cksum.h). */
-	if (di->driver_name != NULL && strcmp(di->driver_name, "net_tap") == 0)
+	if (net_is_tap(di))
 		tx &= ~(uint64_t)(RTE_ETH_TX_OFFLOAD_TCP_CKSUM |
 				  RTE_ETH_TX_OFFLOAD_UDP_CKSUM |
 				  RTE_ETH_TX_OFFLOAD_TCP_TSO);
@@ -148,7 +156,7 @@ pick_offloads(const struct net_port_conf *conf,
 	 * GSO compares tso_segsz plus the L2-L4 headers with the L3 MTU, so
 	 * it refuses every full-sized segment (DPDK 22.11 pmd_tx_burst). */
 	if ((tx & RTE_ETH_TX_OFFLOAD_TCP_TSO) &&
-			strcmp(di->driver_name, "net_tap") != 0 &&
+			!net_is_tap(di) &&
 			(*caps & NET_CAP_TX_TCP_CKSUM) &&
 			(*caps & NET_CAP_TX_IPV4_CKSUM)) {
 		ec->txmode.offloads |= RTE_ETH_TX_OFFLOAD_TCP_TSO;
@@ -247,6 +255,59 @@ setup_queues(struct net_port *p, const struct net_port_conf *conf,
 	return 0;
 }
 
+/*
+ * net_tap's Rx trigger (DPDK 22.11 tun_alloc, pmd_rx_burst): every queue fd
+ * is set to raise a real-time signal (F_SETSIG, O_ASYNC) for each frame the
+ * kernel queues, and rx_burst skips its readv() until one has come.  Real-
+ * time signals queue one per frame and are process-directed, so the kernel
+ * hands many of them to EAL's sleeping control threads, woken on another
+ * core for each packet, and the poll thread pays a signal frame, an
+ * rt_sigreturn and an IPI for the rest.  On the HTTP benchmark
+ * (tools/bench/net/README.md) that cost up to 4x in requests/s.  A poll
+ * loop reads its queue anyway: the PMD falls back to one readv() per burst
+ * when it finds no free real-time signal, so the queues are set up while
+ * every one of them looks taken, then the handlers are put back.  A real-
+ * time signal arriving meanwhile goes to a no-op handler.  The PMD's
+ * trigger is process-wide: a signal later sent to its handler (installed
+ * at probe for the idle keep-alive fd, which carries no traffic) would
+ * make every tap queue wait for signals again; nothing here sends one.
+ */
+static void
+net_rtsig_nop(int sig)
+{
+	RTE_SET_USED(sig);
+}
+
+struct net_rtsig_save {
+	int n;
+	struct sigaction old[64];
+};
+
+static void
+net_rtsig_take(struct net_rtsig_save *sv)
+{
+	struct sigaction nop;
+	int sig;
+
+	memset(&nop, 0, sizeof(nop));
+	nop.sa_handler = net_rtsig_nop;
+	nop.sa_flags = SA_RESTART;
+	sigemptyset(&nop.sa_mask);
+	sv->n = 0;
+	for (sig = SIGRTMIN; sig <= SIGRTMAX &&
+			sv->n < (int)RTE_DIM(sv->old); sig++, sv->n++)
+		sigaction(sig, &nop, &sv->old[sv->n]);
+}
+
+static void
+net_rtsig_give_back(const struct net_rtsig_save *sv)
+{
+	int i;
+
+	for (i = 0; i < sv->n; i++)
+		sigaction(SIGRTMIN + i, &sv->old[i], NULL);
+}
+
 static int
 create_pool(struct net_port *p, const struct net_port_conf *conf)
 {
@@ -322,7 +383,17 @@ port_setup(struct net_port *p, const struct net_port_conf *conf)
 	rc = create_pool(p, conf);
 	if (rc != 0)
 		return rc;
-	rc = setup_queues(p, conf, &di, &ec);
+	if (net_is_tap(&di) && !conf->tap_rx_signal) {
+		struct net_rtsig_save sv;
+
+		net_rtsig_take(&sv);
+		rc = setup_queues(p, conf, &di, &ec);
+		net_rtsig_give_back(&sv);
+		NET_LOG(INFO, "port %u: net_tap queues read without Rx "
+			"signals (one readv per burst)\n", p->port_id);
+	} else {
+		rc = setup_queues(p, conf, &di, &ec);
+	}
 	if (rc != 0)
 		return rc;
 	rc = rte_eth_dev_start(p->port_id);

@@ -11,10 +11,12 @@
  *   net_testd <EAL args> -- --ip A.B.C.D/len [--gw A.B.C.D] [--mtu N]
  *             [--seconds N] [--idle-us N] [--vlan ID]
  *             [--echo PORT] [--sink PORT] [--http PORT] [--check PORT]
- *             [--netem SPEC]
+ *             [--netem SPEC] [--tap-rx-signal]
  *
  * --idle-us sleeps that long after an empty poll: e2e runs share two cores
  * with everyone's builds (docs/DEVELOPING.md); benchmarks pass 0.
+ * --tap-rx-signal keeps net_tap's per-frame Rx signal (net_port_conf), to
+ * measure what it costs (tools/bench/net/diag_tap.sh).
  */
 
 #include <arpa/inet.h>
@@ -67,7 +69,7 @@ usage(void)
 	fprintf(stderr, "usage: net_testd <EAL> -- --ip A.B.C.D/len "
 		"[--gw A.B.C.D] [--mtu N] [--seconds N] [--idle-us N] "
 		"[--vlan ID] [--echo PORT] [--sink PORT] [--http PORT] "
-		"[--check PORT] [--netem SPEC]\n");
+		"[--check PORT] [--netem SPEC] [--tap-rx-signal]\n");
 }
 
 int
@@ -85,6 +87,7 @@ main(int argc, char **argv)
 		{ "netem", required_argument, NULL, 'n' },
 		{ "http", required_argument, NULL, 'h' },
 		{ "check", required_argument, NULL, 'c' },
+		{ "tap-rx-signal", no_argument, NULL, 't' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct net_port_conf pc;
@@ -131,6 +134,7 @@ main(int argc, char **argv)
 		case 'k': tc.sink_port = atoi(optarg); break;
 		case 'h': tc.http_port = atoi(optarg); break;
 		case 'c': tc.check_port = atoi(optarg); break;
+		case 't': pc.tap_rx_signal = true; break;
 		case 'n':
 			if (netem_parse(optarg, &nc) != 0) {
 				usage();
