@@ -43,6 +43,8 @@ tcp_rexmit_first(struct tcp_conn *c)
 	c->undo_retrans++;
 	c->flags &= ~TF_RTT_TIMING;
 	c->high_rxt = c->snd_una + len + (fl & TCP_F_FIN ? 1 : 0);
+	if (n >= 0)
+		tcp_rxt_note(c, c->snd_una, c->high_rxt - c->snd_una);
 }
 
 /* Highest sequence the peer SACKed, or snd_una. */
@@ -63,6 +65,7 @@ tcp_enter_recovery(struct tcp_conn *c)
 	c->recover = c->snd_max;
 	c->rec_start = c->snd_una;
 	c->flags |= TF_RECOVERY;
+	c->flags &= ~TF_RXT_CUT;
 	tcp_rexmit_first(c);
 	if (c->flags & TF_SACK)
 		c->cwnd = c->ssthresh;			/* RFC 6675 §5 (4.2) */
@@ -88,6 +91,7 @@ tcp_spurious(struct tcp_conn *c)
 		c->dupacks = 0;
 		c->recover = c->snd_una - 1;	/* a new episode may start */
 	}
+	c->nr_rxt = 0;		/* its retransmissions were not needed */
 }
 
 /* RFC 2883 §4: the first SACK block reports a duplicate when it lies
@@ -276,6 +280,10 @@ tcp_ack(struct tcp_conn *c, struct tcp_seg *g)
 				tcp_enter_recovery(c);
 		}
 	}
+	/* A retransmission lost again (RFC 8985 §6.2): sent again by the
+	 * tcp_output() that follows the ACK. */
+	if (c->flags & TF_SACK)
+		tcp_rxt_check(c);
 	/* When the first hole was first SACK-bypassed. */
 	if (c->nr_sacked == 0)
 		c->sack_since = 0;

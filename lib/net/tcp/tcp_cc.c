@@ -116,10 +116,11 @@ tcp_cc_ack(struct tcp_conn *c, uint32_t acked)
 	}
 }
 
+/* ssthresh after a congestion event with flight bytes outstanding. */
 static uint32_t
-tcp_cc_reduce(struct tcp_conn *c)
+tcp_cc_reduce(struct tcp_conn *c, uint32_t flight)
 {
-	uint32_t flight = tcp_flight(c), min = 2u * c->mss;
+	uint32_t min = 2u * c->mss;
 
 	c->bytes_acked = 0;
 	if (c->stack->cfg.cc == TCP_CC_CUBIC) {
@@ -156,7 +157,21 @@ void
 tcp_cc_congestion(struct tcp_conn *c)
 {
 	tcp_cc_save(c);
-	c->ssthresh = tcp_cc_reduce(c);
+	c->ssthresh = tcp_cc_reduce(c, tcp_flight(c));
+}
+
+/* A retransmission was lost too (RFC 8985 §6.2): RFC 5681 §4.3 takes
+ * that as a second indication of congestion, cwnd and ssthresh lowered
+ * twice; once per recovery episode here (RFC 8985 §9.3 leaves the
+ * response to the congestion control). From cwnd, not FlightSize: in
+ * recovery the flight holds the SACKed data too. Not undone later: the
+ * retransmission was needed. */
+void
+tcp_cc_lost_rexmit(struct tcp_conn *c)
+{
+	c->flags &= ~TF_UNDO;
+	c->ssthresh = tcp_cc_reduce(c, RTE_MIN(c->cwnd, tcp_flight(c)));
+	c->cwnd = c->ssthresh;
 }
 
 /* Retransmission timeout: loss window (RFC 5681 §3.1), but do not
@@ -166,7 +181,7 @@ tcp_cc_rto(struct tcp_conn *c)
 {
 	if (c->retries <= 1) {
 		tcp_cc_save(c);
-		c->ssthresh = tcp_cc_reduce(c);
+		c->ssthresh = tcp_cc_reduce(c, tcp_flight(c));
 	} else {
 		c->flags &= ~TF_UNDO;	/* the path did go quiet */
 	}

@@ -6,7 +6,10 @@
  * SACKed (RFC 2018), IsLost() as a boundary with DupThresh raised by the
  * reordering seen and a time threshold (RFC 8985-style), SetPipe(), and
  * the send loop of §5 step (C) with NextSeg() rules 1-4, rule 4 being
- * the rescue retransmission. */
+ * the rescue retransmission. RFC 6675 repairs a lost retransmission only
+ * by the RTO; RACK's time order (RFC 8985 §6.2) finds it sooner: the
+ * runs of retransmitted data are remembered, and one that data sent
+ * after it overtook is lost once the reordering window has passed. */
 
 #include "tcp_priv.h"
 
@@ -75,6 +78,160 @@ tcp_sacked_in(const struct tcp_conn *c, uint32_t a, uint32_t b)
 	return n;
 }
 
+/* ---- retransmissions lost again (RFC 8985 §6.2) ---- */
+
+/* A retransmission of [seq, seq + len) went out (FIN counted in len). */
+void
+tcp_rxt_note(struct tcp_conn *c, uint32_t seq, uint32_t len)
+{
+	struct tcp_rxt *r = c->nr_rxt ? &c->rxt[c->nr_rxt - 1] : NULL;
+
+	if (len == 0 || !(c->flags & TF_SACK))
+		return;
+	/* A burst with no new data in between is one run. When every slot
+	 * is taken the newest run absorbs it (detected later, not never);
+	 * a lost one cannot, and the RTO stays the backstop. */
+	if (r != NULL && !r->lost && r->seen == 0 &&
+	    ((r->end == seq && r->mark == c->snd_max) ||
+	     c->nr_rxt == TCP_RXT_RECS)) {
+		r->start = SEQ_MIN(r->start, seq);
+		r->next = r->start;
+		r->end = SEQ_MAX(r->end, seq + len);
+		r->mark = c->snd_max;
+		r->at = c->stack->now;
+		return;
+	}
+	if (c->nr_rxt == TCP_RXT_RECS)
+		return;
+	r = &c->rxt[c->nr_rxt++];
+	r->start = seq;
+	r->next = seq;
+	r->end = seq + len;
+	r->mark = c->snd_max;
+	r->at = c->stack->now;
+	r->seen = 0;
+	r->lost = 0;
+}
+
+/* RFC 8985 §6.2 for the runs: trim what was ACKed, forget the runs the
+ * peer now holds, and mark lost a run that data sent after it passed
+ * (step 2: new data above its mark SACKed, or a later run delivered)
+ * at least the reordering window ago (steps 4-5). A later run is only
+ * evidence when it was sent at least min_rtt ago, else the SACK may be
+ * for its original (step 2's ambiguity). *due: when the first run
+ * still waiting is to be looked at again (0: none). */
+static bool
+tcp_rxt_detect(struct tcp_conn *c, uint64_t *due)
+{
+	uint32_t fack = c->nr_sacked ? c->sacked[c->nr_sacked - 1].end :
+			c->snd_una;
+	uint64_t now = c->stack->now, wnd = tcp_reo_wnd(c);
+	bool found = false, later = false;
+	unsigned int i, k;
+
+	*due = 0;
+	for (i = c->nr_rxt; i-- > 0;) {
+		struct tcp_rxt *r = &c->rxt[i];
+
+		if (SEQ_LT(r->start, c->snd_una))
+			r->start = c->snd_una;
+		if (SEQ_LT(r->next, r->start))
+			r->next = r->start;
+		if (SEQ_GEQ(r->start, r->end) || tcp_sacked_in(c, r->start,
+				r->end) == r->end - r->start) {
+			if (!r->lost && now - r->at >= c->min_rtt)
+				later = true;
+			r->end = r->start;	/* delivered: dropped below */
+			continue;
+		}
+		if (r->lost)
+			continue;
+		if (r->seen == 0 && (later || SEQ_GT(fack, r->mark)))
+			r->seen = now;
+		if (r->seen == 0)
+			continue;
+		if (now - r->seen >= wnd) {
+			r->lost = 1;
+			found = true;
+			c->stack->stats.lost_rexmits++;
+		} else if (*due == 0 || r->seen + wnd < *due) {
+			*due = r->seen + wnd;
+		}
+	}
+	for (i = 0, k = 0; i < c->nr_rxt; i++)
+		if (SEQ_LT(c->rxt[i].start, c->rxt[i].end))
+			c->rxt[k++] = c->rxt[i];
+	c->nr_rxt = k;
+	return found;
+}
+
+static uint32_t tcp_rexmit_lost_run(struct tcp_conn *c, uint32_t segmax,
+				    bool *stop);
+
+/* After an ACK or the reordering timer: true when a retransmission was
+ * found lost, to be sent again (tcp_output). The first one in a
+ * recovery is a second congestion signal (tcp_cc_lost_rexmit). */
+bool
+tcp_rxt_check(struct tcp_conn *c)
+{
+	uint64_t due;
+	bool found;
+
+	if (c->nr_rxt == 0)
+		return false;
+	found = tcp_rxt_detect(c, &due);
+	if (found && (c->flags & TF_RECOVERY)) {
+		bool stop;
+
+		if (!(c->flags & TF_RXT_CUT)) {
+			c->flags |= TF_RXT_CUT;
+			tcp_cc_lost_rexmit(c);
+		}
+		/* Its first segment goes now, whatever pipe says, as the
+		 * fast retransmit that starts a recovery (RFC 6675 §5 step
+		 * 4.3): the cumulative ACK waits for it, and after the
+		 * reduction pipe may stay above cwnd for a while. */
+		tcp_rexmit_lost_run(c, tcp_seg_max(c), &stop);
+	}
+	if (due != 0 && !c->persist && (c->rto_at == 0 || c->rto_at > due)) {
+		c->rto_at = due;
+		c->flags |= TF_REO_TIMER;
+		tcp_timer_sched(c);
+	}
+	return found;
+}
+
+/* Highest end of a run found lost (snd_una: none). */
+static uint32_t
+tcp_rxt_lost_top(const struct tcp_conn *c)
+{
+	uint32_t top = c->snd_una;
+	unsigned int i;
+
+	for (i = 0; i < c->nr_rxt; i++)
+		if (c->rxt[i].lost)
+			top = SEQ_MAX(top, c->rxt[i].end);
+	return top;
+}
+
+/* Retransmitted bytes SetPipe() counts (below HighRxt, not SACKed) that
+ * were found lost and not yet sent again: no longer in the network. */
+static uint32_t
+tcp_rxt_lost_bytes(const struct tcp_conn *c)
+{
+	uint32_t n = 0, top = SEQ_MIN(c->high_rxt, c->snd_max);
+	unsigned int i;
+
+	for (i = 0; i < c->nr_rxt; i++) {
+		const struct tcp_rxt *r = &c->rxt[i];
+		uint32_t e = SEQ_MIN(r->end, top);
+
+		if (r->lost && SEQ_LT(r->next, e))
+			n += (e - r->next) - tcp_sacked_in(c, r->next, e);
+	}
+	return n;
+}
+
 /* RFC 6675 IsLost as a boundary: every un-SACKed byte below it has
  * DupThresh SACKed blocks or more than (DupThresh-1)*SMSS SACKed bytes
  * above it. DupThresh grows with the reordering seen (c->reord). After
@@ -96,6 +253,14 @@ tcp_lost_edge(const struct tcp_conn *c)
 	if (tcp_hole_timed_out(c))
 		return c->sacked[0].start;
 	return c->snd_una;
+}
+
+/* The boundary, also past every run of retransmissions found lost: its
+ * originals went before it and are lost as well. */
+static uint32_t
+tcp_lost_edge_rxt(const struct tcp_conn *c)
+{
+	return SEQ_MAX(tcp_lost_edge(c), tcp_rxt_lost_top(c));
 }
 
 /* RFC 6675 §4 SetPipe(). */
@@ -152,7 +317,41 @@ tcp_rexmit(struct tcp_conn *c, uint32_t seq, uint32_t len)
 		len = n, fl &= ~TCP_F_FIN;
 	c->stack->stats.retransmits++;
 	c->undo_retrans++;
-	return len + (fl & TCP_F_FIN ? 1 : 0);
+	len += fl & TCP_F_FIN ? 1 : 0;
+	tcp_rxt_note(c, seq, len);
+	return len;
+}
+
+/* Rule 0: the first run found lost again goes before anything else; it
+ * holds up the cumulative ACK. Returns the sequence space sent, 0 when
+ * there is none (or it was refused: *stop). */
+static uint32_t
+tcp_rexmit_lost_run(struct tcp_conn *c, uint32_t segmax, bool *stop)
+{
+	unsigned int i;
+
+	*stop = false;
+	for (i = 0; i < c->nr_rxt; i++) {
+		struct tcp_rxt *r = &c->rxt[i];
+		uint32_t hole, hend, n;
+
+		if (!r->lost || SEQ_GEQ(r->next, r->end))
+			continue;
+		hole = tcp_next_hole(c, r->next, r->end, &hend);
+		if (SEQ_GEQ(hole, r->end)) {
+			r->next = r->end;
+			continue;
+		}
+		n = tcp_rexmit(c, hole, RTE_MIN(hend - hole, segmax));
+		if (n == 0) {
+			*stop = true;
+			return 0;
+		}
+		r = &c->rxt[i];		/* tcp_rexmit noted a new run */
+		r->next = hole + n;
+		return n;
+	}
+	return 0;
 }
 
 /* Highest un-SACKed byte below snd_max, plus one (snd_una if none). */
@@ -178,11 +377,19 @@ tcp_output_sack(struct tcp_conn *c)
 	int sent = 0;
 
 	for (;;) {
-		uint32_t lost = tcp_lost_edge(c);
-		uint32_t pipe = tcp_pipe(c, lost);
+		uint32_t lost = tcp_lost_edge_rxt(c);
+		uint32_t pipe = tcp_pipe(c, lost), gone = tcp_rxt_lost_bytes(c);
 		uint32_t from, hole, hend, top, n, segmax = tcp_seg_max(c);
+		bool stop;
 
+		pipe = pipe > gone ? pipe - gone : 0;
 		if (pipe + segmax > c->cwnd)
+			break;
+		if (tcp_rexmit_lost_run(c, segmax, &stop) > 0) {
+			sent++;
+			continue;
+		}
+		if (stop)
 			break;
 		/* Rule 1: the first lost hole above HighRxt. */
 		from = SEQ_MAX(c->high_rxt, c->snd_una);
