@@ -89,15 +89,12 @@ tcp_rxt_note(struct tcp_conn *c, uint32_t seq, uint32_t len)
 	if (len == 0 || !(c->flags & TF_SACK))
 		return;
 	/* A burst with no new data in between is one run. When every slot
-	 * is taken the newest run absorbs it (detected later, not never);
-	 * a lost one cannot, and the RTO stays the backstop. */
-	if (r != NULL && !r->lost && r->seen == 0 &&
-	    ((r->end == seq && r->mark == c->snd_max) ||
-	     c->nr_rxt == TCP_RXT_RECS)) {
-		r->start = SEQ_MIN(r->start, seq);
-		r->next = r->start;
-		r->end = SEQ_MAX(r->end, seq + len);
-		r->mark = c->snd_max;
+	 * is taken the retransmission is not tracked: the RTO stays its
+	 * backstop (a run spanning data never resent would, once lost,
+	 * send all of that again). */
+	if (r != NULL && !r->lost && r->seen == 0 && r->end == seq &&
+	    r->mark == c->snd_max) {
+		r->end = seq + len;
 		r->at = c->stack->now;
 		return;
 	}
