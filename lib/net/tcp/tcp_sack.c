@@ -376,7 +376,8 @@ tcp_output_sack(struct tcp_conn *c)
 	for (;;) {
 		uint32_t lost = tcp_lost_edge_rxt(c);
 		uint32_t pipe = tcp_pipe(c, lost), gone = tcp_rxt_lost_bytes(c);
-		uint32_t from, hole, hend, top, n, segmax = tcp_seg_max(c);
+		uint32_t from, hole, hend, top, fack, n;
+		uint32_t segmax = tcp_seg_max(c);
 		bool stop;
 
 		pipe = pipe > gone ? pipe - gone : 0;
@@ -412,9 +413,14 @@ tcp_output_sack(struct tcp_conn *c)
 			}
 		}
 		/* Rule 3: no new data to send, so a hole not yet deemed
-		 * lost goes now rather than after a timeout. */
-		hole = tcp_next_hole(c, from, c->snd_max, &hend);
-		if (SEQ_LT(hole, c->snd_max)) {
+		 * lost goes now rather than after a timeout; a hole, that
+		 * is below the highest SACKed byte (criterion 1.b): what
+		 * lies above it is only in flight, its copy would be a
+		 * spurious retransmission (the tail is rule 4's). */
+		fack = c->nr_sacked ? c->sacked[c->nr_sacked - 1].end :
+		       c->snd_una;
+		hole = tcp_next_hole(c, from, fack, &hend);
+		if (SEQ_LT(hole, fack)) {
 			n = tcp_rexmit(c, hole, RTE_MIN(hend - hole, segmax));
 			if (n == 0)
 				break;
