@@ -156,7 +156,7 @@ tcp_ack(struct tcp_conn *c, struct tcp_seg *g)
 {
 	struct tcp_stack *s = c->stack;
 	uint32_t ack = g->ack, wnd = g->win << c->snd_wscale;
-	uint32_t acked, data_acked = 0, una0 = c->snd_una;
+	uint32_t acked, data_acked = 0, una0 = c->snd_una, sacked0 = 0;
 	bool dup = false;
 	unsigned int i;
 
@@ -167,6 +167,10 @@ tcp_ack(struct tcp_conn *c, struct tcp_seg *g)
 		tcp_challenge_ack(c);
 		return -1;
 	}
+	/* What the ACK passes that an earlier SACK had delivered already:
+	 * not new to congestion control (below). */
+	if (c->nr_sacked > 0 && SEQ_GT(ack, c->snd_una))
+		sacked0 = tcp_sacked_in(c, c->snd_una, ack);
 	if (c->flags & TF_SACK) {
 		tcp_dsack_in(c, g);
 		for (i = 0; i < g->o.nr_sack; i++)
@@ -206,7 +210,7 @@ tcp_ack(struct tcp_conn *c, struct tcp_seg *g)
 		if (c->flags & TF_RTO_LOSS) {
 			/* After a timeout: slow start while the holes the
 			 * scoreboard shows are repaired (RFC 6675 §5.1). */
-			tcp_cc_ack(c, acked);
+			tcp_cc_ack(c, acked - sacked0);
 			if (SEQ_GEQ(ack, c->recover)) {
 				c->flags &= ~(TF_RECOVERY | TF_RTO_LOSS);
 				c->dupacks = 0;
@@ -231,8 +235,13 @@ tcp_ack(struct tcp_conn *c, struct tcp_seg *g)
 				tcp_rearm_rto(c);
 			}
 		} else {
+			/* Growth by the data this ACK shows delivered (RFC
+			 * 9438 §4.3 segments_acked, RFC 3465): a hole filled
+			 * under SACKed data passes hundreds of segments the
+			 * peer had SACKed long before, and counted again
+			 * they grew CUBIC's cwnd by half per ACK. */
 			c->dupacks = 0;
-			tcp_cc_ack(c, acked);
+			tcp_cc_ack(c, acked - sacked0);
 		}
 		if (!c->persist) {
 			if (c->snd_una == c->snd_max) {

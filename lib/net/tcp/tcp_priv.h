@@ -298,6 +298,7 @@ uint32_t tcp_output_one(struct tcp_conn *c, uint32_t usable, bool force);
 /* tcp_sack.c */
 void tcp_sacked_add(struct tcp_conn *c, uint32_t st, uint32_t en);
 void tcp_sacked_prune(struct tcp_conn *c);
+uint32_t tcp_sacked_in(const struct tcp_conn *c, uint32_t a, uint32_t b);
 int tcp_output_sack(struct tcp_conn *c);
 void tcp_rxt_note(struct tcp_conn *c, uint32_t seq, uint32_t len);
 bool tcp_rxt_check(struct tcp_conn *c);

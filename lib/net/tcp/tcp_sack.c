@@ -62,7 +62,8 @@ tcp_sacked_prune(struct tcp_conn *c)
 	c->nr_sacked = k;
 }
 
-static uint32_t
+/* Bytes of [a, b) the scoreboard holds as SACKed. */
+uint32_t
 tcp_sacked_in(const struct tcp_conn *c, uint32_t a, uint32_t b)
 {
 	uint32_t n = 0;
