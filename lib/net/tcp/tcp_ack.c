@@ -86,6 +86,7 @@ tcp_spurious(struct tcp_conn *c)
 			   (uint32_t)TCP_REORD_MAX);
 	if (c->reo_mult < 4)
 		c->reo_mult++;
+	c->reo_persist = TCP_REO_PERSIST;
 	if (c->flags & TF_RECOVERY) {
 		c->flags &= ~(TF_RECOVERY | TF_RTO_LOSS);
 		c->dupacks = 0;
@@ -134,6 +135,20 @@ tcp_eifel(struct tcp_conn *c, const struct tcp_seg *g)
 		tcp_spurious(c);
 	else
 		c->flags &= ~TF_UNDO;	/* the retransmission was needed */
+}
+
+/* A recovery ended with its data all acknowledged: RFC 8985 §6.2 step
+ * 4 keeps a widened reordering window for 16 recoveries, then goes back
+ * to min_rtt/4; the DupThresh raised with it (c->reord) goes back to 3
+ * as well. Reordering that stopped (or that was a one-off) would
+ * otherwise delay every later loss detection by up to an RTT. */
+static void
+tcp_recovery_done(struct tcp_conn *c)
+{
+	if (c->reo_persist > 0 && --c->reo_persist == 0) {
+		c->reo_mult = 1;
+		c->reord = TCP_DUPTHRESH;
+	}
 }
 
 /* A new recovery may start once the last one's data is all acked:
@@ -214,12 +229,14 @@ tcp_ack(struct tcp_conn *c, struct tcp_seg *g)
 			if (SEQ_GEQ(ack, c->recover)) {
 				c->flags &= ~(TF_RECOVERY | TF_RTO_LOSS);
 				c->dupacks = 0;
+				tcp_recovery_done(c);
 			}
 		} else if (c->flags & TF_RECOVERY) {
 			if (SEQ_GEQ(ack, c->recover)) {
 				/* Full ACK: RFC 6582 §3.2 step 3, RFC 6675. */
 				c->flags &= ~TF_RECOVERY;
 				c->dupacks = 0;
+				tcp_recovery_done(c);
 				if (c->flags & TF_SACK)
 					c->cwnd = c->ssthresh;
 				else

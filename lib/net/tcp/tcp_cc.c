@@ -48,6 +48,7 @@ tcp_cc_init(struct tcp_conn *c)
 	c->ssthresh = UINT32_MAX;
 	c->reord = TCP_DUPTHRESH;
 	c->reo_mult = 1;
+	c->reo_persist = 0;
 	c->high_rxt = c->iss;
 	c->rescue_rxt = c->iss;
 	c->bytes_acked = 0;

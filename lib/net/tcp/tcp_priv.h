@@ -47,6 +47,7 @@
 #define TCP_TICK_US 1000
 #define TCP_DUPTHRESH 3		/* RFC 5681 §3.2, RFC 6675 */
 #define TCP_REORD_MAX 32	/* highest DupThresh reordering raises it to */
+#define TCP_REO_PERSIST 16	/* RFC 8985 §6.2 step 4 */
 #define TCP_RXT_RECS 8		/* retransmissions tracked for RACK */
 #define TCP_SYN_RETRIES 6
 #define TCP_HDR_MAX 60
@@ -201,6 +202,7 @@ struct tcp_conn {
 	uint64_t sack_since;	/* first hole SACK-bypassed since (0: none) */
 	uint32_t min_rtt;	/* µs, lowest sample */
 	uint8_t reo_mult;	/* reordering window in min_rtt/4 units */
+	uint8_t reo_persist;	/* recoveries before reo_mult, reord reset */
 	uint8_t reord;		/* DupThresh: 3, raised by reordering seen */
 	uint16_t undo_retrans;	/* retransmissions not shown spurious */
 	uint32_t undo_marker;	/* snd_una when the reduction was made */

@@ -13,7 +13,7 @@
 #include "tcp_harness.h"
 
 static struct th H;
-static uint8_t buf[64 * 1460];
+static uint8_t buf[256 * 1460];
 
 #define PEER 1000u
 #define MSS 1460u
@@ -24,6 +24,7 @@ static const struct th_opts SACKOPT = { .mss = 1460, .sack_ok = 1 };
 /* Our segment k (0-based) of the transfer. */
 static uint32_t iss;
 #define SEG(k) (iss + 1 + (uint32_t)(k) * MSS)
+#define SEQ_GT_TEST(x, y) ((int32_t)((x) - (y)) > 0)
 
 static void
 ack_sack(uint32_t a, unsigned int n, const uint32_t (*b)[2])
@@ -220,6 +221,63 @@ test_fresh_rexmit_sack_is_no_evidence(void **st)
 	th_stop(&H);
 }
 
+/* RFC 8985 §6.2 step 4: a reordering window widened by a spurious
+ * recovery (undone on a D-SACK) goes back to min_rtt/4 after 16 more
+ * recoveries. Before: a hole SACK-bypassed is lost after 20 ms; after:
+ * after 10 ms again. */
+static void
+test_reordering_window_decays(void **st)
+{
+	uint32_t b[1][2], a, last = 0;
+	struct tcp_conn_info ci;
+	struct th_seg *s;
+	unsigned int i;
+
+	start(TCP_CC_NEWRENO);
+	assert_int_equal(tcp_send(H.app.conn, buf, sizeof(buf)),
+			 (int)sizeof(buf));
+	tcp_flush(H.app.conn);
+	assert_int_equal(take_all(NULL), 10);
+	th_advance(&H, RTT);
+	b[0][0] = SEG(1), b[0][1] = SEG(4);
+	ack_sack(SEG(0), 1, b);			/* spurious recovery */
+	s = th_next(&H);
+	assert_int_equal(s->seq, SEG(0));
+	take_all(NULL);
+	ack_sack(SEG(5), 0, b);			/* the original came */
+	b[0][0] = SEG(0), b[0][1] = SEG(1);
+	ack_sack(SEG(5), 1, b);			/* D-SACK: undone */
+	assert_int_equal(stats().undos, 1);
+	a = SEG(10);
+	ack_sack(a, 0, b);
+	for (i = 0; i <= 16; i++) {
+		uint64_t wait = i < 16 ? 21000 : 11000;
+		unsigned int before = stats().fast_retransmits;
+
+		while (th_pending(&H) > 0)
+			last = th_next(&H)->seq;
+		assert_true(SEQ_GT_TEST(last, a));
+		/* the newest segment SACKed, the oldest missing */
+		b[0][0] = last, b[0][1] = last + MSS;
+		ack_sack(a, 1, b);
+		take_all(NULL);		/* limited transmit (RFC 3042) */
+		th_advance(&H, wait - 2000);
+		assert_int_equal(th_pending(&H), 0);
+		th_advance(&H, 2000);
+		s = th_next(&H);			/* lost by time */
+		assert_int_equal(s->seq, a);
+		assert_int_equal(stats().fast_retransmits, before + 1);
+		take_all(NULL);
+		tcp_conn_info(H.app.conn, &ci);
+		a += ci.unacked;
+		ack_sack(a, 0, b);			/* recovery done */
+		tcp_conn_info(H.app.conn, &ci);
+		assert_false(ci.in_recovery);
+	}
+	take_all(NULL);
+	th_stop(&H);
+}
+
 int
 main(void)
 {
@@ -227,6 +285,7 @@ main(void)
 		cmocka_unit_test(test_lost_rexmit_overtaken_by_new_data),
 		cmocka_unit_test(test_lost_rexmit_overtaken_by_later_rexmit),
 		cmocka_unit_test(test_fresh_rexmit_sack_is_no_evidence),
+		cmocka_unit_test(test_reordering_window_decays),
 	};
 	int rc;
 
