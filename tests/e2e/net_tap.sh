@@ -145,7 +145,9 @@ if [ -n "$client" ]; then
 	# here) does 1.2 MB/s.  Measured on the loaded 2-core machine, the
 	# 5 % profile at 64 MiB: source 688 s, echo 748 s, check 53 s,
 	# net_tap 18.6 min in all, over CI's ~14 min budget, so 32 MiB by
-	# default.  NETEM5_MAX=67108864 NETEM5_BOUND=1500 runs 64 MiB.
+	# default: source 319 s, echo 351 s, check 26 s, net_tap 11.5 min
+	# (bound 900 s: 2.5x).  NETEM5_MAX=67108864 NETEM5_BOUND=1500 runs
+	# 64 MiB.
 	netem_run netem-5pct "delay_ms=25,loss=5,dup=1,corrupt=0.5,reorder=5" \
 		"${NETEM5_MAX:-33554432}" "${NETEM5_BOUND:-900}"
 fi
