@@ -201,6 +201,7 @@ struct tcp_stats {
 	uint64_t rto_expired;
 	uint64_t fast_retransmits;/**< recovery episodes entered */
 	uint64_t undos;           /**< reductions taken back as spurious (D-SACK/Eifel) */
+	uint64_t lost_rexmits;    /**< retransmissions found lost again (RACK) */
 	uint64_t active_opens;
 	uint64_t passive_opens;
 	uint64_t resets_in;

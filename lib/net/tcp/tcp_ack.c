@@ -43,6 +43,8 @@ tcp_rexmit_first(struct tcp_conn *c)
 	c->undo_retrans++;
 	c->flags &= ~TF_RTT_TIMING;
 	c->high_rxt = c->snd_una + len + (fl & TCP_F_FIN ? 1 : 0);
+	if (n >= 0)
+		tcp_rxt_note(c, c->snd_una, c->high_rxt - c->snd_una);
 }
 
 /* Highest sequence the peer SACKed, or snd_una. */
@@ -63,6 +65,7 @@ tcp_enter_recovery(struct tcp_conn *c)
 	c->recover = c->snd_max;
 	c->rec_start = c->snd_una;
 	c->flags |= TF_RECOVERY;
+	c->flags &= ~TF_RXT_CUT;
 	tcp_rexmit_first(c);
 	if (c->flags & TF_SACK)
 		c->cwnd = c->ssthresh;			/* RFC 6675 §5 (4.2) */
@@ -83,11 +86,13 @@ tcp_spurious(struct tcp_conn *c)
 			   (uint32_t)TCP_REORD_MAX);
 	if (c->reo_mult < 4)
 		c->reo_mult++;
+	c->reo_persist = TCP_REO_PERSIST;
 	if (c->flags & TF_RECOVERY) {
 		c->flags &= ~(TF_RECOVERY | TF_RTO_LOSS);
 		c->dupacks = 0;
 		c->recover = c->snd_una - 1;	/* a new episode may start */
 	}
+	c->nr_rxt = 0;		/* its retransmissions were not needed */
 }
 
 /* RFC 2883 §4: the first SACK block reports a duplicate when it lies
@@ -132,6 +137,20 @@ tcp_eifel(struct tcp_conn *c, const struct tcp_seg *g)
 		c->flags &= ~TF_UNDO;	/* the retransmission was needed */
 }
 
+/* A recovery ended with its data all acknowledged: RFC 8985 §6.2 step
+ * 4 keeps a widened reordering window for 16 recoveries, then goes back
+ * to min_rtt/4; the DupThresh raised with it (c->reord) goes back to 3
+ * as well. Reordering that stopped (or that was a one-off) would
+ * otherwise delay every later loss detection by up to an RTT. */
+static void
+tcp_recovery_done(struct tcp_conn *c)
+{
+	if (c->reo_persist > 0 && --c->reo_persist == 0) {
+		c->reo_mult = 1;
+		c->reord = TCP_DUPTHRESH;
+	}
+}
+
 /* A new recovery may start once the last one's data is all acked:
  * RFC 6582 §3.2 step 2 (ACK beyond recover) without SACK; RFC 6675 §5
  * (HighACK >= RecoveryPoint) with it, else a loss right after the
@@ -152,7 +171,7 @@ tcp_ack(struct tcp_conn *c, struct tcp_seg *g)
 {
 	struct tcp_stack *s = c->stack;
 	uint32_t ack = g->ack, wnd = g->win << c->snd_wscale;
-	uint32_t acked, data_acked = 0, una0 = c->snd_una;
+	uint32_t acked, data_acked = 0, una0 = c->snd_una, sacked0 = 0;
 	bool dup = false;
 	unsigned int i;
 
@@ -163,6 +182,10 @@ tcp_ack(struct tcp_conn *c, struct tcp_seg *g)
 		tcp_challenge_ack(c);
 		return -1;
 	}
+	/* What the ACK passes that an earlier SACK had delivered already:
+	 * not new to congestion control (below). */
+	if (c->nr_sacked > 0 && SEQ_GT(ack, c->snd_una))
+		sacked0 = tcp_sacked_in(c, c->snd_una, ack);
 	if (c->flags & TF_SACK) {
 		tcp_dsack_in(c, g);
 		for (i = 0; i < g->o.nr_sack; i++)
@@ -202,16 +225,18 @@ tcp_ack(struct tcp_conn *c, struct tcp_seg *g)
 		if (c->flags & TF_RTO_LOSS) {
 			/* After a timeout: slow start while the holes the
 			 * scoreboard shows are repaired (RFC 6675 §5.1). */
-			tcp_cc_ack(c, acked);
+			tcp_cc_ack(c, acked - sacked0);
 			if (SEQ_GEQ(ack, c->recover)) {
 				c->flags &= ~(TF_RECOVERY | TF_RTO_LOSS);
 				c->dupacks = 0;
+				tcp_recovery_done(c);
 			}
 		} else if (c->flags & TF_RECOVERY) {
 			if (SEQ_GEQ(ack, c->recover)) {
 				/* Full ACK: RFC 6582 §3.2 step 3, RFC 6675. */
 				c->flags &= ~TF_RECOVERY;
 				c->dupacks = 0;
+				tcp_recovery_done(c);
 				if (c->flags & TF_SACK)
 					c->cwnd = c->ssthresh;
 				else
@@ -227,8 +252,13 @@ tcp_ack(struct tcp_conn *c, struct tcp_seg *g)
 				tcp_rearm_rto(c);
 			}
 		} else {
+			/* Growth by the data this ACK shows delivered (RFC
+			 * 9438 §4.3 segments_acked, RFC 3465): a hole filled
+			 * under SACKed data passes hundreds of segments the
+			 * peer had SACKed long before, and counted again
+			 * they grew CUBIC's cwnd by half per ACK. */
 			c->dupacks = 0;
-			tcp_cc_ack(c, acked);
+			tcp_cc_ack(c, acked - sacked0);
 		}
 		if (!c->persist) {
 			if (c->snd_una == c->snd_max) {
@@ -276,6 +306,10 @@ tcp_ack(struct tcp_conn *c, struct tcp_seg *g)
 				tcp_enter_recovery(c);
 		}
 	}
+	/* A retransmission lost again (RFC 8985 §6.2): sent again by the
+	 * tcp_output() that follows the ACK. */
+	if (c->flags & TF_SACK)
+		tcp_rxt_check(c);
 	/* When the first hole was first SACK-bypassed. */
 	if (c->nr_sacked == 0)
 		c->sack_since = 0;

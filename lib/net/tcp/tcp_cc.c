@@ -48,6 +48,7 @@ tcp_cc_init(struct tcp_conn *c)
 	c->ssthresh = UINT32_MAX;
 	c->reord = TCP_DUPTHRESH;
 	c->reo_mult = 1;
+	c->reo_persist = 0;
 	c->high_rxt = c->iss;
 	c->rescue_rxt = c->iss;
 	c->bytes_acked = 0;
@@ -116,10 +117,18 @@ tcp_cc_ack(struct tcp_conn *c, uint32_t acked)
 	}
 }
 
+/* ssthresh after a congestion event. FlightSize (RFC 5681 eq. 4, RFC
+ * 9438 §4.6) counts from snd_una, so in SACK recovery it holds data the
+ * peer SACKed: after a long episode (a hole whose retransmission was
+ * lost) several times cwnd, and a "reduction" from it raised ssthresh
+ * far above cwnd; the slow start after the next timeout then ran to it
+ * and sent bursts of hundreds of segments into a 5 % loss path. The
+ * base is never above cwnd, as in Linux (cwnd) and FreeBSD (min of the
+ * windows). */
 static uint32_t
 tcp_cc_reduce(struct tcp_conn *c)
 {
-	uint32_t flight = tcp_flight(c), min = 2u * c->mss;
+	uint32_t flight = RTE_MIN(tcp_flight(c), c->cwnd), min = 2u * c->mss;
 
 	c->bytes_acked = 0;
 	if (c->stack->cfg.cc == TCP_CC_CUBIC) {
@@ -157,6 +166,19 @@ tcp_cc_congestion(struct tcp_conn *c)
 {
 	tcp_cc_save(c);
 	c->ssthresh = tcp_cc_reduce(c);
+}
+
+/* A retransmission was lost too (RFC 8985 §6.2): RFC 5681 §4.3 takes
+ * that as a second indication of congestion, cwnd and ssthresh lowered
+ * twice; once per recovery episode here (RFC 8985 §9.3 leaves the
+ * response to the congestion control). Not undone later: the
+ * retransmission was needed. */
+void
+tcp_cc_lost_rexmit(struct tcp_conn *c)
+{
+	c->flags &= ~TF_UNDO;
+	c->ssthresh = tcp_cc_reduce(c);
+	c->cwnd = c->ssthresh;
 }
 
 /* Retransmission timeout: loss window (RFC 5681 §3.1), but do not

@@ -526,17 +526,19 @@ tcp_rto_expired(struct tcp_conn *c)
 		return;
 	}
 	if (c->flags & TF_REO_TIMER) {
-		/* The reordering window passed with no ACK: the hole
-		 * is lost (RFC 8985 §6.3 reordering timer). */
+		/* The reordering window passed with no ACK: the hole, or a
+		 * retransmission that later data overtook, is lost (RFC
+		 * 8985 §6.3 reordering timer). The RTO runs again first, so
+		 * a run still waiting can file the timer earlier. */
 		c->flags &= ~TF_REO_TIMER;
+		tcp_rearm_rto(c);
 		if ((c->flags & (TF_SACK | TF_RECOVERY)) == TF_SACK &&
 		    tcp_hole_timed_out(c)) {
 			tcp_enter_recovery(c);
 			tcp_output(c);
-			if (c->flags & TF_DEAD)
-				return;
+		} else if ((c->flags & TF_RECOVERY) && tcp_rxt_check(c)) {
+			tcp_output(c);
 		}
-		tcp_rearm_rto(c);
 		return;
 	}
 	if (c->state == TCP_SYN_SENT || c->state == TCP_SYN_RECEIVED)
@@ -566,6 +568,8 @@ tcp_rto_expired(struct tcp_conn *c)
 	tcp_cc_rto(c);
 	c->dupacks = 0;
 	c->recover = c->snd_max;
+	c->nr_rxt = 0;		/* everything outstanding goes again */
+	c->flags &= ~TF_RXT_CUT;
 	if ((c->flags & TF_SACK) && c->retries == 1) {
 		/* RFC 6675 §5.1: keep using the SACK information. Every
 		 * un-SACKed byte is lost; they go again (holes only) as the

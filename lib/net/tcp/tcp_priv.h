@@ -47,6 +47,8 @@
 #define TCP_TICK_US 1000
 #define TCP_DUPTHRESH 3		/* RFC 5681 §3.2, RFC 6675 */
 #define TCP_REORD_MAX 32	/* highest DupThresh reordering raises it to */
+#define TCP_REO_PERSIST 16	/* RFC 8985 §6.2 step 4 */
+#define TCP_RXT_RECS 8		/* retransmissions tracked for RACK */
 #define TCP_SYN_RETRIES 6
 #define TCP_HDR_MAX 60
 #define TCP_DEFAULT_MSS 536	/* RFC 9293 §3.7.1 when no option */
@@ -75,6 +77,7 @@
 #define TF_RTO_LOSS	0x80000	/* recovery after a timeout (with TF_RECOVERY) */
 #define TF_UNDO		0x100000 /* the last reduction may prove spurious */
 #define TF_REO_TIMER	0x200000 /* rto_at is the reordering window timer */
+#define TF_RXT_CUT	0x400000 /* this recovery reduced for a lost rexmit */
 
 struct tcp_key {
 	uint32_t rip;	/* remote address, network order */
@@ -94,6 +97,19 @@ struct tcp_listener {
 struct tcp_sack_block {
 	uint32_t start;
 	uint32_t end;
+};
+
+/* A run of retransmitted sequence space (RFC 8985 §6.2 for what the
+ * scoreboard cannot see: a retransmission lost again). Data first sent
+ * after it lies above mark; once some of that was delivered and the
+ * reordering window passed, the run is lost. */
+struct tcp_rxt {
+	uint32_t start, end;	/* un-ACKed part of the run */
+	uint32_t mark;		/* snd_max when it was sent */
+	uint32_t next;		/* lost: resent up to here */
+	uint64_t at;		/* when it was sent */
+	uint64_t seen;		/* later data first delivered (0: not yet) */
+	uint8_t lost;
 };
 
 struct tcp_ooo {
@@ -186,12 +202,15 @@ struct tcp_conn {
 	uint64_t sack_since;	/* first hole SACK-bypassed since (0: none) */
 	uint32_t min_rtt;	/* µs, lowest sample */
 	uint8_t reo_mult;	/* reordering window in min_rtt/4 units */
+	uint8_t reo_persist;	/* recoveries before reo_mult, reord reset */
 	uint8_t reord;		/* DupThresh: 3, raised by reordering seen */
 	uint16_t undo_retrans;	/* retransmissions not shown spurious */
 	uint32_t undo_marker;	/* snd_una when the reduction was made */
 	uint32_t undo_tsval;	/* our TSval of the first retransmission */
 	uint32_t undo_dist;	/* segments SACKed past the hole at entry */
 	uint32_t prior_cwnd, prior_ssthresh;
+	uint8_t nr_rxt;
+	struct tcp_rxt rxt[TCP_RXT_RECS];	/* oldest first */
 	double prior_wmax;
 	uint32_t bytes_acked;	/* for CA growth (RFC 5681 §3.1, ABC) */
 	double cubic_wmax, cubic_k, cubic_west;
@@ -281,7 +300,10 @@ uint32_t tcp_output_one(struct tcp_conn *c, uint32_t usable, bool force);
 /* tcp_sack.c */
 void tcp_sacked_add(struct tcp_conn *c, uint32_t st, uint32_t en);
 void tcp_sacked_prune(struct tcp_conn *c);
+uint32_t tcp_sacked_in(const struct tcp_conn *c, uint32_t a, uint32_t b);
 int tcp_output_sack(struct tcp_conn *c);
+void tcp_rxt_note(struct tcp_conn *c, uint32_t seq, uint32_t len);
+bool tcp_rxt_check(struct tcp_conn *c);
 
 /* One arriving segment. */
 struct tcp_seg {
@@ -316,6 +338,7 @@ void tcp_cc_ack(struct tcp_conn *c, uint32_t acked);
 void tcp_cc_congestion(struct tcp_conn *c);
 void tcp_cc_rto(struct tcp_conn *c);
 void tcp_cc_undo(struct tcp_conn *c);
+void tcp_cc_lost_rexmit(struct tcp_conn *c);
 void tcp_rtt_sample(struct tcp_conn *c, uint32_t rtt_us);
 
 static inline uint32_t

@@ -376,9 +376,10 @@ test_reordering_window_timer(void **st)
 	th_stop(&H);
 }
 
-/* RFC 6675 NextSeg: with no new data, rule 3 sends the tail hole not
- * yet deemed lost; after a partial ACK, rule 4 resends the highest
- * un-SACKed segment once (its retransmission may be lost too). */
+/* RFC 6675 NextSeg: with no new data, the tail above the highest SACK
+ * is not rule 3's (criterion 1.b); after a partial ACK, rule 4 resends
+ * the highest un-SACKed segment once (it, or its retransmission, may
+ * be lost). */
 static void
 test_rescue_retransmission(void **st)
 {
@@ -394,9 +395,7 @@ test_rescue_retransmission(void **st)
 	ack_o(iss + 1, &o);
 	s = th_next(&H);			/* rule 1: the lost hole */
 	assert_int_equal(s->seq, iss + 1);
-	s = th_next(&H);			/* rule 3: the tail */
-	assert_int_equal(s->seq, iss + 1 + 9 * MSS);
-	assert_int_equal(th_pending(&H), 0);
+	assert_int_equal(th_pending(&H), 0);	/* not the tail */
 	ack_o(iss + 1, &o);			/* more of the same: nothing */
 	assert_int_equal(th_pending(&H), 0);
 	ack_o(iss + 1 + 9 * MSS, NULL);		/* partial ACK */
@@ -408,6 +407,43 @@ test_rescue_retransmission(void **st)
 	ack_o(iss + 1 + 9 * MSS, NULL);		/* once per recovery */
 	assert_int_equal(th_pending(&H), 0);
 	th_drain(&H);
+	th_stop(&H);
+}
+
+/* RFC 6675 NextSeg rule 3 with no new data to send: a hole below the
+ * highest SACKed byte, not yet deemed lost, goes; data above it is only
+ * in flight and does not (it used to: every ACK of an application- or
+ * window-limited sender then resent segments the peer was receiving). */
+static void
+test_rule3_holes_below_highest_sack(void **st)
+{
+	struct th_opts o;
+	struct th_seg *s;
+	uint32_t iss;
+
+	th_config(&H);
+	iss = (th_start(&H), th_handshake(&H, PEER, &SACKOPT));
+	send_and_take(iss, 10 * MSS, 10);
+	o = sack1(iss + 1 + MSS, iss + 1 + 4 * MSS);
+	ack_o(iss + 1, &o);			/* CUBIC: cwnd 7, pipe 7 */
+	s = th_next(&H);
+	assert_int_equal(s->seq, iss + 1);
+	assert_int_equal(th_pending(&H), 0);
+	o = sack1(iss + 1 + MSS, iss + 1 + 6 * MSS);
+	ack_o(iss + 1, &o);			/* pipe 5: room for 2 */
+	assert_int_equal(th_pending(&H), 0);	/* 6-9 are in flight */
+	{
+		struct th_opts o2 = { .nr_sack = 2 };
+
+		o2.sack[0][0] = iss + 1 + 7 * MSS;
+		o2.sack[0][1] = iss + 1 + 8 * MSS;
+		o2.sack[1][0] = iss + 1 + MSS;
+		o2.sack[1][1] = iss + 1 + 6 * MSS;
+		ack_o(iss + 1, &o2);		/* 6: a hole, not lost */
+	}
+	s = th_next(&H);
+	assert_int_equal(s->seq, iss + 1 + 6 * MSS);
+	assert_int_equal(th_pending(&H), 0);
 	th_stop(&H);
 }
 
@@ -598,6 +634,83 @@ test_scoreboard_ten_holes(void **st)
 	th_stop(&H);
 }
 
+/* A timeout in a recovery whose hole held up the cumulative ACK while
+ * new data went out: FlightSize from snd_una is 14 segments, cwnd 5.
+ * ssthresh comes from cwnd (2.5 segments), not from the flight (7:
+ * above the cwnd being reduced). */
+static void
+test_rto_ssthresh_not_above_cwnd(void **st)
+{
+	struct th_opts o;
+	struct tcp_conn_info ci;
+	struct th_seg *s;
+	uint32_t iss;
+
+	th_config(&H);
+	H.cfg.cc = TCP_CC_NEWRENO;
+	iss = (th_start(&H), th_handshake(&H, PEER, &SACKOPT));
+	send_and_take(iss, 20 * MSS, 10);
+	o = sack1(iss + 1 + MSS, iss + 1 + 4 * MSS);
+	ack_o(iss + 1, &o);
+	s = th_next(&H);
+	assert_int_equal(s->seq, iss + 1);
+	o = sack1(iss + 1 + MSS, iss + 1 + 10 * MSS);
+	ack_o(iss + 1, &o);
+	assert_int_equal(th_pending(&H), 4);	/* 10-13: pipe was 1 */
+	th_drain(&H);
+	tcp_conn_info(H.app.conn, &ci);
+	assert_int_equal(ci.cwnd, 5 * MSS);
+	assert_int_equal(ci.unacked, 14 * MSS);
+	th_advance(&H, 1100000);		/* RTO */
+	tcp_conn_info(H.app.conn, &ci);
+	assert_int_equal(ci.ssthresh, 5 * MSS / 2);
+	assert_int_equal(ci.cwnd, MSS);
+	th_drain(&H);
+	th_stop(&H);
+}
+
+/* Congestion avoidance grows by the data an ACK shows delivered: a
+ * cumulative ACK over segments SACKed before delivers only the hole
+ * (RFC 9438 §4.3, RFC 3465). Counted again, data SACKed long before
+ * grew cwnd as if it had just arrived. */
+static void
+test_ca_counts_sacked_data_once(void **st)
+{
+	struct th_opts o;
+	struct tcp_conn_info ci;
+	uint32_t iss, a;
+
+	th_config(&H);
+	H.cfg.cc = TCP_CC_NEWRENO;
+	iss = (th_start(&H), th_handshake(&H, PEER, &SACKOPT));
+	send_and_take(iss, 10 * MSS, 10);
+	o = sack1(iss + 1 + MSS, iss + 1 + 4 * MSS);
+	ack_o(iss + 1, &o);
+	th_drain(&H);
+	a = iss + 1 + 10 * MSS;
+	ack_o(a, NULL);				/* recovery over, CA */
+	tcp_conn_info(H.app.conn, &ci);
+	assert_false(ci.in_recovery);
+	assert_int_equal(ci.cwnd, 5 * MSS);
+	assert_int_equal(tcp_send(H.app.conn, buf, 40 * MSS), 40 * MSS);
+	tcp_flush(H.app.conn);
+	th_drain(&H);				/* 10-14 */
+	o = sack1(a + MSS, a + 3 * MSS);	/* 11, 12: below DupThresh */
+	ack_o(a, &o);
+	tcp_conn_info(H.app.conn, &ci);
+	assert_false(ci.in_recovery);
+	ack_o(a + 3 * MSS, NULL);		/* 10 arrives: 1 new segment */
+	ack_o(a + 5 * MSS, NULL);		/* 13, 14: 2 more */
+	th_drain(&H);
+	tcp_conn_info(H.app.conn, &ci);
+	assert_int_equal(ci.cwnd, 5 * MSS);	/* 3 of 5 segments acked */
+	ack_o(a + 7 * MSS, NULL);		/* 5 of 5: one more */
+	tcp_conn_info(H.app.conn, &ci);
+	assert_int_equal(ci.cwnd, 6 * MSS);
+	th_drain(&H);
+	th_stop(&H);
+}
+
 /* A response sent from the data callback as a hole fills must not
  * report the block just delivered: below its ACK it reads as a D-SACK
  * (RFC 2883) of data the peer never resent. */
@@ -639,12 +752,15 @@ main(void)
 		cmocka_unit_test(test_eifel_keeps_needed_reduction),
 		cmocka_unit_test(test_reordering_window_timer),
 		cmocka_unit_test(test_rescue_retransmission),
+		cmocka_unit_test(test_rule3_holes_below_highest_sack),
 		cmocka_unit_test(test_rto_keeps_scoreboard),
 		cmocka_unit_test(test_paws_tolerates_reordering),
 		cmocka_unit_test(test_new_recovery_at_recovery_point),
 		cmocka_unit_test(test_cubic_reno_friendly_alpha),
 		cmocka_unit_test(test_scoreboard_ten_holes),
 		cmocka_unit_test(test_no_stale_sack_in_response),
+		cmocka_unit_test(test_ca_counts_sacked_data_once),
+		cmocka_unit_test(test_rto_ssthresh_not_above_cwnd),
 	};
 	int rc;
 
