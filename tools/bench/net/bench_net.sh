@@ -30,30 +30,13 @@ ns_c=fsn-bc-$tag
 dir=$(mktemp -d /tmp/fsn-bench.XXXXXX)
 pids=()
 
-cleanup() {
-	for p in "${pids[@]}"; do
-		kill -TERM "$p" 2>/dev/null || true
-		wait "$p" 2>/dev/null || true
-	done
-	ip netns del "$ns_t" 2>/dev/null || true
-	ip netns del "$ns_s" 2>/dev/null || true
-	ip netns del "$ns_c" 2>/dev/null || true
-	rm -rf "$dir" "$sock" /var/run/dpdk/fsn_b*_"$tag"*
-}
-trap cleanup EXIT INT TERM
+bn_rm="$sock /var/run/dpdk/fsn_b*_$tag*"
+# shellcheck source=tools/bench/net/bench_lib.sh
+. "$(dirname "$0")/bench_lib.sh"
+trap bn_cleanup EXIT INT TERM
 
 eal() { echo --no-pci --no-huge -m 1024 --file-prefix "$1" -l "$2" \
 	--log-level=lib.eal:error --log-level=pmd.net.tap:error; }
-
-wait_up() {
-	for _ in $(seq 300); do
-		grep -qs 'net_testd: up' "$1" && return 0
-		sleep 0.1
-	done
-	echo "bench_net: server did not come up:" >&2
-	cat "$1" >&2
-	return 1
-}
 
 stop() {
 	kill -TERM "$1" 2>/dev/null || true
@@ -74,7 +57,7 @@ runc() {
 		-- --ip 198.18.1.2/24 --echo 7 --sink 9 \
 		--seconds $((secs + 100)) >"$dir/a-server.out" 2>&1 &
 	srv=$!
-	wait_up "$dir/a-server.out" || return 0
+	bn_wait_up "$dir/a-server.out" || return 0
 	# shellcheck disable=SC2046
 	timeout $((secs + 60)) "$client" $(eal fsn_bc_"$tag" 1) \
 		--vdev=net_memif0,role=client,socket="$sock" \
@@ -118,13 +101,6 @@ wrk_lat() { awk '$1 == "50%" || $1 == "99%" {
 # The server's wait for a CPU (run queue, /proc/PID/schedstat) in ms: the
 # share of core 0 that other processes of this shared machine took.
 qwait() { awk '{printf "%d", $2 / 1000000}' /proc/"$1"/schedstat; }
-child_of() {
-	for _ in $(seq 50); do
-		pgrep -P "$1" && return 0
-		sleep 0.1
-	done
-	return 1
-}
 best() { sort -n | awk -v hi="$1" 'NR == 1 {lo = $1} {v = $1}
 	END {print hi ? v : lo}'; }
 
@@ -142,13 +118,7 @@ run_b() {
 		>"$dir/b-server.out" 2>&1 &
 	srv=$!
 	pids+=("$srv")
-	for _ in $(seq 100); do
-		ip netns exec "$ns_t" ip link show fsn0 >/dev/null 2>&1 && break
-		sleep 0.1
-	done
-	ip netns exec "$ns_t" ip addr add 198.18.1.1/24 dev fsn0
-	ip netns exec "$ns_t" ip link set fsn0 up
-	wait_up "$dir/b-server.out"
+	bn_tap_up "$ns_t" fsn0 "$dir/b-server.out"
 	run_wrk "$ns_t" "$(child_of "$srv")" >"$dir/b.$1"
 	stop "$srv"
 }

@@ -30,17 +30,10 @@ ns_c=fsn-dc-$tag
 dir=$(mktemp -d /tmp/fsn-diag.XXXXXX)
 pids=()
 
-cleanup() {
-	for p in "${pids[@]}"; do
-		kill -TERM "$p" 2>/dev/null || true
-		wait "$p" 2>/dev/null || true
-	done
-	ip netns del "$ns_t" 2>/dev/null || true
-	ip netns del "$ns_s" 2>/dev/null || true
-	ip netns del "$ns_c" 2>/dev/null || true
-	rm -rf "$dir" /var/run/dpdk/fsn_d*_"$tag"*
-}
-trap cleanup EXIT INT TERM
+bn_rm="/var/run/dpdk/fsn_d*_$tag*"
+# shellcheck source=tools/bench/net/bench_lib.sh
+. "$(dirname "$0")/bench_lib.sh"
+trap bn_cleanup EXIT INT TERM
 
 snap() {	# snap PID FILE
 	{
@@ -58,15 +51,6 @@ snap() {	# snap PID FILE
 			/proc/softirqs
 		echo "wall $(date +%s%N)"
 	} >"$2"
-}
-
-# The process timeout(1) started (ip netns exec and taskset exec).
-child_of() {
-	for _ in $(seq 50); do
-		pgrep -P "$1" && return 0
-		sleep 0.1
-	done
-	return 1
 }
 
 # Differences of two snapshots; REQS requests were served in between.
@@ -170,16 +154,7 @@ run_b() {	# run_b NAME [net_testd options]
 		"$@" >"$dir/$name-server.out" 2>&1 &
 	srv=$!
 	pids+=("$srv")
-	for _ in $(seq 100); do
-		ip netns exec "$ns_t" ip link show fsd0 >/dev/null 2>&1 && break
-		sleep 0.1
-	done
-	ip netns exec "$ns_t" ip addr add 198.18.1.1/24 dev fsd0
-	ip netns exec "$ns_t" ip link set fsd0 up
-	for _ in $(seq 300); do
-		grep -q 'net_testd: up' "$dir/$name-server.out" && break
-		sleep 0.1
-	done
+	bn_tap_up "$ns_t" fsd0 "$dir/$name-server.out"
 	# The EAL main thread is the poll loop.
 	pid=$(child_of "$srv")
 	measure "$name" "$ns_t" "$pid"
