@@ -25,6 +25,7 @@
 #include <time.h>
 
 #include "larql_client.h"
+#include "tool_opt.h"
 #include "vref.h"
 
 #define MAX_SHARDS 64
@@ -57,9 +58,9 @@ static float *E;
 static int synthetic;
 
 static void
-usage(void)
+usage(FILE *f, int rc)
 {
-	fprintf(stderr,
+	fprintf(f,
 "usage: ffn-bench --ffn 'A-B=URL[,C-D=URL...]' | --ffn URL\n"
 "         [--model DIR] [--vocab V] [--seed S] [--token T] [--steps N]\n"
 "         [--wire f32,f16,i8] [--request-wire same|f32|f16|i8]\n"
@@ -68,7 +69,20 @@ usage(void)
 "           tied LM head; else synthetic N(0,1) ones (--vocab, --seed)\n"
 "  --request-wire  request body format (default: same as the response)\n"
 "  --assert-topk-match K  exit 1 when a step's top-K set differs from f32\n");
-	exit(2);
+	exit(rc);
+}
+
+#define T "ffn-bench"
+
+/* An option's value, or exit 2 with tool_opt's message naming it. */
+static uint32_t
+opt_u32(const char *opt, uint32_t min, uint32_t max)
+{
+	uint32_t v;
+
+	if (tool_opt_u32(T, opt, optarg, min, max, &v) < 0)
+		exit(2);
+	return v;
 }
 
 static struct lc_rng rng;
@@ -88,28 +102,44 @@ parse_layout(const char *spec)
 		char *eq = strchr(item, '=');
 		const char *url = item;
 
-		if (nshards == MAX_SHARDS)
-			return -E2BIG;
+		if (nshards == MAX_SHARDS) {
+			fprintf(stderr, T ": --ffn: more than %u shards\n",
+				MAX_SHARDS);
+			goto bad;
+		}
 		sh->first = 0;
 		sh->last = UINT32_MAX;
 		if (eq != NULL) {
+			char *dash = strchr(item, '-');
+
 			*eq = '\0';
 			url = eq + 1;
-			if (sscanf(item, "%u-%u", &sh->first, &sh->last) != 2)
-				if (sscanf(item, "%u", &sh->first) == 1)
-					sh->last = sh->first;
-			if (sh->last < sh->first)
-				return -EINVAL;
+			if (dash != NULL)
+				*dash = '\0';
+			if (tool_opt_u32(T, "--ffn layer", item, 0,
+					 MAX_LAYERS - 1, &sh->first) < 0 ||
+			    tool_opt_u32(T, "--ffn layer", dash ? dash + 1 :
+					 item, 0, MAX_LAYERS - 1,
+					 &sh->last) < 0)
+				goto bad;
+			if (sh->last < sh->first) {
+				fprintf(stderr, T ": --ffn: range %u-%u ends "
+					"before it starts\n", sh->first,
+					sh->last);
+				goto bad;
+			}
 		}
 		if (lc_http_init(&sh->http, url) < 0) {
 			fprintf(stderr, "ffn-bench: %s\n", sh->http.err);
-			return -EINVAL;
+			goto bad;
 		}
 		nshards++;
 	}
 	free(s);
-	if (nshards == 0)
+	if (nshards == 0) {
+		fprintf(stderr, T ": --ffn: no shard given\n");
 		return -EINVAL;
+	}
 	for (L = 0; L < MAX_LAYERS && nl < MAX_LAYERS; L++) {
 		unsigned i;
 
@@ -120,6 +150,9 @@ parse_layout(const char *spec)
 			walk[nl++] = L;
 	}
 	return 0;
+bad:
+	free(s);
+	return -EINVAL;
 }
 
 static struct shard *
@@ -384,6 +417,7 @@ main(int argc, char **argv)
 		{ "request-wire", required_argument, NULL, 'r' },
 		{ "assert-topk-match", required_argument, NULL, 'k' },
 		{ "hidden", required_argument, NULL, 'H' },
+		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 	const char *layout = NULL, *model = NULL, *wires = "f32,f16,i8";
@@ -395,28 +429,43 @@ main(int argc, char **argv)
 	char err[512], *w, *save = NULL, *wl;
 	int c, rc;
 
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'f': layout = optarg; break;
 		case 'm': model = optarg; break;
-		case 'V': vocab = strtoul(optarg, NULL, 10); break;
-		case 'S': seed = strtoul(optarg, NULL, 10); break;
-		case 't': token = strtoul(optarg, NULL, 10); break;
-		case 'n': steps = strtoul(optarg, NULL, 10); break;
+		case 'V': vocab = opt_u32("--vocab", 2, 1u << 24); break;
+		case 'S': seed = opt_u32("--seed", 0, UINT32_MAX); break;
+		case 't': token = opt_u32("--token", 0, UINT32_MAX); break;
+		case 'n': steps = opt_u32("--steps", 1, 1u << 20); break;
 		case 'w': wires = optarg; break;
 		case 'r': rwire = optarg; break;
-		case 'k': assert_k = strtoul(optarg, NULL, 10); break;
-		case 'H': H = strtoul(optarg, NULL, 10); break;
-		default: usage();
+		case 'k':
+			assert_k = opt_u32("--assert-topk-match", 1,
+					   TOPK_MAX);
+			break;
+		case 'H': H = opt_u32("--hidden", 1, UINT32_MAX); break;
+		case 'h': usage(stdout, 0); break;
+		default: usage(stderr, 2);
 		}
 	}
-	if (layout == NULL || optind != argc || steps == 0 ||
-	    assert_k > TOPK_MAX)
-		usage();
+	if (optind != argc) {
+		fprintf(stderr, T ": unexpected argument \"%s\"\n",
+			argv[optind]);
+		usage(stderr, 2);
+	}
+	if (layout == NULL) {
+		fprintf(stderr, T ": --ffn is required\n");
+		return 2;
+	}
+	if (strcmp(rwire, "same") != 0 && lc_fmt_parse(rwire) < 0) {
+		fprintf(stderr, T ": --request-wire: \"%s\" is not same, f32, "
+			"f16 or i8\n", rwire);
+		return 2;
+	}
 	if (assert_k > topk)
 		topk = assert_k;
 	if (parse_layout(layout) < 0)
-		usage();
+		return 2;
 	if (H == 0 || nl == 0) {
 		uint32_t h = 0;
 
@@ -490,8 +539,11 @@ main(int argc, char **argv)
 		int f = lc_fmt_parse(w), rf = strcmp(rwire, "same") == 0 ? f :
 			lc_fmt_parse(rwire);
 
-		if (f < 0 || rf < 0)
-			usage();
+		if (f < 0) {
+			fprintf(stderr, T ": --wire: \"%s\" is not f32, f16 "
+				"or i8\n", w);
+			return 2;
+		}
 		if (f != LC_F32 && nruns <= LC_FMT_COUNT)
 			runs[nruns++] = run_new(f, rf, token);
 	}

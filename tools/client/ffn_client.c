@@ -15,14 +15,15 @@
 #include <time.h>
 
 #include "larql_client.h"
+#include "tool_opt.h"
 #include "vref.h"
 
 #define MAX_LAYERS 1024
 
 static void
-usage(void)
+usage(FILE *f, int rc)
 {
-	fprintf(stderr,
+	fprintf(f,
 "usage: ffn-client URL --layer L | --layers A,B,...\n"
 "         [--wire f32|f16|i8] [--request-wire f32|f16|i8] [--batch]\n"
 "         [--seq-len S] [--hidden H] --input FILE | --random SEED\n"
@@ -38,7 +39,33 @@ usage(void)
 "  --json         use the JSON path (spec/wire.md §6, full output)\n"
 "  --repeat       send the request N times on one kept-alive connection,\n"
 "                 report wall/server latency min/p50/max; last is shown\n");
-	exit(2);
+	exit(rc);
+}
+
+#define T "ffn-client"
+
+/* An option's value, or exit 2 with tool_opt's message naming it. */
+static uint32_t
+opt_u32(const char *opt, uint32_t min, uint32_t max)
+{
+	uint32_t v;
+
+	if (tool_opt_u32(T, opt, optarg, min, max, &v) < 0)
+		exit(2);
+	return v;
+}
+
+static int
+opt_fmt(const char *opt)
+{
+	int f = lc_fmt_parse(optarg);
+
+	if (f < 0) {
+		fprintf(stderr, T ": %s: \"%s\" is not f32, f16 or i8\n", opt,
+			optarg);
+		exit(2);
+	}
+	return f;
 }
 
 /* Reproducible random inputs (larql_client.h). */
@@ -50,25 +77,6 @@ cmp_double(const void *a, const void *b)
 	double x = *(const double *)a, y = *(const double *)b;
 
 	return x < y ? -1 : x > y;
-}
-
-static int
-parse_layers(const char *s, uint32_t *out, uint32_t max)
-{
-	uint32_t n = 0;
-	char *end;
-
-	while (*s) {
-		unsigned long v = strtoul(s, &end, 10);
-
-		if (end == s || n == max)
-			return -EINVAL;
-		out[n++] = v;
-		s = *end == ',' ? end + 1 : end;
-		if (*end && *end != ',')
-			return -EINVAL;
-	}
-	return n;
 }
 
 static int
@@ -111,6 +119,7 @@ main(int argc, char **argv)
 		{ "show", required_argument, NULL, 'n' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "repeat", required_argument, NULL, 'N' },
+		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 	const char *input = NULL, *out_path = NULL, *verify = NULL, *url;
@@ -128,37 +137,47 @@ main(int argc, char **argv)
 	ssize_t blen;
 	float *x;
 
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'l':
 		case 'L':
-			rc = parse_layers(optarg, layers, MAX_LAYERS);
+			/* Layer ids are u32 on the wire (§3); the top value
+			 * is the batch marker. */
+			rc = tool_opt_u32_list(T, c == 'l' ? "--layer" :
+					       "--layers", optarg, 0,
+					       LC_BATCH_MARKER - 1, layers,
+					       MAX_LAYERS);
 			if (rc < 0)
-				usage();
+				return 2;
 			nlayers = rc;
 			break;
 		case 'w':
-			wire = lc_fmt_parse(optarg);
+			wire = opt_fmt("--wire");
 			break;
 		case 'r':
-			rwire = lc_fmt_parse(optarg);
+			rwire = opt_fmt("--request-wire");
 			break;
 		case 'b':
 			batch = 1;
 			break;
 		case 's':
-			seq = strtoul(optarg, NULL, 10);
+			seq = opt_u32("--seq-len", 1, UINT32_MAX);
 			break;
 		case 'H':
-			hidden = strtoul(optarg, NULL, 10);
+			hidden = opt_u32("--hidden", 1, UINT32_MAX);
 			break;
 		case 'i':
 			input = optarg;
 			break;
-		case 'R':
-			lc_rng_seed(&rng, strtoull(optarg, NULL, 10));
+		case 'R': {
+			uint64_t seed;
+
+			if (tool_opt_u64(T, "--random", optarg, &seed) < 0)
+				return 2;
+			lc_rng_seed(&rng, seed);
 			have_seed = 1;
 			break;
+		}
 		case 'o':
 			out_path = optarg;
 			break;
@@ -166,24 +185,40 @@ main(int argc, char **argv)
 			verify = optarg;
 			break;
 		case 'e':
-			max_err = strtod(optarg, NULL);
+			if (tool_opt_double(T, "--max-err", optarg, 0, 1e300,
+					    &max_err) < 0)
+				return 2;
 			break;
 		case 'n':
-			show = strtoul(optarg, NULL, 10);
+			show = opt_u32("--show", 0, UINT32_MAX);
 			break;
 		case 'j':
 			json = 1;
 			break;
 		case 'N':
-			repeat = strtoul(optarg, NULL, 10);
+			repeat = opt_u32("--repeat", 1, 1000000);
+			break;
+		case 'h':
+			usage(stdout, 0);
 			break;
 		default:
-			usage();
+			usage(stderr, 2);
 		}
 	}
-	if (optind != argc - 1 || nlayers == 0 || wire < 0 || rwire < 0 ||
-	    (input == NULL) == !have_seed || repeat == 0)
-		usage();
+	if (optind != argc - 1) {
+		fprintf(stderr, T ": %s\n", optind >= argc ? "no URL given" :
+			"one URL only, options before or after it");
+		usage(stderr, 2);
+	}
+	if (nlayers == 0) {
+		fprintf(stderr, T ": --layer or --layers is required\n");
+		return 2;
+	}
+	if ((input == NULL) == !have_seed) {
+		fprintf(stderr, T ": give exactly one of --input FILE and "
+			"--random SEED\n");
+		return 2;
+	}
 	url = argv[optind];
 	if (lc_http_init(&http, url) < 0) {
 		fprintf(stderr, "ffn-client: %s\n", http.err);

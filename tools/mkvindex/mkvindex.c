@@ -9,15 +9,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tool_opt.h"
 #include "vindex_write.h"
 #include "mkvindex_q4k.h"
 
 #define MAX_LAYERS 4096
+#define T "mkvindex"
 
 static void
-usage(const char *prog)
+usage(FILE *f, const char *prog)
 {
-	fprintf(stderr,
+	fprintf(f,
 		"usage: %s [options] DIR\n"
 		"  --hidden N          hidden size (default 64)\n"
 		"  --intermediate N    FFN width of every layer (default 128)\n"
@@ -62,34 +64,39 @@ main(int argc, char **argv)
 	struct vw_opts o;
 	struct vw_q4k_opts kq = { FFN_KQ_Q6_PRIVATE, 0 };
 	int q4k = 0;
+	uint64_t seed;
 	char err[512];
 	int c, rc;
 
 	vw_defaults(&o);
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		switch (c) {
-		case 'H': o.hidden = (unsigned)strtoul(optarg, NULL, 0); break;
+		case 'H':
+			if (tool_opt_u32(T, "--hidden", optarg, 1, 1u << 20,
+					 &o.hidden) < 0)
+				return 2;
+			break;
 		case 'I':
-			o.intermediate = (unsigned)strtoul(optarg, NULL, 0);
+			if (tool_opt_u32(T, "--intermediate", optarg, 1,
+					 1u << 24, &o.intermediate) < 0)
+				return 2;
 			break;
-		case 'w': {
-			char *p = optarg, *end;
-			unsigned n = 0;
-
-			while (*p && n < MAX_LAYERS) {
-				widths[n++] = (unsigned)strtoul(p, &end, 0);
-				if (end == p)
-					break;
-				p = *end == ',' ? end + 1 : end;
-			}
+		case 'w':
+			rc = tool_opt_u32_list(T, "--widths", optarg, 1,
+					       1u << 24, widths, MAX_LAYERS);
+			if (rc < 0)
+				return 2;
 			o.widths = widths;
-			o.layers = n;
+			o.layers = (unsigned)rc;
 			break;
-		}
-		case 'L': o.layers = (unsigned)strtoul(optarg, NULL, 0); break;
+		case 'L':
+			if (tool_opt_u32(T, "--layers", optarg, 1, MAX_LAYERS,
+					 &o.layers) < 0)
+				return 2;
+			break;
 		case 'd':
 			if (strcmp(optarg, "f16") && strcmp(optarg, "f32")) {
-				usage(argv[0]);
+				usage(stderr, argv[0]);
 				return 2;
 			}
 			o.f16 = strcmp(optarg, "f16") == 0;
@@ -102,46 +109,57 @@ main(int argc, char **argv)
 			else if (strcmp(optarg, "dense") == 0)
 				o.layout = VW_DENSE;
 			else {
-				usage(argv[0]);
+				usage(stderr, argv[0]);
 				return 2;
 			}
 			break;
 		case 'f':
 			if (strcmp(optarg, "llama") && strcmp(optarg, "gemma3")) {
-				usage(argv[0]);
+				usage(stderr, argv[0]);
 				return 2;
 			}
 			o.family = optarg;
 			o.model_type = optarg;
 			break;
 		case 'm': o.model_type = optarg; break;
-		case 's': o.seed = strtoull(optarg, NULL, 0); break;
-		case 'v': o.vocab = (unsigned)strtoul(optarg, NULL, 0); break;
+		case 's':
+			if (tool_opt_u64(T, "--seed", optarg, &seed) < 0)
+				return 2;
+			o.seed = seed;
+			break;
+		case 'v':
+			if (tool_opt_u32(T, "--vocab", optarg, 1, 1u << 24,
+					 &o.vocab) < 0)
+				return 2;
+			break;
 		case 'e': o.example = 1; break;
 		case 'q':
 			if (strcmp(optarg, "q4k") && strcmp(optarg, "none")) {
-				usage(argv[0]);
+				usage(stderr, argv[0]);
 				return 2;
 			}
 			q4k = strcmp(optarg, "q4k") == 0;
 			break;
 		case 'Q':
 			if (strcmp(optarg, "private") && strcmp(optarg, "ggml")) {
-				usage(argv[0]);
+				usage(stderr, argv[0]);
 				return 2;
 			}
 			kq.q6 = strcmp(optarg, "ggml") == 0 ? FFN_KQ_Q6_GGML
 							    : FFN_KQ_Q6_PRIVATE;
 			break;
 		case 'D': kq.down_q4k = 1; break;
+		case 'h':
+			usage(stdout, argv[0]);
+			return 0;
 		default:
-			usage(argv[0]);
-			return c == 'h' ? 0 : 2;
+			usage(stderr, argv[0]);
+			return 2;
 		}
 	}
 	if (optind != argc - 1 || (!o.example && (o.hidden == 0 ||
 	    o.layers == 0 || (!o.widths && o.intermediate == 0)))) {
-		usage(argv[0]);
+		usage(stderr, argv[0]);
 		return 2;
 	}
 	if (o.layers > MAX_LAYERS) {
