@@ -22,10 +22,13 @@ build=${BUILD_DIR:-$top/build}
 ns=fsd
 url=http://198.18.10.2:8080
 
-# The model configs/tap-dev.conf serves (model = build/demo-model).
-if [ ! -f "$build/demo-model/index.json" ]; then
+# The model configs/tap-dev.conf serves (model = build/demo-model, from
+# the repository root, whatever BUILD_DIR the tools came from).
+model=$top/build/demo-model
+if [ ! -f "$model/index.json" ]; then
+	mkdir -p "$top/build"
 	"$build/tools/mkvindex/mkvindex" --hidden 256 --intermediate 1024 \
-		--layers 4 --family llama --seed 7 "$build/demo-model"
+		--layers 4 --family llama --seed 7 "$model"
 fi
 
 pid=
@@ -67,9 +70,13 @@ grep 'ffn-shard:' "$log"
 run() { echo; echo "\$ $*"; ip netns exec "$ns" taskset -c 1 "$@"; }
 run curl -sS -m 5 "$url/v1/health"; echo
 run curl -sS -m 5 "$url/v1/stats"; echo
-for w in f32 f16; do
-	run "$build/tools/client/ffn-client" "$url" --layer 2 --wire "$w" \
-		--random 1 --show 4 --verify "$build/demo-model"
+# --max-err: the answer against a double-precision recomputation, relative
+# to its largest value: f32 sums in another order (~1e-6); f16 rounds each
+# value to 11 significant bits (at most 2^-11 = 4.9e-4 of max|ref|).
+for w in "f32 1e-5" "f16 1e-3"; do
+	set -- $w
+	run "$build/tools/client/ffn-client" "$url" --layer 2 --wire "$1" \
+		--random 1 --show 4 --verify "$model" --max-err "$2"
 done
 run "$build/tools/client/ffn-client" "$url" --layers 0,1,2,3 --wire f16 \
 	--request-wire f16 --random 2 --show 4
