@@ -337,14 +337,21 @@ shard_netlc_create(unsigned int lcore_id, struct net_port *port,
 		if (units[i]->lim.idle_timeout_ms > idle_ms)
 			idle_ms = units[i]->lim.idle_timeout_ms;
 	}
+	memset(&tc, 0, sizeof(tc));
+	if (shard_idle_timeout_us(idle_ms, &tc.idle_timeout_us) < 0) {
+		RTE_LOG(ERR, USER1, "network lcore %u: idle_timeout_ms %u: "
+			"above %u, the TCP stack's idle timer (µs in 32 "
+			"bits) cannot hold it\n", lcore_id, idle_ms,
+			SHARD_IDLE_TIMEOUT_MS_MAX);
+		rte_free(lc);
+		return NULL;
+	}
 	lc->nl = net_lcore_create(port, queue, socket);
 	if (lc->nl == NULL)
 		goto fail;
-	memset(&tc, 0, sizeof(tc));
 	tc.mtu = net_port_mtu(port);
 	tc.socket_id = socket;
 	tc.max_conns = max_conns;
-	tc.idle_timeout_us = idle_ms * 1000u;
 	lc->tcp = net_tcp_attach(lc->nl, &tc);
 	if (lc->tcp == NULL)
 		goto fail;
@@ -369,6 +376,17 @@ fail:
 	RTE_LOG(ERR, USER1, "network lcore %u: setup failed: %s\n",
 		lcore_id, rte_strerror(rte_errno));
 	return NULL;
+}
+
+int
+shard_idle_timeout_us(uint32_t idle_ms, uint32_t *us)
+{
+	uint64_t v = (uint64_t)idle_ms * 1000u;
+
+	if (v > UINT32_MAX)
+		return -ERANGE;
+	*us = (uint32_t)v;
+	return 0;
 }
 
 /* Single-lcore mode: the jobs prepared during this RX burst, all batched

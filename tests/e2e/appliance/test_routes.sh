@@ -18,7 +18,8 @@
 #      but LARQL_I8_WIRE in the environment, api_key set: every request
 #      carries the key; routes, binary, router, json, errors, limits, auth.
 #   C  gemma3, f32 interleaved (written by tools/mkvindex), f16 = off by
-#      LARQL_F16_WIRE_DISABLE: negotiation and the router's call.
+#      LARQL_F16_WIRE_DISABLE: negotiation and the router's call;
+#      idle_timeout_ms = 2000: an idle keep-alive connection is closed.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.sh"
@@ -30,6 +31,27 @@ fails=
 routes() {
 	fsa_client 300 "$FSA_PY" "$HERE/test_routes.py" --host "$FSA_IP" \
 		--port 8080 "$@" || fails="$fails $FSA_STEP"
+}
+
+# idle_closed MS: a keep-alive connection left idle after one answer is
+# closed by the appliance (idle_timeout_ms = MS in the config; the
+# default is 60 s) not before MS and within MS + 4 s.
+idle_closed() {
+	fsa_client 30 "$FSA_PY" - "$HERE" "$FSA_IP" "$1" <<'EOF'
+import sys, time
+sys.path.insert(0, sys.argv[1])
+import fsa
+ms = int(sys.argv[3])
+c = fsa.Http(sys.argv[2], 8080)
+r = c.request("GET", "/v1/health")
+t0 = time.time()
+ok = r.status == 200 and r.header("connection") != "close"
+closed = c.at_eof(ms / 1000 + 4)
+dt = time.time() - t0
+print("idle keep-alive connection: %s after %.2f s (idle_timeout_ms %d)"
+      % ("closed" if closed else "still open", dt, ms))
+sys.exit(0 if ok and closed and dt >= 0.8 * ms / 1000 else 1)
+EOF
 }
 
 FSA_STEP="models"
@@ -60,11 +82,13 @@ routes --name "B gemma3-f16" --model "$m/gemma3-f16" --owned 0-3 --i8 1 \
 	--groups delivery,routes,binary,router,json,errors,limits,auth
 fsa_stop
 
-fsa_conf "$FSA_DIR/c.conf" "$m/gemma3-il" 0-3
+fsa_conf "$FSA_DIR/c.conf" "$m/gemma3-il" 0-3 idle_timeout_ms=2000
 fsa_start "$FSA_DIR/c.conf" LARQL_F16_WIRE_DISABLE=1
 FSA_STEP="run C"
 routes --name "C gemma3-interleaved" --model "$m/gemma3-il" --owned 0-3 \
 	--f16 0 --groups delivery,negotiation,router
+FSA_STEP="run C: idle_timeout_ms"
+idle_closed 2000 || fails="$fails $FSA_STEP"
 fsa_stop
 FSA_STEP=done
 if [ -n "$fails" ]; then
