@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <rte_cycles.h>
@@ -476,58 +477,20 @@ shard_server_stop(unsigned int drain_ms)
 size_t
 shard_server_metrics(void *arg, char *buf, size_t cap)
 {
-	size_t len = 0;
-	int n;
+	struct shard_netlc_stats *st;
+	struct net_stats ns;
+	size_t len;
 
 	(void)arg;
-#define OUT(...) do { \
-		n = snprintf(buf + len, cap - len, __VA_ARGS__); \
-		if (n < 0 || (size_t)n >= cap - len) \
-			return len; \
-		len += (size_t)n; \
-	} while (0)
-	OUT("# HELP ffn_tcp TCP counters per network lcore.\n"
-	    "# TYPE ffn_tcp_segments_total counter\n");
+	st = calloc(n_netlcs > 0 ? n_netlcs : 1, sizeof(*st));
+	if (st == NULL)
+		return 0;
 	for (unsigned int i = 0; i < n_netlcs; i++) {
-		struct tcp_stats ts;
-		unsigned int l = netlcs[i]->lcore_id;
-
-		tcp_stack_stats(netlcs[i]->tcp, &ts);
-		OUT("ffn_tcp_segments_total{lcore=\"%u\",dir=\"in\"} %llu\n"
-		    "ffn_tcp_segments_total{lcore=\"%u\",dir=\"out\"} %llu\n"
-		    "ffn_tcp_retransmits_total{lcore=\"%u\"} %llu\n"
-		    "ffn_tcp_resets_total{lcore=\"%u\",dir=\"out\"} %llu\n"
-		    "ffn_tcp_syncookies_total{lcore=\"%u\"} %llu\n", l,
-		    (unsigned long long)ts.seg_in, l,
-		    (unsigned long long)ts.seg_out, l,
-		    (unsigned long long)ts.retransmits, l,
-		    (unsigned long long)ts.resets_out, l,
-		    (unsigned long long)ts.syncookies_sent);
-		for (int d = 0; d < TCP_DROP_MAX; d++)
-			if (ts.drops[d])
-				OUT("ffn_tcp_drops_total{lcore=\"%u\","
-				    "reason=\"%s\"} %llu\n", l,
-				    tcp_drop_reason_name(d),
-				    (unsigned long long)ts.drops[d]);
-		for (int s = 0; s < TCP_STATE_MAX; s++)
-			if (ts.conns[s])
-				OUT("ffn_tcp_connections{lcore=\"%u\","
-				    "state=\"%s\"} %llu\n", l,
-				    tcp_state_name(s),
-				    (unsigned long long)ts.conns[s]);
+		st[i].lcore_id = netlcs[i]->lcore_id;
+		tcp_stack_stats(netlcs[i]->tcp, &st[i].tcp);
 	}
-	{
-		struct net_stats ns;
-		const uint64_t *v = (const uint64_t *)&ns;
-
-		net_stats_total(&ns);
-		OUT("# TYPE ffn_net_total counter\n");
-		for (unsigned int i = 0; i < net_stats_count(); i++)
-			if (v[i])
-				OUT("ffn_net_total{counter=\"%s\"} %llu\n",
-				    net_stats_name(i),
-				    (unsigned long long)v[i]);
-	}
-#undef OUT
+	net_stats_total(&ns);
+	len = shard_server_metrics_write(buf, cap, st, n_netlcs, &ns);
+	free(st);
 	return len;
 }

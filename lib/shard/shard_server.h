@@ -28,6 +28,7 @@
 #include <stdint.h>
 
 #include "net.h"
+#include "tcp.h"
 #include "shard.h"
 
 #ifdef __cplusplus
@@ -91,6 +92,23 @@ int shard_idle_timeout_us(uint32_t idle_ms, uint32_t *us);
 /** Prometheus text of the network lcores' TCP and net counters, for
  * shard_unit.metrics_extra. arg is ignored. */
 size_t shard_server_metrics(void *arg, char *buf, size_t cap);
+
+/** One network lcore's TCP counters, for shard_server_metrics_write(). */
+struct shard_netlc_stats {
+	unsigned int lcore_id;
+	struct tcp_stats tcp;
+};
+
+/**
+ * The text shard_server_metrics() serves, from counters given: the TCP
+ * counters of n network lcores st[] and the net counters ns (NULL: none).
+ * Each family once, "# HELP" and "# TYPE" first, then its samples of
+ * every lcore (Prometheus text format 0.0.4). Whole lines only: returns
+ * the bytes written, at most cap - 1 (NUL-terminated).
+ */
+size_t shard_server_metrics_write(char *buf, size_t cap,
+		const struct shard_netlc_stats *st, unsigned int n,
+		const struct net_stats *ns);
 
 #ifdef __cplusplus
 }
