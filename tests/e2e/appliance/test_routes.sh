@@ -13,7 +13,7 @@
 # Runs (one appliance each, single-lcore on lcore 0):
 #   A  llama, f32 weights (feature-major), owns 1-4 of 6, i8 = on by the
 #      config, max_body = 128K, header_timeout_ms = 1500: all groups
-#      but auth.
+#      but auth; and curl POSTs a binary walk-ffn body from a file.
 #   B  gemma3, f16 weights (dense, §2.3), owns all 4, i8 off in the config
 #      but LARQL_I8_WIRE in the environment, api_key set: every request
 #      carries the key; routes, binary, router, json, errors, limits, auth.
@@ -54,6 +54,30 @@ sys.exit(0 if ok and closed and dt >= 0.8 * ms / 1000 else 1)
 EOF
 }
 
+# curl_walk: curl POSTs a binary walk-ffn body from a file (layer 1,
+# seq_len 3, f32; no Accept: f32 back) as a plain HTTP client would; the
+# answer is 200 and a single f32 frame of 12 + 3 * 256 * 4 bytes
+# (spec/wire.md §5.2).
+curl_walk() {
+	local got want=$((12 + 3 * 256 * 4))
+	"$FSA_PY" - "$FSA_PYREF" "$FSA_DIR/walk.bin" <<'EOF'
+import sys
+sys.path.insert(0, sys.argv[1])
+import numpy as np
+import wire
+x = np.random.default_rng(5).standard_normal((3, 256)).astype(np.float32)
+body, _ = wire.encode_request([1], x, "f32")
+open(sys.argv[2], "wb").write(body)
+EOF
+	got=$(fsa_client 20 curl -s -o "$FSA_DIR/walk.out" \
+		-w '%{http_code} %{size_download}' \
+		-H "Content-Type: application/x-larql-ffn" \
+		--data-binary "@$FSA_DIR/walk.bin" \
+		"http://$FSA_IP:8080/v1/walk-ffn") || true
+	echo "curl POST /v1/walk-ffn: $got (want 200 $want)"
+	[ "$got" = "200 $want" ] && [ "$(stat -c %s "$FSA_DIR/walk.out")" = "$want" ]
+}
+
 FSA_STEP="models"
 m=$FSA_DIR/models
 fsa_model "$m/llama-f32" --hidden 256 --features 512 --layers 6 \
@@ -71,6 +95,8 @@ fsa_start "$FSA_DIR/a.conf"
 FSA_STEP="run A"
 routes --name "A llama-f32" --model "$m/llama-f32" --owned 1-4 --i8 1 \
 	--max-body 131072 --header-timeout-ms 1500
+FSA_STEP="run A: curl POST"
+curl_walk || fails="$fails $FSA_STEP"
 fsa_stop
 
 key=e2e-key-0123456789abcdef
