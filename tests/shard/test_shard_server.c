@@ -47,7 +47,8 @@ test_idle_timeout_us(void **state)
 /* ---- /metrics ----------------------------------------------------------
  * prom_check(): the rules of the text format a scraper relies on. Every
  * sample belongs to a family (its name, or for a histogram/summary the
- * name less _bucket/_sum/_count) whose "# TYPE" came before it; the
+ * name less _bucket/_sum/_count) whose "# HELP" and "# TYPE" came
+ * before it; the
  * samples and HELP/TYPE lines of one family form one group (a family
  * never comes back after another began); one TYPE and one HELP per
  * family; no sample name with the same label set twice. 0, or -1 with
@@ -165,9 +166,10 @@ prom_check(const char *text, char *why, size_t wlen)
 			/* the sample's name and label set, once */
 			size_t k = strcspn(line, " ");
 
-			if (fam[f].type[0] == '\0') {
+			if (fam[f].type[0] == '\0' || !fam[f].help) {
 				snprintf(why, wlen, "line %u: sample of %s "
-					 "before its # TYPE", lineno, name);
+					 "before its # %s", lineno, name,
+					 fam[f].help ? "TYPE" : "HELP");
 				return -1;
 			}
 			line[k] = '\0';
@@ -189,29 +191,34 @@ prom_check(const char *text, char *why, size_t wlen)
 static void
 test_prom_check_rules(void **state)
 {
+#define HT(n, t) "# HELP " n " A.\n# TYPE " n " " t "\n"
 	static const char *const bad[] = {
 		/* no TYPE */
-		"a_total{x=\"1\"} 1\n",
+		"# HELP a_total A.\na_total{x=\"1\"} 1\n",
+		/* no HELP */
+		"# TYPE a_total counter\na_total{x=\"1\"} 1\n",
 		/* TYPE after the sample */
 		"# HELP a_total A.\na_total 1\n# TYPE a_total counter\n",
 		/* a family in two groups (what lcore by lcore printed) */
-		"# TYPE a_total counter\n# TYPE b_total counter\n"
+		HT("a_total", "counter") HT("b_total", "counter")
 		"a_total{l=\"0\"} 1\nb_total{l=\"0\"} 1\na_total{l=\"1\"} 1\n",
 		/* the same label set twice */
-		"# TYPE a_total counter\na_total{l=\"0\"} 1\na_total{l=\"0\"} 2\n",
+		HT("a_total", "counter")
+		"a_total{l=\"0\"} 1\na_total{l=\"0\"} 2\n",
 		/* two TYPEs */
-		"# TYPE a counter\n# TYPE a gauge\na 1\n",
+		HT("a", "counter") "# TYPE a gauge\na 1\n",
 		/* no value */
-		"# TYPE a counter\na{l=\"0\"}\n",
+		HT("a", "counter") "a{l=\"0\"}\n",
 	};
 	char why[256];
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		assert_int_equal(prom_check(bad[i], why, sizeof(why)), -1);
-	assert_int_equal(prom_check("# HELP h A histogram.\n# TYPE h histogram"
-		"\nh_bucket{le=\"1\"} 1\nh_bucket{le=\"+Inf\"} 2\nh_sum 3\n"
-		"h_count 2\n# TYPE g gauge\ng 1\n", why, sizeof(why)), 0);
+	assert_int_equal(prom_check(HT("h", "histogram")
+		"h_bucket{le=\"1\"} 1\nh_bucket{le=\"+Inf\"} 2\nh_sum 3\n"
+		"h_count 2\n" HT("g", "gauge") "g 1\n", why, sizeof(why)), 0);
+#undef HT
 }
 
 /* Two network lcores with something in every counter. */

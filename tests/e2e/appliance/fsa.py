@@ -284,9 +284,10 @@ def prom_problems(text):
                 probs.append("line %d: second HELP of %s" % (i, fam))
             f["help"] = True
         else:
-            if f["type"] is None:
-                probs.append("line %d: sample of %s without a TYPE "
-                             "before it" % (i, fam))
+            if f["type"] is None or not f["help"]:
+                probs.append("line %d: sample of %s without a %s "
+                             "before it" % (i, fam, "HELP" if f["type"]
+                                            else "TYPE"))
             key = ln.rsplit(" ", 1)[0]
             if key in seen:
                 probs.append("line %d: %s twice" % (i, key))
