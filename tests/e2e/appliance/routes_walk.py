@@ -265,6 +265,10 @@ def g_routes():
             "GET /metrics: text/plain", r.header("content-type"))
     C.check(b"\nffn_" in b"\n" + r.body, "GET /metrics: ffn_ series",
             r.body[:300])
+    probs = fsa.prom_problems(r.body.decode("utf-8", "replace"))
+    C.check(not probs, "GET /metrics: Prometheus text format (TYPE before "
+            "samples, one group per family, label sets unique)",
+            "\n".join(probs[:10]))
     # The optional Q8_K route: clients fall back on any error (§2).
     r = c.request("POST", "/v1/walk-ffn-q8k", b"\0" * 32,
                   [("Content-Type", wire.CT_F32)] + AUTH)

@@ -5,7 +5,9 @@
 # ffn-shard --check-static / --check (issue 4, "Config file"):
 # - every shipped config in configs/ passes --check-static;
 # - a tap config with a real model passes --check (EAL starts: run in a
-#   namespace of its own, fsa, so the tap device never reaches the host);
+#   namespace of its own, fsa, so the tap device never reaches the host),
+#   also as "ffn-shard [EAL args] -- --check -c FILE", whose EAL args
+#   replace the file's [eal] args;
 # - bad configs fail, each with one message that names FILE:LINE, the
 #   [section] and the key (static errors, and runtime ones only EAL or
 #   the model can find).
@@ -67,6 +69,42 @@ then
 	echo "ok   --check-static on the tap config"
 else
 	bad "--check-static on the tap config: $out"
+fi
+
+# "ffn-shard [EAL args] -- -c FILE" (issue 4): the command line's EAL
+# args replace [eal] args (README, "Deploy"). The good config that way,
+# then one whose [eal] args EAL would refuse: it must pass all the same,
+# since those args are not used; and a bad option on the command line
+# must fail even though the file's args are good (no fallback).
+FSA_STEP="--check with EAL args on the command line"
+cli_eal=(-l 0 --no-pci --no-huge -m 256 --file-prefix "${FSA_NAME}_cli"
+	--vdev net_tap0,iface=fsa0 --log-level=pmd.net.tap:error)
+if out=$(fsa_in timeout 60 "$FSA_BIN" "${cli_eal[@]}" -- --check \
+	-c "$FSA_DIR/good.conf" 2>&1) && grep -q ": OK$" <<<"$out"; then
+	echo "ok   [EAL args] -- --check -c good.conf"
+else
+	bad "[EAL args] -- --check -c good.conf: $out"
+fi
+good | sed 's/^args = -l 0 /args = --no-such-eal-option -l 0 /' \
+	>"$FSA_DIR/eal-bad.conf"
+if out=$(fsa_in timeout 60 "$FSA_BIN" --check -c "$FSA_DIR/eal-bad.conf" \
+	2>&1); then
+	bad "--check with a bad option in [eal] args passed: $out"
+elif ! out=$(fsa_in timeout 60 "$FSA_BIN" "${cli_eal[@]}" -- --check \
+	-c "$FSA_DIR/eal-bad.conf" 2>&1) || ! grep -q ": OK$" <<<"$out"; then
+	bad "[EAL args] -- --check: the command line's EAL args do not" \
+		"replace a bad [eal] args: $out"
+else
+	echo "ok   [EAL args] -- --check: the command line replaces [eal] args"
+fi
+if out=$(fsa_in timeout 60 "$FSA_BIN" --no-such-eal-option "${cli_eal[@]}" \
+	-- --check -c "$FSA_DIR/good.conf" 2>&1); then
+	bad "a bad EAL option on the command line passed: $out"
+elif ! grep -q "rte_eal_init failed" <<<"$out"; then
+	bad "a bad EAL option on the command line: no rte_eal_init message: $out"
+else
+	echo "ok   a bad EAL option on the command line fails: $(grep \
+		"rte_eal_init failed" <<<"$out")"
 fi
 
 # expect MODE NAME SECTION KEY LINE_REGEX: FILE (stdin) must fail with

@@ -13,12 +13,13 @@
 # Runs (one appliance each, single-lcore on lcore 0):
 #   A  llama, f32 weights (feature-major), owns 1-4 of 6, i8 = on by the
 #      config, max_body = 128K, header_timeout_ms = 1500: all groups
-#      but auth.
+#      but auth; and curl POSTs a binary walk-ffn body from a file.
 #   B  gemma3, f16 weights (dense, §2.3), owns all 4, i8 off in the config
 #      but LARQL_I8_WIRE in the environment, api_key set: every request
 #      carries the key; routes, binary, router, json, errors, limits, auth.
 #   C  gemma3, f32 interleaved (written by tools/mkvindex), f16 = off by
-#      LARQL_F16_WIRE_DISABLE: negotiation and the router's call.
+#      LARQL_F16_WIRE_DISABLE: negotiation and the router's call;
+#      idle_timeout_ms = 2000: an idle keep-alive connection is closed.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.sh"
@@ -30,6 +31,51 @@ fails=
 routes() {
 	fsa_client 300 "$FSA_PY" "$HERE/test_routes.py" --host "$FSA_IP" \
 		--port 8080 "$@" || fails="$fails $FSA_STEP"
+}
+
+# idle_closed MS: a keep-alive connection left idle after one answer is
+# closed by the appliance (idle_timeout_ms = MS in the config; the
+# default is 60 s) not before MS and within MS + 4 s.
+idle_closed() {
+	fsa_client 30 "$FSA_PY" - "$HERE" "$FSA_IP" "$1" <<'EOF'
+import sys, time
+sys.path.insert(0, sys.argv[1])
+import fsa
+ms = int(sys.argv[3])
+c = fsa.Http(sys.argv[2], 8080)
+r = c.request("GET", "/v1/health")
+t0 = time.time()
+ok = r.status == 200 and r.header("connection") != "close"
+closed = c.at_eof(ms / 1000 + 4)
+dt = time.time() - t0
+print("idle keep-alive connection: %s after %.2f s (idle_timeout_ms %d)"
+      % ("closed" if closed else "still open", dt, ms))
+sys.exit(0 if ok and closed and dt >= 0.8 * ms / 1000 else 1)
+EOF
+}
+
+# curl_walk: curl POSTs a binary walk-ffn body from a file (layer 1,
+# seq_len 3, f32; no Accept: f32 back) as a plain HTTP client would; the
+# answer is 200 and a single f32 frame of 12 + 3 * 256 * 4 bytes
+# (spec/wire.md §5.2).
+curl_walk() {
+	local got want=$((12 + 3 * 256 * 4))
+	"$FSA_PY" - "$FSA_PYREF" "$FSA_DIR/walk.bin" <<'EOF'
+import sys
+sys.path.insert(0, sys.argv[1])
+import numpy as np
+import wire
+x = np.random.default_rng(5).standard_normal((3, 256)).astype(np.float32)
+body, _ = wire.encode_request([1], x, "f32")
+open(sys.argv[2], "wb").write(body)
+EOF
+	got=$(fsa_client 20 curl -s -o "$FSA_DIR/walk.out" \
+		-w '%{http_code} %{size_download}' \
+		-H "Content-Type: application/x-larql-ffn" \
+		--data-binary "@$FSA_DIR/walk.bin" \
+		"http://$FSA_IP:8080/v1/walk-ffn") || true
+	echo "curl POST /v1/walk-ffn: $got (want 200 $want)"
+	[ "$got" = "200 $want" ] && [ "$(stat -c %s "$FSA_DIR/walk.out")" = "$want" ]
 }
 
 FSA_STEP="models"
@@ -49,6 +95,8 @@ fsa_start "$FSA_DIR/a.conf"
 FSA_STEP="run A"
 routes --name "A llama-f32" --model "$m/llama-f32" --owned 1-4 --i8 1 \
 	--max-body 131072 --header-timeout-ms 1500
+FSA_STEP="run A: curl POST"
+curl_walk || fails="$fails $FSA_STEP"
 fsa_stop
 
 key=e2e-key-0123456789abcdef
@@ -60,11 +108,13 @@ routes --name "B gemma3-f16" --model "$m/gemma3-f16" --owned 0-3 --i8 1 \
 	--groups delivery,routes,binary,router,json,errors,limits,auth
 fsa_stop
 
-fsa_conf "$FSA_DIR/c.conf" "$m/gemma3-il" 0-3
+fsa_conf "$FSA_DIR/c.conf" "$m/gemma3-il" 0-3 idle_timeout_ms=2000
 fsa_start "$FSA_DIR/c.conf" LARQL_F16_WIRE_DISABLE=1
 FSA_STEP="run C"
 routes --name "C gemma3-interleaved" --model "$m/gemma3-il" --owned 0-3 \
 	--f16 0 --groups delivery,negotiation,router
+FSA_STEP="run C: idle_timeout_ms"
+idle_closed 2000 || fails="$fails $FSA_STEP"
 fsa_stop
 FSA_STEP=done
 if [ -n "$fails" ]; then

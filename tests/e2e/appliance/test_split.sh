@@ -14,8 +14,9 @@
 # batch frames, seq_len 1..100, pipelining, the router's call; JSON stays
 # whole. Two models: f32 weights (llama, SiLU, nf 501: uneven slices) and
 # f16 weights (gemma3, GELU). /metrics must show the jobs were split (two
-# parts each), /v1/stats the setting. Namespace fsa-split-*,
-# 198.18.3.0/24.
+# parts each), /v1/stats the setting. Then two network lcores: /metrics
+# must stay valid Prometheus text with both lcores' TCP counters.
+# Namespace fsa-split-*, 198.18.3.0/24.
 #
 #   test_split.sh BUILD_DIR
 set -euo pipefail
@@ -69,5 +70,46 @@ run llama-f32 "$FSA_DIR/m32" --hidden 256 --features 501 --layers 4 \
 	--model-type llama --dtype f32 --layout features --seed 31
 run gemma3-f16 "$FSA_DIR/m16" --hidden 256 --features 512 --layers 4 \
 	--model-type gemma3 --dtype f16 --layout features --seed 32
+# Two network lcores (net_lcores = 0-1, a queue each, single-lcore mode:
+# each computes its own connections' requests): the deliveries and
+# pipelining through both, over many connections (the kernel side of
+# the tap spreads flows over its queues), then /metrics must still be
+# valid Prometheus text: every TCP family once, with its TYPE, holding
+# the samples of both lcores (fsa.prom_problems).
+FSA_STEP="model two network lcores"
+fsa_conf "$FSA_DIR/net2.conf" "$FSA_DIR/m16" 0-3 eal_lcores=0-1 i8=on
+sed -i 's/^net_lcores = 0$/net_lcores = 0-1/' "$FSA_DIR/net2.conf"
+grep -q '^net_lcores = 0-1$' "$FSA_DIR/net2.conf"
+fsa_start "$FSA_DIR/net2.conf"
+FSA_STEP="checks two network lcores"
+fsa_client 400 "$FSA_PY" "$HERE/test_routes.py" --name "two net lcores" \
+	--host "$FSA_IP" --port 8080 --model "$FSA_DIR/m16" --owned 0-3 \
+	--i8 1 --groups delivery,routes,pipeline
+FSA_STEP="/metrics with two network lcores"
+fsa_client 30 "$FSA_PY" - "$HERE" "$FSA_IP" <<'EOF'
+import re, sys
+sys.path.insert(0, sys.argv[1])
+import fsa
+c = fsa.Http(sys.argv[2], 8080)
+r = c.request("GET", "/metrics")
+text = r.body.decode("utf-8", "replace")
+probs = fsa.prom_problems(text)
+lcores = sorted(set(re.findall(r'^ffn_tcp_segments_total\{lcore="(\d+)"',
+                               text, re.M)))
+types = re.findall(r"^# TYPE (ffn_tcp_\w+) ", text, re.M)
+print("/metrics: %d lines, TCP families %s, lcores %s" %
+      (text.count("\n"), types, lcores))
+for ln in text.split("\n"):
+    if ln.startswith("ffn_tcp_segments_total"):
+        print("  " + ln)
+for p in probs[:20]:
+    print("  " + p)
+want = ["ffn_tcp_segments_total", "ffn_tcp_retransmits_total",
+        "ffn_tcp_resets_total", "ffn_tcp_syncookies_total",
+        "ffn_tcp_drops_total", "ffn_tcp_connections"]
+sys.exit(0 if r.status == 200 and not probs and lcores == ["0", "1"]
+         and types == want else 1)
+EOF
+fsa_stop
 FSA_STEP=done
 echo "test_split.sh: ok"
