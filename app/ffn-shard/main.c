@@ -48,11 +48,13 @@ static struct {
 	void *arg;
 } role[RTE_MAX_LCORE];
 
+/* The first SIGINT/SIGTERM drains for at most DRAIN_MS; a second one
+ * (Ctrl-C again) closes what is left at once. */
 static void
 on_signal(int sig)
 {
+	shard_server_stop(got_signal ? 0 : DRAIN_MS);
 	got_signal = sig;
-	shard_server_stop(DRAIN_MS);
 }
 
 static void
@@ -321,8 +323,18 @@ main(int argc, char **argv)
 		return 0;
 	}
 	if (eal_argc > 0) {
-		for (int i = 0; i < eal_argc && i < EAL_ARGV_MAX; i++)
+		size_t n = 0;
+
+		/* They replace [eal] args: the plan shows what EAL got. */
+		n += snprintf(conf.eal_args, sizeof(conf.eal_args),
+			      "(command line, replaces [eal] args)");
+		for (int i = 0; i < eal_argc && i < EAL_ARGV_MAX; i++) {
 			eal_argv[i] = argv[i];
+			if (i > 0 && n < sizeof(conf.eal_args))
+				n += snprintf(conf.eal_args + n,
+					      sizeof(conf.eal_args) - n, " %s",
+					      argv[i]);
+		}
 	} else {
 		eal_argc = conf_eal_argv(&conf, argv[0], eal_buf, eal_argv,
 					 EAL_ARGV_MAX);
@@ -334,9 +346,11 @@ main(int argc, char **argv)
 	}
 	rc = rte_eal_init(eal_argc, eal_argv);
 	if (rc < 0) {
-		fprintf(stderr, "ffn-shard: %s: [eal] args: rte_eal_init "
-			"failed: %s (EAL's messages above say why)\n",
-			conf.path, rte_strerror(rte_errno));
+		fprintf(stderr, "ffn-shard: %s%s: rte_eal_init failed: %s "
+			"(EAL's messages above say why)\n",
+			app_first > 1 ? "EAL args on the command line" :
+			conf.path, app_first > 1 ? "" : ": [eal] args",
+			rte_strerror(rte_errno));
 		return 1;
 	}
 	{

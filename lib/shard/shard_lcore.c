@@ -463,11 +463,22 @@ shard_netlc_run(void *arg)
 	return 0;
 }
 
+uint64_t
+shard_drain_deadline(uint64_t now_ns, unsigned int drain_ms, int stopping,
+		     uint64_t cur_ns)
+{
+	uint64_t at = now_ns + (uint64_t)drain_ms * 1000000ull;
+
+	return stopping && cur_ns < at ? cur_ns : at;
+}
+
+/* Called from signal handlers (app/ffn-shard): plain stores only. */
 void
 shard_server_stop(unsigned int drain_ms)
 {
-	shard_drain_deadline_ns = net_now_ns() +
-				  (uint64_t)drain_ms * 1000000ull;
+	shard_drain_deadline_ns = shard_drain_deadline(net_now_ns(), drain_ms,
+		__atomic_load_n(&shard_stop_flag, __ATOMIC_ACQUIRE),
+		shard_drain_deadline_ns);
 	__atomic_store_n(&shard_stop_flag, 1, __ATOMIC_RELEASE);
 }
 

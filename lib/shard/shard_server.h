@@ -77,9 +77,20 @@ int shard_worker_run(void *worker);
 
 /**
  * Ask every loop to stop: network lcores stop accepting, finish what is
- * in flight (at most drain_ms), close their connections and return.
+ * in flight (at most drain_ms), close their connections and return. A
+ * later call never moves the end of the drain later, only earlier
+ * (drain_ms 0: close now): an operator's second signal hurries the stop.
+ * Safe in a signal handler.
  */
 void shard_server_stop(unsigned int drain_ms);
+
+/**
+ * The end of the drain (ns) when a stop is asked at now_ns for drain_ms:
+ * now + drain_ms, or cur_ns when a stop is already running (stopping) and
+ * its end cur_ns comes first.
+ */
+uint64_t shard_drain_deadline(uint64_t now_ns, unsigned int drain_ms,
+			      int stopping, uint64_t cur_ns);
 
 /**
  * The TCP stack's idle timeout (tcp_stack_config.idle_timeout_us, µs in

@@ -44,6 +44,29 @@ test_idle_timeout_us(void **state)
 	assert_int_equal(us, 12345);
 }
 
+/* A second stop request never makes the drain longer, only shorter
+ * (app/ffn-shard: a second SIGTERM/Ctrl-C calls it with 0). */
+static void
+test_drain_deadline(void **state)
+{
+	uint64_t d;
+
+	(void)state;
+	/* The first request: now + drain. */
+	d = shard_drain_deadline(1000, 5000, 0, 0);
+	assert_true(d == 1000 + 5000000000ull);
+	/* Later with the same drain: the first end stays. */
+	assert_true(shard_drain_deadline(2000000000ull, 5000, 1, d) == d);
+	/* drain 0 while stopping: now. */
+	assert_true(shard_drain_deadline(2000000000ull, 0, 1, d) ==
+		    2000000000ull);
+	/* A shorter drain asked later ends before the first one. */
+	assert_true(shard_drain_deadline(2000000000ull, 1000, 1, d) ==
+		    3000000000ull);
+	/* Not stopping yet: cur means nothing. */
+	assert_true(shard_drain_deadline(10, 1, 0, 5) == 10 + 1000000ull);
+}
+
 /* ---- /metrics ----------------------------------------------------------
  * prom_check(): the rules of the text format a scraper relies on. Every
  * sample belongs to a family (its name, or for a histogram/summary the
@@ -339,6 +362,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_idle_timeout_us),
+		cmocka_unit_test(test_drain_deadline),
 		cmocka_unit_test(test_prom_check_rules),
 		cmocka_unit_test(test_metrics_tcp_two_lcores),
 		cmocka_unit_test(test_metrics_tcp_truncated),

@@ -94,14 +94,20 @@ elif ! out=$(fsa_in timeout 60 "$FSA_BIN" "${cli_eal[@]}" -- --check \
 	-c "$FSA_DIR/eal-bad.conf" 2>&1) || ! grep -q ": OK$" <<<"$out"; then
 	bad "[EAL args] -- --check: the command line's EAL args do not" \
 		"replace a bad [eal] args: $out"
+elif ! grep -q "^  eal: (command line, replaces \[eal\] args) -l 0 " \
+	<<<"$out"; then
+	bad "[EAL args] -- --check: the plan does not show the command" \
+		"line's EAL args: $out"
 else
 	echo "ok   [EAL args] -- --check: the command line replaces [eal] args"
 fi
 if out=$(fsa_in timeout 60 "$FSA_BIN" --no-such-eal-option "${cli_eal[@]}" \
 	-- --check -c "$FSA_DIR/good.conf" 2>&1); then
 	bad "a bad EAL option on the command line passed: $out"
-elif ! grep -q "rte_eal_init failed" <<<"$out"; then
-	bad "a bad EAL option on the command line: no rte_eal_init message: $out"
+elif ! grep -q "^ffn-shard: EAL args on the command line: rte_eal_init" \
+	<<<"$out"; then
+	bad "a bad EAL option on the command line: the message does not" \
+		"name the command line: $out"
 else
 	echo "ok   a bad EAL option on the command line fails: $(grep \
 		"rte_eal_init failed" <<<"$out")"
