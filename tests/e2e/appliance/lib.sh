@@ -21,7 +21,7 @@
 # 198.18.5.0/24; lib/net's net_tap.sh: fsn, 198.18.1.0/24) set, before
 # sourcing this file, FSA_PFX (names of the namespace, the DPDK file
 # prefixes, the interfaces) and FSA_NET (the /24's first three octets).
-# For them also:
+# For them (and test_load.sh) also:
 #   fsa_ns_init NAME                  namespace and cleanup, no appliance
 #   fsa_bridge                        a second L2 port next to the tap
 #   fsa_loadgen SECONDS OUT ARGS...   ffn-loadgen through that port
