@@ -197,7 +197,7 @@ run_lg lg-i8-seq4-batch i8 f16 4 0,3 --timeout 5000
 # directions; impair.py, as sch_netem is not in this kernel): the
 # kernel's clients and ffn-loadgen's port behind the relay, one relay
 # run (and its counters) for wrk, one for ffn-loadgen.
-fsa_impair $((2 * SECS + 60)) "${IMPAIR[@]}"
+fsa_impair $((3 * SECS + 60)) "${IMPAIR[@]}"
 run_walk impaired-walk-f32 f32 2 3 --timeout 10s
 run_health impaired-health --timeout 10s
 impair_counters impaired-wrk
