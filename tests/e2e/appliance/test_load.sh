@@ -128,6 +128,7 @@ run_lg() {
 	out=$d/lg.out
 	echo "$tag: ffn-loadgen, $LG_CONNS connections, ${SECS} s, layers" \
 		"$layers seq_len $seq, $req request, $accept answers"
+	e=$(fsa_in cat "/sys/class/net/$FSA_IF/statistics/tx_dropped")
 	fsa_loadgen $((SECS + 60)) "$out" --connections "$LG_CONNS" \
 		--hidden 256 --layers "$layers" --seq-len "$seq" \
 		--wire "$accept" --request-wire "$req" --warmup 1 \
@@ -135,6 +136,11 @@ run_lg() {
 		"$@" || rc=$?
 	grep -E '^(requests|latency|errors|status|validated|bodies|port|  +drop|RESULT)' \
 		"$out" | sed "s/^/  [$tag] /"
+	# Where RTOs on a clean link come from: frames the tap's queue to
+	# the appliance dropped (it fell behind), or queued past the RTO.
+	echo "  [$tag] frames to the appliance dropped at its tap's full" \
+		"queue: $(($(fsa_in cat \
+		"/sys/class/net/$FSA_IF/statistics/tx_dropped") - e))"
 	[ "$rc" -eq 0 ] || {
 		bad "$tag: ffn-loadgen exited $rc"
 		tail -n 20 "$out"
