@@ -604,6 +604,9 @@ main(int argc, char **argv)
 		fprintf(stderr, "ffn-loadgen: link down after 10 s\n");
 		return 1;
 	}
+	/* Every target's next hop resolved before the clients start
+	 * (lg_setup.h). */
+	lg_prime_targets((unsigned int)(lg.timeout_ns / 1000000ull));
 	if (strcmp(o.method, "POST") == 0 && o.hidden == 0) {
 		uint32_t layers = 0;
 

@@ -213,9 +213,10 @@ report(double secs)
 		printf("port %u     tcp retransmits %" PRIu64 " (rto %" PRIu64
 		       ", fast %" PRIu64 "), resets in %" PRIu64 ", drops %"
 		       PRIu64 "; net tx_full %" PRIu64 ", no_mbuf %" PRIu64
-		       "\n", lg.port[i].port_id, ts.retransmits,
-		       ts.rto_expired, ts.fast_retransmits, ts.resets_in,
-		       drops, ns.drop_tx_full, ns.drop_no_mbuf);
+		       ", arp_pending_full %" PRIu64 "\n", lg.port[i].port_id,
+		       ts.retransmits, ts.rto_expired, ts.fast_retransmits,
+		       ts.resets_in, drops, ns.drop_tx_full, ns.drop_no_mbuf,
+		       ns.drop_arp_pending_full);
 		/* Which: duplicates after a spurious RTO are out_of_window,
 		 * damaged frames checksum. */
 		for (int d = 0; d < TCP_DROP_MAX; d++)

@@ -378,6 +378,15 @@ sf_data(void *arg, struct tcp_conn *c, struct rte_mbuf *m)
 	rte_pktmbuf_free(m);
 }
 
+/* -errno of a connection that ended before it was done with. */
+static int
+close_errno(int reason)
+{
+	return reason == TCP_CLOSE_REFUSED ? -ECONNREFUSED :
+	       reason == TCP_CLOSE_TIMEOUT ? -ETIMEDOUT :
+	       reason == TCP_CLOSE_RESET ? -ECONNRESET : -EPIPE;
+}
+
 static void
 sf_closed(void *arg, struct tcp_conn *c, int reason)
 {
@@ -386,9 +395,7 @@ sf_closed(void *arg, struct tcp_conn *c, int reason)
 	(void)c;
 	f->c = NULL;
 	if (f->done == 0)
-		f->done = reason == TCP_CLOSE_REFUSED ? -ECONNREFUSED :
-			  reason == TCP_CLOSE_TIMEOUT ? -ETIMEDOUT :
-			  reason == TCP_CLOSE_RESET ? -ECONNRESET : -EPIPE;
+		f->done = close_errno(reason);
 	if (f->done < 0)
 		fprintf(stderr, "ffn-loadgen: /v1/stats connection closed, "
 			"reason %d\n", reason);
@@ -451,4 +458,68 @@ lg_fetch_stats(unsigned int target, uint32_t *hidden, uint32_t *layers,
 	}
 	free(f.body);
 	return rc;
+}
+
+/* lg_prime_targets: one handshake per target. */
+struct prime {
+	struct tcp_conn *c;
+	int done;		/* 1 connected, <0 -errno */
+};
+
+static void
+pr_connected(void *arg, struct tcp_conn *c)
+{
+	struct prime *p = arg;
+
+	(void)c;
+	p->done = 1;
+}
+
+static void
+pr_closed(void *arg, struct tcp_conn *c, int reason)
+{
+	struct prime *p = arg;
+
+	(void)c;
+	p->c = NULL;
+	if (p->done == 0)
+		p->done = close_errno(reason);
+}
+
+int
+lg_prime_targets(unsigned int timeout_ms)
+{
+	static const struct tcp_ops ops = {
+		.connected = pr_connected,
+		.closed = pr_closed,
+	};
+	int failed = 0;
+
+	for (unsigned int t = 0; t < lg.ntargets; t++) {
+		const struct lg_target *tg = &lg.target[t];
+		struct in_addr a = { .s_addr = tg->ip_be };
+		uint64_t end = net_now_ns() +
+			       (uint64_t)timeout_ms * 1000000ull;
+		struct prime p = { .c = NULL, .done = 0 };
+		int rc;
+
+		rc = tcp_connect(LGW->tcp[tg->via], tg->ip_be, tg->port, &ops,
+				 &p, &p.c);
+		while (rc == 0 && p.done == 0 && net_now_ns() < end)
+			lg_poll_all(net_now_ns());
+		if (p.c != NULL) {
+			tcp_set_arg(p.c, NULL);
+			tcp_close(p.c);
+		}
+		if (rc == 0)
+			rc = p.done == 0 ? -ETIMEDOUT : p.done < 0 ? p.done : 0;
+		if (rc < 0) {
+			fprintf(stderr, "ffn-loadgen: target %s:%u: no "
+				"connection before the run (%s); the run "
+				"counts its errors\n", inet_ntoa(a), tg->port,
+				strerror(-rc));
+			failed++;
+		}
+	}
+	return failed;
 }

@@ -34,6 +34,17 @@ int lg_wait_links(unsigned int ms);
 /** Prepare the request of spec for target (bytes + expected frame). */
 int lg_build_req(struct lg_req *q, const struct lg_req_spec *sp,
 		 unsigned int target);
+/**
+ * One TCP handshake to every target, then FIN, before the clients open
+ * their connections all at once: the stack keeps only a few packets per
+ * next hop while it resolves the hop's MAC (lib/net NET_PENDING_PKTS,
+ * 16) and drops the rest, so without this every SYN past the 16th to a
+ * hop not yet in the ARP table is lost and retried after the initial
+ * RTO of 1 s (RFC 6298 2.1): requests of ~1 s at the start of the
+ * measured window. Returns the number of targets that did not answer
+ * within timeout_ms (said on stderr; the run goes on and counts them).
+ */
+int lg_prime_targets(unsigned int timeout_ms);
 /** GET /v1/stats from target: hidden_size and layers. */
 int lg_fetch_stats(unsigned int target, uint32_t *hidden, uint32_t *layers,
 		   unsigned int timeout_ms);

@@ -12,12 +12,16 @@
 #   fsa_in CMD...                                run CMD in the namespace
 #   fsa_client CMD...                            same, bounded, on core 1
 #   fsa_stop                                     SIGTERM, wait
+#   fsa_impair SECONDS ARGS...   clients (and fsa_bridge's port) behind
+#                                impair.py, in a second namespace FSA_CNS
+#   fsa_impair_stop              stop the relay, print its counters
+#   fsa_impair_relay SECONDS ARGS...   start it again (per-run counters)
 #
 # Other suites with a test network of their own (the stress suites: fss,
 # 198.18.5.0/24; lib/net's net_tap.sh: fsn, 198.18.1.0/24) set, before
 # sourcing this file, FSA_PFX (names of the namespace, the DPDK file
 # prefixes, the interfaces) and FSA_NET (the /24's first three octets).
-# For them also:
+# For them (and test_load.sh) also:
 #   fsa_ns_init NAME                  namespace and cleanup, no appliance
 #   fsa_bridge                        a second L2 port next to the tap
 #   fsa_loadgen SECONDS OUT ARGS...   ffn-loadgen through that port
@@ -100,6 +104,8 @@ fsa_client() {
 # side (the appliance's ARP entry stays right); impair.py relays frames
 # between the tap and that veth with delay, loss, duplication and
 # reordering. Offloads off: frames must carry complete checksums.
+# After fsa_bridge, ffn-loadgen's port moves behind the relay as well
+# (fsa_impair_bridge), and fsa_loadgen runs in FSA_CNS.
 fsa_impair() {
 	local secs=$1 mac
 	shift
@@ -111,9 +117,14 @@ fsa_impair() {
 	ip netns exec "$FSA_CNS" sysctl -qw net.ipv6.conf.default.disable_ipv6=1
 	fsa_in ip link add "${FSA_PFX}1" type veth peer name "${FSA_PFX}2" \
 		netns "$FSA_CNS"
-	mac=$(fsa_in cat "/sys/class/net/$FSA_IF/address")
-	fsa_in ip addr flush dev "$FSA_IF"
-	ip netns exec "$FSA_CNS" ip link set "${FSA_PFX}2" address "$mac"
+	if [ -n "${FSA_LG_IF:-}" ]; then
+		fsa_impair_bridge
+	else
+		mac=$(fsa_in cat "/sys/class/net/$FSA_IF/address")
+		fsa_in ip addr flush dev "$FSA_IF"
+		ip netns exec "$FSA_CNS" ip link set "${FSA_PFX}2" address \
+			"$mac"
+	fi
 	fsa_in ethtool -K "${FSA_PFX}1" tx off tso off gso off gro off \
 		>/dev/null 2>&1 || true
 	ip netns exec "$FSA_CNS" ethtool -K "${FSA_PFX}2" tx off tso off gso off \
@@ -121,8 +132,17 @@ fsa_impair() {
 	fsa_in ethtool -K "$FSA_IF" tx off tso off gso off gro off \
 		>/dev/null 2>&1 || true
 	fsa_in ip link set "${FSA_PFX}1" up
-	ip netns exec "$FSA_CNS" ip addr add "$FSA_PEER/24" dev "${FSA_PFX}2"
+	[ -n "${FSA_LG_IF:-}" ] || ip netns exec "$FSA_CNS" ip addr add \
+		"$FSA_PEER/24" dev "${FSA_PFX}2"
 	ip netns exec "$FSA_CNS" ip link set "${FSA_PFX}2" up
+	fsa_impair_relay "$secs" "$@"
+}
+
+# fsa_impair_relay SECONDS IMPAIR_ARGS...: (re)start impair.py on
+# fsa_impair's plumbing (after fsa_impair_stop: counters of one run).
+fsa_impair_relay() {
+	local secs=$1
+	shift
 	ip netns exec "$FSA_NS" timeout "$((secs + 30))" taskset -c 1 \
 		"$FSA_PY" "$FSA_HERE/impair.py" "$FSA_IF" "${FSA_PFX}1" \
 		--seconds "$secs" "$@" \
@@ -130,6 +150,48 @@ fsa_impair() {
 	FSA_IMPAIR_PID=$!
 	sleep 1
 	cat "$FSA_DIR/impair.out"
+	[ -z "${FSA_LG_IF:-}" ] || fsa_impair_ping
+}
+
+# fsa_impair_bridge: fsa_impair's plumbing once fsa_bridge ran, so that
+# ffn-loadgen is behind the relay too. fsa_bridge's bridge goes; the
+# tap's kernel side is left to the relay alone; in FSA_CNS a bridge of
+# the same name and MAC (the appliance's ARP entry for FSA_PEER stays
+# right) joins the relay's end ${FSA_PFX}2 and ffn-loadgen's veth pair,
+# moved over whole (FSA_LG_IF keeps its MAC, and so the appliance's
+# entry for $FSA_NET.3); FSA_PEER moves onto that bridge. The relay's
+# end is a bridge port: its own MAC is never a destination.
+fsa_impair_bridge() {
+	local br=${FSA_PFX}br d c="ip netns exec $FSA_CNS"
+	fsa_in ip link set "$FSA_IF" nomaster
+	fsa_in ip link del "$br"
+	for d in "$FSA_LG_IF" "${FSA_PFX}l1"; do
+		fsa_in ip link set "$d" netns "$FSA_CNS"
+		$c ethtool -K "$d" tx off tso off gso off gro off \
+			>/dev/null 2>&1 || true
+	done
+	$c ip link add "$br" type bridge forward_delay 0
+	$c ip link set "$br" address \
+		"02:00:$(printf '%02x:%02x:%02x' ${FSA_NET//./ }):01"
+	$c ip link set "${FSA_PFX}2" master "$br"
+	$c ip link set "${FSA_PFX}l1" master "$br"
+	$c ip addr add "$FSA_PEER/24" dev "$br"
+	$c ip link set "${FSA_PFX}l1" up
+	$c ip link set "$FSA_LG_IF" up
+	$c ip link set "$br" up
+	FSA_LG_NS=$FSA_CNS
+}
+
+# fsa_impair_ping: the appliance answers through the relay (a few tries:
+# the relay loses some of them). Bounded: 10 s.
+fsa_impair_ping() {
+	local i
+	for i in $(seq 10); do
+		ip netns exec "$FSA_CNS" ping -q -c 1 -W 1 "$FSA_IP" \
+			>/dev/null 2>&1 && return 0
+	done
+	echo "the appliance does not answer ping through the relay" >&2
+	return 1
 }
 
 # fsa_impair_stop: stop the relay, print its counters. The relay prints
@@ -331,15 +393,16 @@ fsa_bridge() {
 	return 1
 }
 
-# fsa_loadgen SECONDS OUT ARGS...: ffn-loadgen on FSA_LG_IF (fsa_bridge)
+# fsa_loadgen SECONDS OUT ARGS...: ffn-loadgen on FSA_LG_IF (fsa_bridge;
+# in FSA_CNS once fsa_impair moved it behind the relay)
 # as $FSA_NET.3, on core 1, against the appliance, bounded; its output
 # goes to OUT; returns its exit status (0: no error at all).
 fsa_loadgen() {
 	local t=$1 out=$2 rc=0
 	shift 2
 	FSA_LG_RUN=$((${FSA_LG_RUN:-0} + 1))
-	ip netns exec "$FSA_NS" ${FSA_NICE:+nice -n "$FSA_NICE"} \
-		timeout "$t" taskset -c 1 \
+	ip netns exec "${FSA_LG_NS:-$FSA_NS}" \
+		${FSA_NICE:+nice -n "$FSA_NICE"} timeout "$t" taskset -c 1 \
 		"$FSA_BUILD/tools/loadgen/ffn-loadgen" -l 1 --no-pci --no-huge \
 		-m 512 --file-prefix "${FSA_NAME}_lg$FSA_LG_RUN" \
 		--vdev "net_af_packet0,iface=$FSA_LG_IF" \

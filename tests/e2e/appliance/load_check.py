@@ -14,11 +14,19 @@
         check every DIR/*.bin answer wrk saved (those that differed from
         expect.bin, and a sample of the equal ones) against pyref within
         the format's bound; fail on any saved non-200 or wrong length.
+    load_check.py loadgen --model DIR --owned A-B --layers L[,L...]
+                  --seq-len S --accept FMT --request FMT --body FILE
+        ffn-loadgen's reference answer (--save-body FILE; every other
+        answer of its run agreed with it, --verify-body) against pyref
+        on ffn-loadgen's input (seed 1, ../stress_ref.py) as the
+        appliance decoded it from the request format, within the answer
+        format's bound.
 """
 
 import argparse
 import glob
 import os
+import struct
 import sys
 
 import numpy as np
@@ -50,20 +58,55 @@ def check_body(o, a, body):
     return None
 
 
+def check_loadgen(o, a):
+    sys.path.insert(0, os.path.join(os.path.dirname(
+        os.path.abspath(__file__)), ".."))
+    from stress_ref import loadgen_input
+    layers = [int(v) for v in a.layers.split(",")]
+    x = loadgen_input(1, a.seq_len * o.hidden).reshape(a.seq_len, -1)
+    x = wire.roundtrip(x, a.request)
+    with open(a.body, "rb") as f:
+        body = f.read()
+    try:
+        _, res = wire.decode_response(body, wire.CT[a.accept])
+    except (ValueError, struct.error) as e:
+        sys.exit("loadgen: %s is no %s frame: %s" % (a.body, a.accept, e))
+    got = [(L, s) for L, s, _ in res]
+    if got != [(L, a.seq_len) for L in layers]:
+        sys.exit("loadgen: %s holds layers/seq_len %s, asked %s x %d"
+                 % (a.body, got, layers, a.seq_len))
+    for L, _, y in res:
+        want = o.y64(L, x)
+        err = np.abs(y - want)
+        b = bound(a.accept, want)
+        if not np.all(err <= b):
+            sys.exit("loadgen: layer %d: max error %g over the bound %g"
+                     % (L, err.max(), b.max()))
+    print("load_check: ffn-loadgen's reference answer (%s, layers %s, "
+          "seq_len %d, %s request) agrees with pyref"
+          % (a.accept, a.layers, a.seq_len, a.request))
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("cmd", choices=["prepare", "verify"])
-    ap.add_argument("dir")
+    ap.add_argument("cmd", choices=["prepare", "verify", "loadgen"])
+    ap.add_argument("dir", nargs="?")
     ap.add_argument("--host")
     ap.add_argument("--port", type=int, default=8080)
     ap.add_argument("--model", required=True)
     ap.add_argument("--owned", required=True)
-    ap.add_argument("--layer", type=int, required=True)
+    ap.add_argument("--layer", type=int)
+    ap.add_argument("--layers")
     ap.add_argument("--seq-len", type=int, default=1)
     ap.add_argument("--accept", default="f32")
+    ap.add_argument("--request", default="f32")
+    ap.add_argument("--body")
     a = ap.parse_args()
     lo, _, hi = a.owned.partition("-")
     o = fsa.Oracle(a.model, (int(lo), int(hi or lo)))
+    if a.cmd == "loadgen":
+        check_loadgen(o, a)
+        return
     x = o.x(a.seq_len, SEED)
     body, ct = wire.encode_request([a.layer], x, "f32")
     if a.cmd == "prepare":
