@@ -186,12 +186,14 @@ static void
 conn_send(struct shard_conn *c)
 {
 	struct shard_netlc *lc = c->lc;
+	bool sent = false;
 
 	while (c->q_head != NULL && c->q_head->ready) {
 		struct shard_pend *p = c->q_head;
 
 		if (!send_pend(c, p))
 			break;
+		sent = true;
 		c->q_head = p->next;
 		if (c->q_head == NULL)
 			c->q_tail = NULL;
@@ -200,7 +202,15 @@ conn_send(struct shard_conn *c)
 		p->next = NULL;
 		shard_pend_try_free(lc, p);
 	}
-	tcp_flush(c->tc);
+	/* An ACK owed for whole requests whose answers are still being
+	 * computed waits for the first answer, which carries it (or for the
+	 * stack's delayed-ACK timer, RFC 9293 §3.8.6.3): an ACK now was a
+	 * second frame for nearly every request. Anything else goes now:
+	 * data, a close, and the ACK of a request still arriving, whose
+	 * sender may hold back its tail until then (Nagle, RFC 896). */
+	if (sent || c->closing || c->q_head == NULL || c->cur != NULL ||
+	    http_parser_in_head(&c->hp))
+		tcp_flush(c->tc);
 	if (c->closing && c->q_head == NULL && c->cur == NULL) {
 		tcp_close(c->tc);
 		conn_destroy(c);
