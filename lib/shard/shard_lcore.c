@@ -478,11 +478,15 @@ shard_server_metrics(void *arg, char *buf, size_t cap)
 		OUT("ffn_tcp_segments_total{lcore=\"%u\",dir=\"in\"} %llu\n"
 		    "ffn_tcp_segments_total{lcore=\"%u\",dir=\"out\"} %llu\n"
 		    "ffn_tcp_retransmits_total{lcore=\"%u\"} %llu\n"
+		    "ffn_tcp_tlp_probes_total{lcore=\"%u\"} %llu\n"
+		    "ffn_tcp_tlp_recoveries_total{lcore=\"%u\"} %llu\n"
 		    "ffn_tcp_resets_total{lcore=\"%u\",dir=\"out\"} %llu\n"
 		    "ffn_tcp_syncookies_total{lcore=\"%u\"} %llu\n", l,
 		    (unsigned long long)ts.seg_in, l,
 		    (unsigned long long)ts.seg_out, l,
 		    (unsigned long long)ts.retransmits, l,
+		    (unsigned long long)ts.tlp_probes, l,
+		    (unsigned long long)ts.tlp_recoveries, l,
 		    (unsigned long long)ts.resets_out, l,
 		    (unsigned long long)ts.syncookies_sent);
 		for (int d = 0; d < TCP_DROP_MAX; d++)

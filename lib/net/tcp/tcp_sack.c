@@ -193,6 +193,7 @@ tcp_rxt_check(struct tcp_conn *c)
 	}
 	if (due != 0 && !c->persist && (c->rto_at == 0 || c->rto_at > due)) {
 		c->rto_at = due;
+		c->flags &= ~TF_TLP_TIMER;
 		c->flags |= TF_REO_TIMER;
 		tcp_timer_sched(c);
 	}
