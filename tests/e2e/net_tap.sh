@@ -152,7 +152,7 @@ if [ -n "$client" ]; then
 	# run's total, the 1000 concurrent connections included), 196
 	# probes; at 32 MiB with probes source 338 s (99 KB/s), echo 357 s
 	# (94 KB/s), so 64 MiB would still take ~12 min on its own and 32
-	# MiB stays the default.  NETEM5_MAX=67108864 NETEM5_BOUND=1500 runs
+	# MiB stays the default (whole net_tap with probes: 702 s).  NETEM5_MAX=67108864 NETEM5_BOUND=1500 runs
 	# 64 MiB.
 	netem_run netem-5pct "delay_ms=25,loss=5,dup=1,corrupt=0.5,reorder=5" \
 		"${NETEM5_MAX:-33554432}" "${NETEM5_BOUND:-900}"
