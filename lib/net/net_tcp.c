@@ -87,7 +87,7 @@ net_tcp_tel(const char *cmd, const char *params, struct rte_tel_data *d)
 #define TEL(f) rte_tel_data_add_dict_u64(d, #f, s.f)
 	TEL(seg_in); TEL(seg_out); TEL(bytes_in); TEL(bytes_out);
 	TEL(retransmits); TEL(rto_expired); TEL(fast_retransmits); TEL(undos);
-	TEL(lost_rexmits);
+	TEL(lost_rexmits); TEL(tlp_probes); TEL(tlp_recoveries);
 	TEL(active_opens); TEL(passive_opens); TEL(resets_in);
 	TEL(resets_out); TEL(challenge_acks); TEL(syncookies_sent);
 	TEL(syncookies_ok);

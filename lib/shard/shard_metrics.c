@@ -88,6 +88,16 @@ shard_server_metrics_write(char *buf, size_t cap,
 	w_tcp_counter(&b, st, n, TCP_OFF(retransmits),
 		      "ffn_tcp_retransmits_total",
 		      "TCP segments retransmitted, all causes.", "");
+	w_tcp_counter(&b, st, n, TCP_OFF(lost_rexmits),
+		      "ffn_tcp_lost_rexmits_total",
+		      "Retransmissions found lost again (RFC 8985 §6.2).", "");
+	w_tcp_counter(&b, st, n, TCP_OFF(tlp_probes),
+		      "ffn_tcp_tlp_probes_total",
+		      "Tail loss probes sent (RFC 8985 §7).", "");
+	w_tcp_counter(&b, st, n, TCP_OFF(tlp_recoveries),
+		      "ffn_tcp_tlp_recoveries_total",
+		      "Tail loss probes that repaired a loss (RFC 8985 §7.4).",
+		      "");
 	w_family(&b, "ffn_tcp_resets_total", "counter",
 		 "TCP resets by network lcore and direction.");
 	for (unsigned int i = 0; i < n; i++)

@@ -387,12 +387,15 @@ testd_services_report(struct net_lcore *lc)
 	printf("tcp_seg_in %lu\ntcp_seg_out %lu\ntcp_retransmits %lu\n"
 		"tcp_rto_expired %lu\ntcp_fast_retransmits %lu\n"
 		"tcp_undos %lu\ntcp_lost_rexmits %lu\n"
+		"tcp_tlp_probes %lu\ntcp_tlp_recoveries %lu\n"
 		"tcp_syncookies_sent %lu\ntcp_resets_out %lu\n",
 		(unsigned long)st.seg_in, (unsigned long)st.seg_out,
 		(unsigned long)st.retransmits, (unsigned long)st.rto_expired,
 		(unsigned long)st.fast_retransmits,
 		(unsigned long)st.undos,
 		(unsigned long)st.lost_rexmits,
+		(unsigned long)st.tlp_probes,
+		(unsigned long)st.tlp_recoveries,
 		(unsigned long)st.syncookies_sent,
 		(unsigned long)st.resets_out);
 	for (i = 0; i < TCP_DROP_MAX; i++)

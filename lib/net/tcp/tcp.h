@@ -27,8 +27,10 @@
  * 7323 (window scale, timestamps, PAWS), 5961 (RST/SYN/ACK validation),
  * 9438 (CUBIC), 6528 (ISN), 4987 (SYN cookies; options kept through the
  * timestamp), 2883 (D-SACK) with 3708/3522/4015 (undo of spurious
- * reductions; DupThresh raised by the reordering seen). Not implemented:
- * keep-alives, urgent data, IPv6, RACK (RFC 8985).
+ * reductions; DupThresh raised by the reordering seen), 8985 §6.2 time
+ * order for lost retransmissions and §7 tail loss probes (tcp_tlp.c).
+ * Not implemented: keep-alives, urgent data, IPv6, the rest of RACK (RFC
+ * 8985 per-segment transmit times).
  *
  * Typical server use: tcp_listen(); in accepted() keep the handle; in
  * data() parse, then tcp_send() small headers + tcp_send_iov() the payload
@@ -106,6 +108,7 @@ struct tcp_stack_config {
 	bool no_sack;             /**< do not offer SACK (RFC 2018) */
 	bool no_timestamps;       /**< do not offer timestamps (RFC 7323) */
 	bool no_wscale;           /**< do not offer window scaling */
+	bool no_tlp;              /**< no tail loss probes (RFC 8985 §7) */
 	uint32_t challenge_ack_limit; /**< per second, RFC 5961 §7 [1000] */
 
 	/* Active open picks source ports whose symmetric Toeplitz hash lands on
@@ -202,6 +205,8 @@ struct tcp_stats {
 	uint64_t fast_retransmits;/**< recovery episodes entered */
 	uint64_t undos;           /**< reductions taken back as spurious (D-SACK/Eifel) */
 	uint64_t lost_rexmits;    /**< retransmissions found lost again (RACK) */
+	uint64_t tlp_probes;      /**< tail loss probes sent (RFC 8985 §7.3) */
+	uint64_t tlp_recoveries;  /**< probes that repaired a loss (§7.4) */
 	uint64_t active_opens;
 	uint64_t passive_opens;
 	uint64_t resets_in;

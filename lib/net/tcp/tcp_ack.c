@@ -66,6 +66,12 @@ tcp_enter_recovery(struct tcp_conn *c)
 	c->rec_start = c->snd_una;
 	c->flags |= TF_RECOVERY;
 	c->flags &= ~TF_RXT_CUT;
+	/* The recovery's reduction answers the loss a probe may have
+	 * repaired (RFC 8985 §7.4: the episode ends), and its copy's
+	 * D-SACK must not undo this one (the count waits for it too). */
+	if ((c->flags & TF_TLP_OUT) && (c->flags & TF_TLP_RETRANS))
+		c->undo_retrans++;
+	tcp_tlp_end(c);
 	tcp_rexmit_first(c);
 	if (c->flags & TF_SACK)
 		c->cwnd = c->ssthresh;			/* RFC 6675 §5 (4.2) */
@@ -108,7 +114,7 @@ tcp_dsack_in(struct tcp_conn *c, const struct tcp_seg *g)
 	const struct tcp_sack_block *b = g->o.sack;
 
 	if (g->o.nr_sack == 0 || !(c->flags & TF_UNDO) ||
-	    (c->flags & TF_TS))
+	    (c->flags & TF_TS) || tcp_tlp_dsack(c, g))
 		return;
 	if (!(SEQ_LEQ(b[0].end, g->ack) ||
 	      (g->o.nr_sack > 1 && SEQ_GEQ(b[0].start, b[1].start) &&
@@ -263,6 +269,7 @@ tcp_ack(struct tcp_conn *c, struct tcp_seg *g)
 		if (!c->persist) {
 			if (c->snd_una == c->snd_max) {
 				c->rto_at = 0;	/* RFC 6298 5.2 */
+				c->flags &= ~TF_TLP_TIMER;
 			} else if (!(c->flags & TF_RECOVERY) ||
 				   (c->flags & TF_SACK)) {
 				tcp_rearm_rto(c);	/* 5.3 */
@@ -296,6 +303,7 @@ tcp_ack(struct tcp_conn *c, struct tcp_seg *g)
 		}
 	}
 
+	tcp_tlp_ack(c, g, una0);	/* RFC 8985 §7.4 */
 	if (dup) {
 		c->dupacks++;
 		if (c->flags & TF_RECOVERY) {
@@ -330,10 +338,15 @@ tcp_ack(struct tcp_conn *c, struct tcp_seg *g)
 				c->sack_since + tcp_reo_wnd(c))) {
 			/* look again when the window has passed */
 			c->rto_at = c->sack_since + tcp_reo_wnd(c);
+			c->flags &= ~TF_TLP_TIMER;
 			c->flags |= TF_REO_TIMER;
 			tcp_timer_sched(c);
 		}
 	}
+
+	/* RFC 8985 §7.2: an ACK of new data restarts the probe timer. */
+	if (SEQ_GT(ack, una0) && !c->persist)
+		tcp_tlp_arm(c);
 
 	if (data_acked > 0 && c->ops != NULL && c->ops->sent != NULL &&
 	    tcp_cb_enter(c)) {

@@ -126,9 +126,11 @@ tcp_cc_ack(struct tcp_conn *c, uint32_t acked)
  * base is never above cwnd, as in Linux (cwnd) and FreeBSD (min of the
  * windows). */
 static uint32_t
-tcp_cc_reduce(struct tcp_conn *c)
+tcp_cc_reduce_from(struct tcp_conn *c, uint32_t flight)
 {
-	uint32_t flight = RTE_MIN(tcp_flight(c), c->cwnd), min = 2u * c->mss;
+	uint32_t min = 2u * c->mss;
+
+	flight = RTE_MIN(flight, c->cwnd);
 
 	c->bytes_acked = 0;
 	if (c->stack->cfg.cc == TCP_CC_CUBIC) {
@@ -143,6 +145,12 @@ tcp_cc_reduce(struct tcp_conn *c)
 		return RTE_MAX((uint32_t)(flight * CUBIC_BETA), min);
 	}
 	return RTE_MAX(flight / 2, min);	/* RFC 5681 eq. 4 */
+}
+
+static uint32_t
+tcp_cc_reduce(struct tcp_conn *c)
+{
+	return tcp_cc_reduce_from(c, tcp_flight(c));
 }
 
 /* Remember what a reduction takes away, until D-SACKs show every
@@ -178,6 +186,18 @@ tcp_cc_lost_rexmit(struct tcp_conn *c)
 {
 	c->flags &= ~TF_UNDO;
 	c->ssthresh = tcp_cc_reduce(c);
+	c->cwnd = c->ssthresh;
+}
+
+/* A tail loss probe repaired a loss (RFC 8985 §7.4.2): the reduction a
+ * fast recovery would have made, without the recovery, from FlightSize
+ * when the loss was found (the probe went; it is acknowledged by now).
+ * Not undone: the probe was needed. */
+void
+tcp_cc_tlp_loss(struct tcp_conn *c, uint32_t flight)
+{
+	c->flags &= ~TF_UNDO;
+	c->ssthresh = tcp_cc_reduce_from(c, flight);
 	c->cwnd = c->ssthresh;
 }
 

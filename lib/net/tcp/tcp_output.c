@@ -472,7 +472,7 @@ tcp_sq_free(struct tcp_conn *c)
 void
 tcp_rearm_rto(struct tcp_conn *c)
 {
-	c->flags &= ~TF_REO_TIMER;
+	c->flags &= ~(TF_REO_TIMER | TF_TLP_TIMER);
 	c->persist = 0;
 	c->rto_at = c->stack->now + c->rto;
 	tcp_timer_sched(c);
@@ -525,6 +525,11 @@ tcp_rto_expired(struct tcp_conn *c)
 		tcp_persist_probe(c);
 		return;
 	}
+	if (c->flags & TF_TLP_TIMER) {
+		c->flags &= ~TF_TLP_TIMER;
+		if (tcp_tlp_fire(c))
+			return;
+	}
 	if (c->flags & TF_REO_TIMER) {
 		/* The reordering window passed with no ACK: the hole, or a
 		 * retransmission that later data overtook, is lost (RFC
@@ -566,6 +571,11 @@ tcp_rto_expired(struct tcp_conn *c)
 		return;
 	}
 	tcp_cc_rto(c);
+	/* The timeout ends a probe's episode; a D-SACK of its copy must not
+	 * count as one for the retransmissions that follow (undo). */
+	if ((c->flags & TF_TLP_OUT) && (c->flags & TF_TLP_RETRANS))
+		c->undo_retrans++;
+	tcp_tlp_end(c);
 	c->dupacks = 0;
 	c->recover = c->snd_max;
 	c->nr_rxt = 0;		/* everything outstanding goes again */
@@ -621,8 +631,8 @@ tcp_output_one(struct tcp_conn *c, uint32_t usable, bool force)
 	uint16_t segmax = tcp_seg_max(c);
 	uint32_t cap = RTE_MAX((uint32_t)segmax, s->cfg.tso_max);
 	uint8_t flags = TCP_F_ACK;
+	bool fin, new_data;
 	int sent;
-	bool fin;
 
 	if (len > cap)
 		len = cap;
@@ -648,6 +658,7 @@ tcp_output_one(struct tcp_conn *c, uint32_t usable, bool force)
 		c->rtt_seq = c->snd_nxt + len;
 		c->rtt_start = s->now;
 	}
+	new_data = SEQ_GEQ(c->snd_nxt, c->snd_max);
 	sent = tcp_send_segment(c, c->snd_nxt, len, flags);
 	if (sent < 0) {
 		/* Not sent (no mbuf, or the IP layer refused it): snd_nxt
@@ -669,6 +680,8 @@ tcp_output_one(struct tcp_conn *c, uint32_t usable, bool force)
 		c->snd_max = c->snd_nxt;
 	if (c->rto_at == 0 || c->persist)
 		tcp_rearm_rto(c);
+	if (new_data)
+		tcp_tlp_arm(c);		/* RFC 8985 §7.2 */
 	return len + (fin ? 1 : 0);
 }
 

@@ -78,6 +78,9 @@
 #define TF_UNDO		0x100000 /* the last reduction may prove spurious */
 #define TF_REO_TIMER	0x200000 /* rto_at is the reordering window timer */
 #define TF_RXT_CUT	0x400000 /* this recovery reduced for a lost rexmit */
+#define TF_TLP_TIMER	0x800000 /* rto_at is the probe timer (RFC 8985 §7) */
+#define TF_TLP_OUT	0x1000000 /* a probe is out: TLP.end_seq is set */
+#define TF_TLP_RETRANS	0x2000000 /* ... and it was a retransmission */
 
 struct tcp_key {
 	uint32_t rip;	/* remote address, network order */
@@ -216,6 +219,12 @@ struct tcp_conn {
 	double cubic_wmax, cubic_k, cubic_west;
 	uint64_t cubic_epoch;
 
+	/* Tail loss probe (RFC 8985 §7). */
+	uint32_t tlp_seq;	/* first sequence of the probe */
+	uint32_t tlp_end;	/* TLP.end_seq: snd_max after it */
+	uint32_t tlp_flight;	/* FlightSize when it was sent */
+	uint64_t tlp_rto_at;	/* RTO expiry behind the probe timer */
+
 	/* Timers, absolute µs; 0 = off. */
 	uint64_t rto_at;	/* retransmit, SYN retry or persist */
 	uint64_t delack_at;
@@ -315,6 +324,14 @@ struct tcp_seg {
 	struct tcp_opts o;
 };
 
+/* tcp_tlp.c */
+void tcp_tlp_end(struct tcp_conn *c);
+uint32_t tcp_tlp_pto(const struct tcp_conn *c);
+void tcp_tlp_arm(struct tcp_conn *c);
+bool tcp_tlp_fire(struct tcp_conn *c);
+bool tcp_tlp_dsack(const struct tcp_conn *c, const struct tcp_seg *g);
+void tcp_tlp_ack(struct tcp_conn *c, const struct tcp_seg *g, uint32_t una0);
+
 /* tcp_input.c */
 int tcp_parse_opts(const struct rte_tcp_hdr *th, struct tcp_opts *o);
 
@@ -339,6 +356,7 @@ void tcp_cc_congestion(struct tcp_conn *c);
 void tcp_cc_rto(struct tcp_conn *c);
 void tcp_cc_undo(struct tcp_conn *c);
 void tcp_cc_lost_rexmit(struct tcp_conn *c);
+void tcp_cc_tlp_loss(struct tcp_conn *c, uint32_t flight);
 void tcp_rtt_sample(struct tcp_conn *c, uint32_t rtt_us);
 
 static inline uint32_t

@@ -193,6 +193,7 @@ tcp_rxt_check(struct tcp_conn *c)
 	}
 	if (due != 0 && !c->persist && (c->rto_at == 0 || c->rto_at > due)) {
 		c->rto_at = due;
+		c->flags &= ~TF_TLP_TIMER;
 		c->flags |= TF_REO_TIMER;
 		tcp_timer_sched(c);
 	}
@@ -367,6 +368,30 @@ tcp_unsacked_top(const struct tcp_conn *c)
 	return SEQ_MAX(top, c->snd_una);
 }
 
+/* NextSeg() rules 1 and 3 (RFC 6675 §4): the first un-SACKed hole above
+ * HighRxt and below limit (the lost boundary for rule 1, the highest
+ * SACKed byte for rule 3) is retransmitted and HighRxt moves past it.
+ * Returns the sequence space sent, 0 when there is no such hole (or it
+ * was refused: *stop). */
+static uint32_t
+tcp_rexmit_hole_below(struct tcp_conn *c, uint32_t limit, uint32_t segmax,
+		      bool *stop)
+{
+	uint32_t from = SEQ_MAX(c->high_rxt, c->snd_una), hole, hend, n;
+
+	*stop = false;
+	hole = tcp_next_hole(c, from, limit, &hend);
+	if (!SEQ_LT(hole, limit))
+		return 0;
+	n = tcp_rexmit(c, hole, RTE_MIN(hend - hole, segmax));
+	if (n == 0) {
+		*stop = true;
+		return 0;
+	}
+	c->high_rxt = hole + n;
+	return n;
+}
+
 /* RFC 6675 §5 step (C): send while pipe leaves a segment of cwnd, the
  * segment NextSeg() (§4) picks. */
 int
@@ -377,7 +402,7 @@ tcp_output_sack(struct tcp_conn *c)
 	for (;;) {
 		uint32_t lost = tcp_lost_edge_rxt(c);
 		uint32_t pipe = tcp_pipe(c, lost), gone = tcp_rxt_lost_bytes(c);
-		uint32_t from, hole, hend, top, fack, n;
+		uint32_t top, fack, n;
 		uint32_t segmax = tcp_seg_max(c);
 		bool stop;
 
@@ -391,16 +416,13 @@ tcp_output_sack(struct tcp_conn *c)
 		if (stop)
 			break;
 		/* Rule 1: the first lost hole above HighRxt. */
-		from = SEQ_MAX(c->high_rxt, c->snd_una);
-		hole = tcp_next_hole(c, from, lost, &hend);
-		if (SEQ_LT(hole, lost)) {
-			n = tcp_rexmit(c, hole, RTE_MIN(hend - hole, segmax));
-			if (n == 0)
-				break;
-			c->high_rxt = hole + n;
+		n = tcp_rexmit_hole_below(c, lost, segmax, &stop);
+		if (n > 0) {
 			sent++;
 			continue;
 		}
+		if (stop)
+			break;
 		/* Rule 2: new data within the peer's window. */
 		{
 			uint32_t wnd_end = c->snd_una + c->snd_wnd;
@@ -420,15 +442,13 @@ tcp_output_sack(struct tcp_conn *c)
 		 * spurious retransmission (the tail is rule 4's). */
 		fack = c->nr_sacked ? c->sacked[c->nr_sacked - 1].end :
 		       c->snd_una;
-		hole = tcp_next_hole(c, from, fack, &hend);
-		if (SEQ_LT(hole, fack)) {
-			n = tcp_rexmit(c, hole, RTE_MIN(hend - hole, segmax));
-			if (n == 0)
-				break;
-			c->high_rxt = hole + n;
+		n = tcp_rexmit_hole_below(c, fack, segmax, &stop);
+		if (n > 0) {
 			sent++;
 			continue;
 		}
+		if (stop)
+			break;
 		/* Rule 4: once per recovery, after a partial ACK, the
 		 * segment holding the highest un-SACKed byte again, to keep
 		 * the ACK clock going when the tail (or its retransmission)

@@ -382,6 +382,9 @@ test_rto_after_loss_goes_back_n(void **st)
 	uint32_t iss;
 
 	th_config(&H);
+	/* the timeout itself, without a tail loss probe before it (the
+	 * probe's version of this silence is in test_tcp_tlp.c) */
+	H.cfg.no_tlp = true;
 	iss = (th_start(&H), th_handshake(&H, PEER, &SACKOPT));
 	send_and_take(iss, 4 * MSS, 4);
 	ack(iss + 1 + MSS, NULL);	/* then silence: no SACK at all */

@@ -1,0 +1,416 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 ffn-shard authors
+ */
+
+/* Scripted tests of tail loss probes (RFC 8985 §7, lib/net/tcp/
+ * tcp_tlp.c): the probe timeout (2*SRTT, plus the worst-case delayed ACK
+ * for one segment in flight, never later than the RTO), the probe (new
+ * data when there is some, else the last segment again), the ACK that
+ * shows whether it repaired a loss and the reduction when it did, one
+ * probe per episode, none in recovery, and the RTO behind it. */
+
+#include <string.h>
+
+#include "tcp_harness.h"
+
+static struct th H;
+static uint8_t buf[64 * 1460];
+
+#define PEER 1000u
+#define MSS 1460u
+#define RTT 40000u		/* µs: SRTT 40 ms, PTO 80 ms (+200 ms) */
+#define PTO (2 * RTT)
+#define WCDELACK 200000u	/* RFC 8985 §7.2 WCDelAckT */
+
+static const struct th_opts SACKOPT = { .mss = 1460, .sack_ok = 1 };
+
+static uint32_t iss;
+#define SEG(k) (iss + 1 + (uint32_t)(k) * MSS)
+
+static void
+ack_sack(uint32_t a, unsigned int n, const uint32_t (*b)[2])
+{
+	struct th_opts o = { .nr_sack = (int)n };
+
+	if (n > 0)
+		memcpy(o.sack, b, n * sizeof(b[0]));
+	th_inject(&H, F_ACK, PEER + 1, a, 65535, &o, NULL, 0);
+}
+
+static void
+ack(uint32_t a)
+{
+	ack_sack(a, 0, NULL);
+}
+
+/* Passive handshake taking RTT (SRTT 40 ms). rto_min: 0 for the default
+ * 200 ms (the RTO caps a one-segment PTO), else e.g. 1 s (it does not). */
+static void
+start(uint32_t rto_min)
+{
+	struct th_seg *s;
+
+	th_config(&H);
+	H.cfg.cc = TCP_CC_NEWRENO;
+	H.cfg.rto_min_us = rto_min;
+	th_start(&H);
+	tcp_listen(H.s, TH_PORT, 0, &th_ops, &H.app);
+	th_inject(&H, F_SYN, PEER, 0, 65535, &SACKOPT, NULL, 0);
+	s = th_next(&H);
+	iss = s->seq;
+	th_advance(&H, RTT);
+	th_inject(&H, F_ACK, PEER + 1, iss + 1, 65535, NULL, NULL, 0);
+	assert_int_equal(tcp_conn_state(H.app.conn), TCP_ESTABLISHED);
+	for (size_t i = 0; i < sizeof(buf); i++)
+		buf[i] = (uint8_t)(i * 131 + (i >> 9));
+}
+
+static struct tcp_stats
+stats(void)
+{
+	struct tcp_stats st;
+
+	tcp_stack_stats(H.s, &st);
+	return st;
+}
+
+static struct tcp_conn_info
+info(void)
+{
+	struct tcp_conn_info ci;
+
+	tcp_conn_info(H.app.conn, &ci);
+	return ci;
+}
+
+/* Segments 0-9 sent (all the data); an RTT later 0-5 are ACKed: four
+ * segments in flight, the PTO is 2*SRTT after that ACK. */
+static void
+ten_sent_six_acked(void)
+{
+	th_send_and_take(&H, buf, 10 * MSS, iss, 10, MSS);
+	th_advance(&H, RTT);
+	ack(SEG(6));
+	assert_int_equal(th_pending(&H), 0);
+}
+
+/* §7.2 with several segments in flight: the probe goes 2*SRTT after the
+ * last ACK, long before the RTO; no new data, so it is the last segment
+ * again (§7.3), and nothing else goes. */
+static void
+test_pto_several_segments(void **st)
+{
+	struct th_seg *s;
+
+	start(1000000);
+	ten_sent_six_acked();
+	th_advance(&H, PTO - 1000);
+	assert_int_equal(th_pending(&H), 0);
+	th_advance(&H, 1000);
+	s = th_next(&H);
+	assert_int_equal(s->seq, SEG(9));
+	assert_int_equal(s->len, MSS);
+	assert_memory_equal(s->data, buf + 9 * MSS, MSS);
+	assert_int_equal(th_pending(&H), 0);
+	assert_int_equal(stats().tlp_probes, 1);
+	assert_int_equal(stats().rto_expired, 0);
+	th_stop(&H);
+}
+
+/* §7.2 with one segment in flight: its ACK may be delayed, so the PTO
+ * is 2*SRTT + WCDelAckT (the RTO, 1 s here, is later). */
+static void
+test_pto_one_segment_adds_delack(void **st)
+{
+	struct th_seg *s;
+
+	start(1000000);
+	th_send_and_take(&H, buf, 10 * MSS, iss, 10, MSS);
+	th_advance(&H, RTT);
+	ack(SEG(9));				/* segment 9 lost */
+	th_advance(&H, PTO + WCDELACK - 1000);
+	assert_int_equal(th_pending(&H), 0);
+	th_advance(&H, 1000);
+	s = th_next(&H);
+	assert_int_equal(s->seq, SEG(9));
+	assert_int_equal(s->len, MSS);
+	assert_int_equal(stats().tlp_probes, 1);
+	assert_int_equal(stats().rto_expired, 0);
+	th_stop(&H);
+}
+
+/* §7.2: a PTO beyond the RTO is cut to the RTO's time (200 ms here,
+ * below 80 + 200 ms), and at that time the probe goes instead of the
+ * timeout: cwnd stays. */
+static void
+test_pto_capped_by_rto(void **st)
+{
+	struct tcp_conn_info ci;
+	struct th_seg *s;
+
+	start(0);
+	th_send_and_take(&H, buf, 10 * MSS, iss, 10, MSS);
+	th_advance(&H, RTT);
+	ack(SEG(9));
+	ci = info();
+	assert_int_equal(ci.rto_us, 200000);
+	th_advance(&H, 199000);
+	assert_int_equal(th_pending(&H), 0);
+	th_advance(&H, 1000);
+	s = th_next(&H);
+	assert_int_equal(s->seq, SEG(9));
+	assert_int_equal(th_pending(&H), 0);
+	assert_int_equal(stats().tlp_probes, 1);
+	assert_int_equal(stats().rto_expired, 0);
+	assert_int_equal(info().cwnd, ci.cwnd);
+	th_stop(&H);
+}
+
+/* The last segment lost: the probe (its copy) repairs it, no RTO. The
+ * ACK exactly at the probe's end cannot tell yet (the original's ACK
+ * looks the same); the next ACK beyond it with no D-SACK between shows
+ * the loss, and cwnd is reduced as a fast recovery would (§7.4.2) from
+ * the flight at the time: max(1 segment / 2, 2 segments). */
+static void
+test_tail_loss_repaired_by_probe(void **st)
+{
+	struct tcp_conn_info ci;
+	struct th_seg *s;
+
+	start(0);
+	th_send_and_take(&H, buf, 10 * MSS, iss, 10, MSS);
+	th_advance(&H, RTT);
+	ack(SEG(9));
+	ci = info();
+	th_advance(&H, 200000);
+	s = th_next(&H);
+	assert_int_equal(s->seq, SEG(9));
+	th_advance(&H, RTT);
+	ack(SEG(10));				/* the copy arrived */
+	assert_int_equal(stats().tlp_recoveries, 0);
+	assert_true(info().cwnd >= ci.cwnd);
+	assert_int_equal(tcp_send(H.app.conn, buf, 2 * MSS), 2 * (int)MSS);
+	tcp_flush(H.app.conn);
+	s = th_next(&H);
+	assert_int_equal(s->seq, SEG(10));
+	s = th_next(&H);
+	assert_int_equal(s->seq, SEG(11));
+	th_advance(&H, RTT);
+	ack(SEG(12));
+	assert_int_equal(stats().tlp_recoveries, 1);
+	ci = info();
+	assert_false(ci.in_recovery);
+	assert_int_equal(ci.ssthresh, 2 * MSS);
+	assert_int_equal(ci.cwnd, 2 * MSS);
+	assert_int_equal(stats().rto_expired, 0);
+	assert_int_equal(stats().fast_retransmits, 0);
+	th_stop(&H);
+}
+
+/* Several tail segments lost: the probe's copy of the last one is
+ * SACKed, which starts SACK recovery for the holes below it, with no
+ * RTO (the probe's own episode ends in that recovery). */
+static void
+test_probe_sack_starts_recovery(void **st)
+{
+	uint32_t b[1][2];
+	struct th_seg *s;
+
+	start(0);
+	ten_sent_six_acked();
+	th_advance(&H, PTO);
+	s = th_next(&H);
+	assert_int_equal(s->seq, SEG(9));
+	th_advance(&H, RTT);
+	b[0][0] = SEG(9), b[0][1] = SEG(10);
+	ack_sack(SEG(6), 1, b);
+	th_advance(&H, 11000);			/* reordering window */
+	s = th_next(&H);
+	assert_int_equal(s->seq, SEG(6));
+	assert_true(info().in_recovery);
+	assert_int_equal(stats().rto_expired, 0);
+	assert_int_equal(stats().tlp_probes, 1);
+	th_stop(&H);
+}
+
+/* §7.3: with new data waiting and the peer's window open, the probe is
+ * the next new segment, beyond cwnd. Every ACK of the flight was lost;
+ * the ACK of the probe covers it all: new data, no loss repaired, cwnd
+ * is not reduced. */
+static void
+test_probe_sends_new_data(void **st)
+{
+	struct tcp_conn_info ci;
+	struct th_seg *s;
+
+	start(0);
+	th_send_and_take(&H, buf, 20 * MSS, iss, 10, MSS);	/* cwnd: 10 */
+	ci = info();
+	th_advance(&H, PTO - 1000);
+	assert_int_equal(th_pending(&H), 0);
+	th_advance(&H, 1000);
+	s = th_next(&H);
+	assert_int_equal(s->seq, SEG(10));
+	assert_int_equal(s->len, MSS);
+	assert_memory_equal(s->data, buf + 10 * MSS, MSS);
+	assert_int_equal(th_pending(&H), 0);
+	assert_int_equal(stats().tlp_probes, 1);
+	assert_int_equal(stats().retransmits, 0);
+	th_advance(&H, RTT);
+	ack(SEG(11));
+	assert_int_equal(stats().tlp_recoveries, 0);
+	assert_true(info().cwnd >= ci.cwnd);
+	assert_false(info().in_recovery);
+	th_drain(&H);
+	th_stop(&H);
+}
+
+/* §7.4: the probe's copy was not needed (the original's ACK was only
+ * late): the D-SACK of the copy ends the episode with no reduction, and
+ * a later ACK beyond the probe reduces nothing. drop_dsack: the peer
+ * sends no D-SACK; a pure duplicate ACK at the probe's end says the
+ * same. */
+static void
+unneeded_probe(bool dsack)
+{
+	struct tcp_conn_info ci;
+	uint32_t b[1][2];
+	struct th_seg *s;
+
+	start(1000000);
+	th_send_and_take(&H, buf, 10 * MSS, iss, 10, MSS);
+	th_advance(&H, RTT);
+	ack(SEG(9));
+	th_advance(&H, PTO + WCDELACK);
+	s = th_next(&H);
+	assert_int_equal(s->seq, SEG(9));
+	assert_int_equal(stats().tlp_probes, 1);
+	ack(SEG(10));				/* the original's, late */
+	b[0][0] = SEG(9), b[0][1] = SEG(10);
+	ack_sack(SEG(10), dsack ? 1 : 0, b);	/* the copy's */
+	ci = info();
+	assert_int_equal(tcp_send(H.app.conn, buf, 2 * MSS), 2 * (int)MSS);
+	tcp_flush(H.app.conn);
+	s = th_next(&H);
+	assert_int_equal(s->seq, SEG(10));
+	s = th_next(&H);
+	assert_int_equal(s->seq, SEG(11));
+	th_advance(&H, RTT);
+	ack(SEG(12));
+	assert_int_equal(stats().tlp_recoveries, 0);
+	assert_true(info().cwnd >= ci.cwnd);
+	assert_int_equal(info().ssthresh, UINT32_MAX);
+	th_stop(&H);
+}
+
+static void
+test_unneeded_probe_dsack_no_reduction(void **st)
+{
+	unneeded_probe(true);
+}
+
+static void
+test_unneeded_probe_dupack_no_reduction(void **st)
+{
+	unneeded_probe(false);
+}
+
+/* §7.2: no probe in fast recovery (RACK and the RTO handle it). The
+ * retransmission fills the hole and the partial ACK leaves nothing
+ * SACKed, still in recovery: silence after it brings the RTO, not a
+ * probe. Once that recovery is over, a new tail loss is probed again. */
+static void
+test_no_probe_in_recovery(void **st)
+{
+	uint32_t b[1][2];
+	struct th_seg *s;
+
+	start(0);
+	th_send_and_take(&H, buf, 10 * MSS, iss, 10, MSS);
+	th_advance(&H, RTT);
+	b[0][0] = SEG(1), b[0][1] = SEG(4);
+	ack_sack(SEG(0), 1, b);
+	s = th_next(&H);
+	assert_int_equal(s->seq, SEG(0));	/* fast retransmit */
+	th_drain(&H);
+	th_advance(&H, RTT);
+	ack(SEG(4));				/* partial ACK */
+	assert_true(info().in_recovery);
+	th_drain(&H);				/* rescue retransmission */
+	th_advance(&H, 199000);
+	assert_int_equal(th_pending(&H), 0);
+	assert_int_equal(stats().tlp_probes, 0);
+	th_advance(&H, 1000);
+	s = th_next(&H);
+	assert_int_equal(s->seq, SEG(4));	/* the RTO */
+	assert_int_equal(stats().rto_expired, 1);
+	assert_int_equal(stats().tlp_probes, 0);
+	th_drain(&H);
+	/* all delivered: recovery over; then a new flight with its last
+	 * segment lost gets a probe, at the RTO's time (the RTO, backed
+	 * off, is measured again by the ACK of new data) */
+	ack(SEG(10));
+	assert_false(info().in_recovery);
+	th_drain(&H);
+	assert_int_equal(tcp_send(H.app.conn, buf, 2 * MSS), 2 * (int)MSS);
+	tcp_flush(H.app.conn);
+	assert_int_equal(th_pending(&H), 2);
+	th_drain(&H);
+	th_advance(&H, RTT);
+	ack(SEG(11));
+	assert_int_equal(info().rto_us, 200000);
+	th_advance(&H, 200000);
+	s = th_next(&H);
+	assert_int_equal(s->seq, SEG(11));
+	assert_int_equal(stats().tlp_probes, 1);
+	assert_int_equal(stats().rto_expired, 1);
+	th_stop(&H);
+}
+
+/* §7.3: after the probe the RTO, not another PTO, is armed: the probe
+ * lost too, the RTO fires one RTO after it and resends from snd_una
+ * with cwnd one segment. One probe per episode: none more meanwhile. */
+static void
+test_rto_fires_when_probe_lost(void **st)
+{
+	struct th_seg *s;
+
+	start(0);
+	ten_sent_six_acked();
+	th_advance(&H, PTO);
+	s = th_next(&H);
+	assert_int_equal(s->seq, SEG(9));
+	th_advance(&H, 199000);
+	assert_int_equal(th_pending(&H), 0);
+	th_advance(&H, 1000);
+	s = th_next(&H);
+	assert_int_equal(s->seq, SEG(6));
+	assert_int_equal(stats().rto_expired, 1);
+	assert_int_equal(stats().tlp_probes, 1);
+	assert_int_equal(info().cwnd, MSS);
+	th_drain(&H);
+	th_stop(&H);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_pto_several_segments),
+		cmocka_unit_test(test_pto_one_segment_adds_delack),
+		cmocka_unit_test(test_pto_capped_by_rto),
+		cmocka_unit_test(test_tail_loss_repaired_by_probe),
+		cmocka_unit_test(test_probe_sack_starts_recovery),
+		cmocka_unit_test(test_probe_sends_new_data),
+		cmocka_unit_test(test_unneeded_probe_dsack_no_reduction),
+		cmocka_unit_test(test_unneeded_probe_dupack_no_reduction),
+		cmocka_unit_test(test_no_probe_in_recovery),
+		cmocka_unit_test(test_rto_fires_when_probe_lost),
+	};
+	int rc;
+
+	th_eal_init();
+	rc = cmocka_run_group_tests(tests, NULL, NULL);
+	th_eal_fini();
+	return rc;
+}
