@@ -142,19 +142,17 @@ if [ -n "$client" ]; then
 	# 5 %: the stack's sender (source, echo) decides the time, at
 	# ~100 KB/s per connection (CUBIC, 50 ms RTT, 5.5 % effective loss;
 	# Mathis ~150 KB/s); the kernel's sender (BBR here) does 1.2 MB/s.
-	# Measured on the loaded 2-core machine, the 5 % profile at 64 MiB:
-	# source 688 s, echo 748 s, check 53 s, net_tap 18.6 min in all,
-	# over CI's ~14 min budget, so 32 MiB by default: source 319 s, echo
-	# 351 s, check 26 s, net_tap 11.5 min (bound 900 s: 2.5x).
-	# Tail loss probes (RFC 8985 §7) halved the timeouts but not the
-	# time: this profile alone at 16 MiB, before/after, source 100.4 /
-	# 101.7 KB/s, echo 97.9 / 102.9 KB/s, tcp_rto_expired 289 / 130 (the
-	# run's total, the 1000 concurrent connections included), 196
-	# probes; at 32 MiB with probes source 338 s (99 KB/s), echo 357 s
-	# (94 KB/s), so 64 MiB would still take ~12 min on its own and 32
-	# MiB stays the default (whole net_tap with probes: 702 s).  NETEM5_MAX=67108864 NETEM5_BOUND=1500 runs
-	# 64 MiB.
+	# Issue 3 asks for 64 MiB under 1-5 % loss, so this runs to 64 MiB:
+	# on the loaded 2-core machine source 688 s and echo 748 s side by
+	# side (before tail loss probes; with them, at 32 MiB, 338 / 357 s,
+	# the same rate), net_tap ~18 min in all, CI ~27 min of its 90.
+	# Bound 1500 s (2x).  Tail loss probes (RFC 8985 §7) halved the
+	# timeouts but not the time: this profile alone at 16 MiB,
+	# before/after, source 100.4 / 101.7 KB/s, echo 97.9 / 102.9 KB/s,
+	# tcp_rto_expired 289 / 130 (the run's total, the 1000 concurrent
+	# connections included), 196 probes.  NETEM5_MAX=33554432
+	# NETEM5_BOUND=900 runs a shorter 32 MiB check.
 	netem_run netem-5pct "delay_ms=25,loss=5,dup=1,corrupt=0.5,reorder=5" \
-		"${NETEM5_MAX:-33554432}" "${NETEM5_BOUND:-900}"
+		"${NETEM5_MAX:-67108864}" "${NETEM5_BOUND:-1500}"
 fi
 echo "net_tap.sh: ok"
