@@ -4,17 +4,23 @@
 #
 # The appliance against the best a kernel HTTP server does here (issue 5):
 # wrk, in a namespace, POSTs LARQL requests to ffn-shard on net_tap, then
-# GETs a file of the same size as each response from nginx (Debian) across
-# a veth pair, one connection and 64, per wire format. Both servers get one
-# core (core 0: the appliance's lcore, nginx's single worker); wrk runs on
-# core 1. Prints one Markdown table, ratios measured in this run, then one
-# nginx run with core 0 kept out of idle (the cost of its wake-ups).
+# the same request to nginx (Debian) across a veth pair, which answers with
+# a file of the same size as each response: one connection and 64, per wire
+# format. Both servers get one core (core 0: the appliance's lcore, nginx's
+# single worker); wrk runs on core 1. Prints one Markdown table, ratios
+# measured in this run.
 #
 # One server at a time: the appliance's lcore busy-polls core 0 even with
 # no traffic, so it is stopped (SIGSTOP) while nginx is measured. Left
-# running (before 2026-12-02 23:30) it took half of core 0 from nginx, whose
-# worker then waited for the poller's time slice: nginx at 1 connection
-# 4.9k req/s, p99 4.7 ms, against 11k, p99 under 1 ms with it stopped.
+# running (before 2026-12-02 23:40) it took half of core 0 from nginx,
+# whose worker waited 46-50% of its runs for the poller's time slice (f32,
+# 3 s runs, quiet machine, side by side): nginx at 1 connection 5.1-5.4k
+# req/s, p99 3.3-4.6 ms, against 13-21k req/s, p99 0.12 ms with it
+# stopped; at 64 connections 19.6k against 40k req/s (59k with
+# open_file_cache, below; 49k when POSTed the appliance's 4 KiB request
+# rather than a GET). Not a wake-up cost: a SCHED_IDLE spinner keeping
+# core 0 out of idle did not make nginx faster (1 connection p50 69-81 us
+# against 37-79 us).
 #
 # The model has hidden 1024 (the response sizes of a 1024-wide model) and
 # intermediate 16 (192 KiB of weights, a few microseconds of compute), so
@@ -33,10 +39,8 @@ ns_c=fsb-cli-$$
 dir=$(mktemp -d /tmp/fsb-bench.XXXXXX)
 app_pid=
 ngx_pid=
-spin_pid=
 
 cleanup() {
-	[ -n "$spin_pid" ] && kill "$spin_pid" 2>/dev/null
 	[ -n "$app_pid" ] && kill -CONT "$app_pid" 2>/dev/null
 	[ -n "$app_pid" ] && kill -TERM "$app_pid" 2>/dev/null && \
 		wait "$app_pid" 2>/dev/null
@@ -125,6 +129,9 @@ http {
 	server {
 		listen 198.18.4.130:8080;
 		root $dir/www;
+		# POST the request the appliance gets (same bytes both ways):
+		# the static module refuses POST with 405; serve the file.
+		error_page 405 =200 \$uri;
 	}
 }
 CONF
@@ -176,8 +183,8 @@ ngx_w=$(pgrep -P "$ngx_pid" | head -1)
 [ -n "$ngx_w" ] || { echo "bench-appliance: no nginx worker" >&2; exit 1; }
 a_wait=0 n_wait=0 runs=0
 echo "| format | conns | ffn-shard req/s | p50 ms | p99 ms | nginx req/s |" \
-	"p50 ms | p99 ms | req/s ratio | p99 ratio |"
-echo "|---|---|---|---|---|---|---|---|---|---|"
+	"p50 ms | p99 ms | req/s ratio | p99 ratio | waited % |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|"
 for fmt in f32 f16 i8; do
 	case $fmt in
 	f32) accept=application/x-larql-ffn ;;
@@ -189,23 +196,26 @@ for fmt in f32 f16 i8; do
 		read -r a_rps a_p50 a_p99 a_err < <(FSB_BODY="$dir/req.bin" \
 			FSB_ACCEPT="$accept" run_wrk "$ns_a" "$c" \
 			http://198.18.4.2:8080/v1/walk-ffn "$dir/post.lua")
-		a_wait=$((a_wait + $(qwait "$app_pid") - q0))
+		aw=$(($(qwait "$app_pid") - q0))
 		kill -STOP "$app_pid"
 		q0=$(qwait "$ngx_w")
-		read -r n_rps n_p50 n_p99 n_err < <(run_wrk "$ns_c" "$c" \
-			"http://198.18.4.130:8080/$fmt.bin")
-		n_wait=$((n_wait + $(qwait "$ngx_w") - q0))
+		read -r n_rps n_p50 n_p99 n_err < <(FSB_BODY="$dir/req.bin" \
+			FSB_ACCEPT="$accept" run_wrk "$ns_c" "$c" \
+			"http://198.18.4.130:8080/$fmt.bin" "$dir/post.lua")
+		nw=$(($(qwait "$ngx_w") - q0))
 		kill -CONT "$app_pid"
-		runs=$((runs + 1))
+		a_wait=$((a_wait + aw)) n_wait=$((n_wait + nw)) runs=$((runs + 1))
 		# Both ratios > 1 when ffn-shard does better.
 		awk -v f="$fmt" -v c="$c" -v ar="$a_rps" -v a5="$a_p50" \
 			-v a9="$a_p99" -v nr="$n_rps" -v n5="$n_p50" \
-			-v n9="$n_p99" 'BEGIN {
+			-v n9="$n_p99" -v aw="$aw" -v nw="$nw" -v s="$secs" \
+			'BEGIN {
 			printf "| %s | %s | %s | %s | %s | %s | %s | %s | ", \
 				f, c, ar, a5, a9, nr, n5, n9
-			printf "%s | %s |\n", \
+			printf "%s | %s | %d / %d |\n", \
 				(ar + 0 && nr + 0) ? sprintf("%.2f", ar / nr) : "?", \
-				(a9 + 0 && n9 + 0) ? sprintf("%.2f", n9 / a9) : "?"
+				(a9 + 0 && n9 + 0) ? sprintf("%.2f", n9 / a9) : "?", \
+				aw / (s * 1e7), nw / (s * 1e7)
 		}'
 		if [ -n "$a_err" ]; then
 			echo "<!-- ffn-shard errors: $a_err -->"
@@ -216,29 +226,13 @@ for fmt in f32 f16 i8; do
 	done
 done
 
-# nginx at 1 connection sleeps in epoll_wait between requests and core 0
-# halts; the appliance never sleeps. A SCHED_IDLE spinner on core 0 keeps
-# the core out of idle (any woken task preempts it at once), so the p50
-# difference is what a wake-up costs nginx per request.
-kill -STOP "$app_pid"
-read -r i_rps i_p50 i_p99 _ < <(run_wrk "$ns_c" 1 \
-	"http://198.18.4.130:8080/f32.bin")
-chrt -i 0 taskset -c 0 timeout $((secs + 30)) sh -c 'while :; do :; done' &
-spin_pid=$!
-read -r s_rps s_p50 s_p99 _ < <(run_wrk "$ns_c" 1 \
-	"http://198.18.4.130:8080/f32.bin")
-kill "$spin_pid"
-wait "$spin_pid" 2>/dev/null || true
-spin_pid=
-kill -CONT "$app_pid"
 tot=$((runs * secs * 10000000))
 echo
 echo "Servers run one at a time on core 0 (ffn-shard stopped while nginx is" \
-	"measured); they waited $((a_wait / tot))% (ffn-shard) and" \
+	"measured, POSTed the same request); they waited $((a_wait / tot))%" \
+	"(ffn-shard) and" \
 	"$((n_wait / tot))% (nginx) of their runs for core 0 (other load on the" \
-	"machine). p99 ratio = nginx p99 / ffn-shard p99."
-echo "At 1 connection req/s is 1 / mean latency, so that row compares the" \
-	"latency of one request, not capacity (the 64-connection rows):" \
-	"ffn-shard busy-polls core 0, nginx is woken per request; with core 0" \
-	"kept out of idle nginx f32 went from p50 $i_p50 ms ($i_rps req/s) to" \
-	"$s_p50 ms ($s_rps req/s)."
+	"machine; per row in \"waited %\", ffn-shard / nginx: a row where" \
+	"either waited is disturbed). p99 ratio = nginx p99 / ffn-shard p99."
+echo "At 1 connection req/s is 1 / mean latency: that row compares the" \
+	"latency of one request at a time, the 64-connection rows capacity."
