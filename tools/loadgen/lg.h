@@ -27,6 +27,7 @@
 #include "lg_frame.h"
 #include "lg_hist.h"
 #include "lg_http.h"
+#include "lg_sched.h"
 #include "net.h"
 #include "tcp.h"
 
@@ -113,7 +114,8 @@ struct lg_conn {
 	struct tcp_conn *tc;
 	bool busy;		/**< a request is outstanding */
 	const struct lg_req *req;
-	uint64_t sched_ns;	/**< when the request was due (latency origin) */
+	uint64_t sched_ns;	/**< when the request was due (latency origin,
+				 *   lg_origin_sent) */
 	uint64_t deadline_ns;	/**< timeout of the request or connect */
 	uint64_t retry_ns;	/**< no reconnect before */
 	uint32_t chk_i;		/**< next body check */
@@ -127,8 +129,7 @@ struct lg_client {
 	bool active;		/**< a token is in progress */
 	bool want_send;		/**< step due, waiting for its connection */
 	unsigned int step;
-	uint64_t tok_sched_ns;
-	uint64_t step_sched_ns;
+	struct lg_origin orig;	/**< latency origins (lg_sched.h) */
 	uint64_t restart_ns;	/**< closed loop: next token not before */
 	unsigned int nconn;
 	struct lg_conn *conn;

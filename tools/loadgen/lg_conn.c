@@ -163,21 +163,23 @@ conn_response(struct lg_conn *k)
 			if (worst > LGW->win.body_worst)
 				LGW->win.body_worst = worst;
 		}
-		lg_hist_record(&LGW->win.req_lat, now - k->sched_ns);
+		lg_hist_record(&LGW->win.req_lat,
+			       lg_latency(k->sched_ns, now));
 	}
 	/* The progress line covers the warm-up too. */
-	lg_hist_record(&LGW->run_lat, now - k->sched_ns);
+	lg_hist_record(&LGW->run_lat, lg_latency(k->sched_ns, now));
 	LGW->all.requests++;
 	if (!r->keep_alive)
 		conn_drop(k, -1, false, 0);
 	if (++cl->step < lg.nsteps) {
-		cl->step_sched_ns = now;
+		lg_origin_next_step(&cl->orig, now);
 		client_send(cl);
 		return;
 	}
 	if (LGW->recording) {
 		LGW->win.tokens++;
-		lg_hist_record(&LGW->win.tok_lat, now - cl->tok_sched_ns);
+		lg_hist_record(&LGW->win.tok_lat,
+			       lg_latency(cl->orig.tok, now));
 	}
 	LGW->all.tokens++;
 	client_idle(cl, now);
@@ -339,7 +341,7 @@ client_send(struct lg_client *cl)
 	tcp_flush(k->tc);
 	k->busy = true;
 	k->req = q;
-	k->sched_ns = cl->step_sched_ns;
+	k->sched_ns = lg_origin_sent(&cl->orig, LGW->now);
 	k->deadline_ns = LGW->now + lg.timeout_ns;
 	k->chk_i = 0;
 	k->bad = -1;
@@ -357,8 +359,7 @@ lg_client_start(struct lg_client *cl, uint64_t sched_ns)
 {
 	cl->active = true;
 	cl->step = 0;
-	cl->tok_sched_ns = sched_ns;
-	cl->step_sched_ns = sched_ns;
+	lg_origin_token(&cl->orig, sched_ns);
 	client_send(cl);
 }
 

@@ -293,14 +293,14 @@ worker_run(void *arg)
 	uint64_t start = run_start_ns, warm_end = start + lg.warmup_ns;
 	uint64_t end = warm_end + lg.duration_ns, next_hk = start;
 	uint64_t next_sec = start + 1000000000ull;
-	uint64_t period = w->rate > 0 ? (uint64_t)(1e9 / w->rate) : 0;
-	/* The lcores' schedules interleave rather than coincide. */
-	uint64_t next_sched = start + period * w->idx / lg.nworkers;
+	struct lg_sched sched;
+	uint64_t due;
 	bool main_lcore = w->idx == 0;
 	uint64_t drain_end;
 	unsigned int sec = 0;
 
 	RTE_PER_LCORE(lg_w) = w;
+	lg_sched_init(&sched, start, w->rate, w->idx, lg.nworkers);
 	lg_hist_reset(&w->win.req_lat);
 	lg_hist_reset(&w->win.tok_lat);
 	lg_hist_reset(&w->run_lat);
@@ -325,16 +325,12 @@ worker_run(void *arg)
 			break;
 		/* Open loop: every due token starts as soon as a client is
 		 * free, stamped with its schedule, so queueing counts. */
-		while (period && next_sched <= now && w->nidle > 0) {
-			lg_client_start(&w->clients[w->idle[--w->nidle]],
-					next_sched);
-			next_sched += period;
-		}
+		while (w->nidle > 0 && lg_sched_take(&sched, now, &due))
+			lg_client_start(&w->clients[w->idle[--w->nidle]], due);
 		if (now >= next_hk) {
 			lg_housekeep(now);
 			next_hk = now + 1000000ull;
-			w->backlog = period == 0 || next_sched > now ? 0 :
-				     (now - next_sched) / period + 1;
+			w->backlog = lg_sched_backlog(&sched, now);
 		}
 		if (main_lcore && now >= next_sec) {
 			/* A second that began before the window: warm-up. */

@@ -4,7 +4,8 @@
 
 /* ffn-loadgen's plain-C parts: the HTTP response parser fed in every
  * possible split, the expected-frame checks against spec/wire.md §8's
- * worked frames, and the histogram's bucket bounds and percentiles. */
+ * worked frames, the histogram's bucket bounds and percentiles, and the
+ * open-loop latency accounting against a stalled server (virtual clock). */
 
 #include <errno.h>
 #include <setjmp.h>
@@ -20,6 +21,7 @@
 #include "lg_frame.h"
 #include "lg_hist.h"
 #include "lg_http.h"
+#include "lg_sched.h"
 
 static const char resp_f16[] =
 	"HTTP/1.1 200 OK\r\n"
@@ -434,6 +436,152 @@ test_hist_since(void **state)
 	assert_int_equal(lg_hist_pct(&d, 50), 0);
 }
 
+/*
+ * Open loop, coordinated omission: one lcore's schedule of 1000 tokens/s
+ * (one due every SIM_PERIOD), 4 clients, 2 fan-out steps per token, driven
+ * through lg_sched/lg_origin exactly as lg_run.c and lg_conn.c drive them,
+ * on a virtual clock.  The server answers SIM_SVC after a request arrives,
+ * except that it stalls over [SIM_STALL_A, SIM_STALL_B): what it would
+ * have answered then is answered at SIM_STALL_B.  During the stall the 4
+ * clients are soon all waiting and later tokens fall due with no client to
+ * send them; they go out after the stall.  Their latency must still run
+ * from their schedule: every token (and its first request) scheduled in
+ * the stall shows the rest of the stall, not only the 4 on the wire.
+ */
+#define SIM_PERIOD 1000000ull		/* 1 ms: 1000 tokens/s */
+#define SIM_SVC 100000ull		/* 100 us per request */
+#define SIM_STALL_A 10500000ull
+#define SIM_STALL_B 30500000ull
+#define SIM_END 60000000ull
+#define SIM_TICK 10000ull		/* the poll loop's clock step */
+#define SIM_CLIENTS 4
+#define SIM_STEPS 2
+#define SIM_TOKENS (SIM_END / SIM_PERIOD + 1)
+
+struct sim_client {
+	struct lg_origin orig;
+	unsigned int step, tok;
+	uint64_t sent_origin;	/* the outstanding request's (k->sched_ns) */
+	uint64_t answer_at;
+};
+
+static uint64_t
+sim_answer(uint64_t sent)
+{
+	uint64_t t = sent + SIM_SVC;
+
+	return t >= SIM_STALL_A && t < SIM_STALL_B ? SIM_STALL_B : t;
+}
+
+static void
+sim_send(struct sim_client *c, uint64_t now)
+{
+	c->sent_origin = lg_origin_sent(&c->orig, now);
+	c->answer_at = sim_answer(now);
+}
+
+static void
+test_open_loop_stall(void **state)
+{
+	static uint64_t tok_lat[SIM_TOKENS], req0_lat[SIM_TOKENS];
+	static struct lg_hist req_h, tok_h;
+	struct sim_client cl[SIM_CLIENTS];
+	unsigned int idle[SIM_CLIENTS], nidle = 0, i, t, stalled = 0;
+	struct lg_sched s;
+	uint64_t now, due;
+
+	(void)state;
+	memset(cl, 0, sizeof(cl));
+	memset(tok_lat, 0, sizeof(tok_lat));
+	lg_hist_reset(&req_h);
+	lg_hist_reset(&tok_h);
+	for (i = 0; i < SIM_CLIENTS; i++)
+		idle[nidle++] = i;
+	lg_sched_init(&s, 0, 1e9 / SIM_PERIOD, 0, 1);
+	for (now = 0; now <= SIM_END; now += SIM_TICK) {
+		/* Answers (conn_response). */
+		for (i = 0; i < SIM_CLIENTS; i++) {
+			struct sim_client *c = &cl[i];
+			uint64_t lat;
+
+			if (c->answer_at == 0 || c->answer_at > now)
+				continue;
+			c->answer_at = 0;
+			lat = lg_latency(c->sent_origin, now);
+			lg_hist_record(&req_h, lat);
+			if (c->step == 0)
+				req0_lat[c->tok] = lat;
+			if (++c->step < SIM_STEPS) {
+				lg_origin_next_step(&c->orig, now);
+				sim_send(c, now);
+				continue;
+			}
+			tok_lat[c->tok] = lg_latency(c->orig.tok, now);
+			lg_hist_record(&tok_h, tok_lat[c->tok]);
+			idle[nidle++] = i;
+		}
+		/* Due tokens start on free clients (worker_run). */
+		while (nidle > 0 && lg_sched_take(&s, now, &due)) {
+			struct sim_client *c = &cl[idle[--nidle]];
+
+			assert_true(due <= now);
+			assert_int_equal(due % SIM_PERIOD, 0);
+			lg_origin_token(&c->orig, due);
+			c->step = 0;
+			c->tok = (unsigned int)(due / SIM_PERIOD);
+			sim_send(c, now);
+		}
+		/* Mid-stall: tokens 11-14 hold the 4 clients, 15-25 wait. */
+		if (now == 25000000ull)
+			assert_int_equal(lg_sched_backlog(&s, now), 11);
+	}
+	for (t = 0; t < SIM_TOKENS; t++) {
+		uint64_t due_t = (uint64_t)t * SIM_PERIOD;
+
+		if (due_t + SIM_STEPS * SIM_SVC <= SIM_STALL_A) {
+			/* Before the stall: just the two answers. */
+			assert_int_equal(tok_lat[t], SIM_STEPS * SIM_SVC);
+			assert_int_equal(req0_lat[t], SIM_SVC);
+		} else if (due_t >= SIM_STALL_A && due_t < SIM_STALL_B) {
+			/* Scheduled in the stall: waited for the rest of it,
+			 * whether it was on the wire or still due. */
+			assert_true(req0_lat[t] >= SIM_STALL_B - due_t);
+			assert_true(tok_lat[t] >= SIM_STALL_B - due_t +
+					(SIM_STEPS - 1) * SIM_SVC);
+			stalled++;
+		}
+	}
+	assert_int_equal(stalled, 20);		/* tokens 11..30 */
+	/* The histograms hold it too: 20 of the tokens took > 1 ms, the
+	 * worst (token 11) the stall's 19.5 ms plus its answers. */
+	assert_true(tok_h.max >= SIM_STALL_B - 11 * SIM_PERIOD);
+	assert_true(tok_h.count >= 55 && tok_h.count <= SIM_TOKENS);
+	assert_true(lg_hist_pct(&tok_h, 100.0 * (tok_h.count - 20.5) /
+				tok_h.count) <= SIM_PERIOD);
+	assert_true(lg_hist_pct(&tok_h, 100.0 * (tok_h.count - 19.5) /
+				tok_h.count) > SIM_PERIOD);
+	assert_int_equal(req_h.count, SIM_STEPS * tok_h.count);
+}
+
+/* The schedule itself: lcores interleave; closed loop is never due. */
+static void
+test_sched(void **state)
+{
+	struct lg_sched s;
+	uint64_t due = 0;
+
+	(void)state;
+	lg_sched_init(&s, 1000, 1000.0, 1, 4);	/* 1 ms period, 1/4 late */
+	assert_false(lg_sched_take(&s, 1000 + 249999, &due));
+	assert_int_equal(lg_sched_backlog(&s, 1000 + 249999), 0);
+	assert_true(lg_sched_take(&s, 5000000, &due));
+	assert_int_equal(due, 251000);		/* its schedule, not now */
+	assert_int_equal(lg_sched_backlog(&s, 5000000), 4);
+	lg_sched_init(&s, 1000, 0, 0, 1);
+	assert_false(lg_sched_take(&s, ~0ull, &due));
+	assert_int_equal(lg_sched_backlog(&s, ~0ull), 0);
+}
+
 int
 main(void)
 {
@@ -447,6 +595,8 @@ main(void)
 		cmocka_unit_test(test_hist_buckets),
 		cmocka_unit_test(test_hist_percentiles),
 		cmocka_unit_test(test_hist_since),
+		cmocka_unit_test(test_sched),
+		cmocka_unit_test(test_open_loop_stall),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -3,7 +3,7 @@
 # Copyright(c) 2026 ffn-shard authors
 #
 # End-to-end test of ffn-client and ffn-bench against pyref/server.py over
-# kernel sockets on 127.0.0.1 (ports 18200-18209). Needs no root.
+# kernel sockets on 127.0.0.1 (ports 18200-18211). Needs no root.
 #
 #   tests/e2e/pyref/test_tools.sh BUILD_DIR
 #
@@ -16,13 +16,20 @@
 # - negotiation: i8 asked of a server without LARQL_I8_WIRE answers f16;
 # - the §6 JSON path; 30 requests on one kept-alive connection;
 # - a §4 error comes back as a non-zero exit with the status;
-# - ffn-bench over two shards with --assert-topk-match.
+# - ffn-bench over two shards with --assert-topk-match;
+# - ffn-bench's f16-range flag: an outlier model (layer 1's W_down x 1e5)
+#   has layer 1 flagged "<- beyond f16 range" and non-finite f16 residual
+#   values, the ordinary models nothing;
+# - a model written by mkvindex --vocab: embeddings.bin [vocab, hidden] f32
+#   (size, values), used by ffn-bench as REAL embeddings, and the f32 token
+#   stream ffn-bench decodes with it recomputed here in float64.
 set -u
 BUILD=${1:-build}
 PY=${PYTHON:-/usr/bin/python3}
 HERE=$(cd "$(dirname "$0")" && pwd)
 CLIENT=$BUILD/tools/client/ffn-client
 BENCH=$BUILD/tools/client/ffn-bench
+MKVINDEX=$BUILD/tools/mkvindex/mkvindex
 TMP=$(mktemp -d /tmp/ffn-tools-e2e.XXXXXX)
 PIDS=()
 FAILS=0
@@ -64,7 +71,7 @@ bound() {
 	esac
 }
 
-for x in "$CLIENT" "$BENCH"; do
+for x in "$CLIENT" "$BENCH" "$MKVINDEX"; do
 	[ -x "$x" ] || { echo "missing $x (build first)"; exit 1; }
 done
 
@@ -175,6 +182,14 @@ for fam in llama gemma3; do
 	else
 		bad "bench $fam f16"; echo "$out"
 	fi
+	# Values of ordinary size: no layer flagged, nothing non-finite.
+	if ! echo "$out" | grep -q 'beyond f16 range *$' &&
+	   [ "$(echo "$out" | awk '$1 == "f16" && $2 == "f16" {print $NF}')" = 0 ]
+	then
+		ok "bench $fam: no layer flagged beyond the f16 range"
+	else
+		bad "bench $fam: flagged beyond f16 range"; echo "$out"
+	fi
 	out=$(timeout 60 "$BENCH" --ffn "$layout" --steps 12 --vocab 256 \
 		--wire f32,i8 --assert-topk-match 1 2>&1)
 	if [ $? -eq 0 ] && echo "$out" | grep -q 'SYNTHETIC embeddings' &&
@@ -193,6 +208,99 @@ if [ $? -eq 1 ] && echo "$out" | grep -q 'top-20 set differs'; then
 	ok "bench: --assert-topk-match exits 1 when a top-K set differs"
 else
 	bad "bench: --assert-topk-match did not fire"; echo "$out"
+fi
+
+# f16 range (design note's early-layer concern): layer 1's W_down x 1e5
+# pushes its FFN output past 65504; f16 turns those into Inf (§5.3, no
+# clamping) and the residual is lost from layer 1 on.
+"$PY" "$HERE/mkmodel.py" random "$TMP/outlier" --hidden 128 --features 384 \
+	--layers 4 --seed 21 --vocab 400 --model-type llama \
+	--down-scale 1:100000 >/dev/null
+serve $port "$TMP/outlier" ""
+out=$(timeout 60 "$BENCH" --ffn "0-3=http://127.0.0.1:$port" \
+	--model "$TMP/outlier" --steps 8 --wire f32,f16 2>&1)
+rc=$?
+port=$((port + 1))
+# Layer rows: "layer mean|h| max|y| y>f16 h>f16 ...": $4 is y>f16.
+l0=$(echo "$out" | grep -E '^ +0  ')
+l1=$(echo "$out" | grep -E '^ +1  ')
+nf32=$(echo "$out" | awk '$1 == "f32" && $2 == "f32" {print $NF}')
+nf16=$(echo "$out" | awk '$1 == "f16" && $2 == "f16" {print $NF}')
+if [ $rc -eq 0 ] && echo "$l1" | grep -q '<- beyond f16 range$' &&
+   [ "$(echo "$l1" | awk '{print $4}')" -gt 0 ] &&
+   ! echo "$l0" | grep -q 'beyond f16' && [ "$nf32" = 0 ] &&
+   [ "${nf16:-0}" -gt 0 ] && echo "$l1" | grep -q '![0-9]* non-finite'; then
+	ok "bench outlier: layer 1 flagged beyond f16 range, $nf16 non-finite f16 values, f32 none"
+else
+	bad "bench outlier: f16 range not flagged (rc $rc)"; echo "$out"
+fi
+
+# mkvindex --vocab: embeddings.bin is [vocab, hidden] f32, raw little-endian
+# with no header (vindex.md: every binary file), N(0, 1) with mkvindex's
+# few large-magnitude channels 10x (tools/mkvindex/vindex_write.h).
+V=400 HID=128
+"$MKVINDEX" --hidden $HID --intermediate 384 --layers 4 --seed 5 \
+	--vocab $V --family gemma3 "$TMP/mkv" >/dev/null
+if "$PY" - "$TMP/mkv" $V $HID <<'PYEOF'
+import json, os, sys
+import numpy as np
+d, V, H = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+p = os.path.join(d, "embeddings.bin")
+idx = json.load(open(os.path.join(d, "index.json")))
+assert os.path.getsize(p) == V * H * 4, os.path.getsize(p)
+assert idx["vocab_size"] == V and idx["hidden_size"] == H, idx
+E = np.fromfile(p, "<f4").reshape(V, H)
+assert np.isfinite(E).all()
+assert len(np.unique(E, axis=0)) == V, "rows repeat"
+sd, mu = E.std(axis=0), E.mean(axis=0)
+big = sd > 5
+assert 1 <= big.sum() <= 3, sd
+assert ((sd[big] > 8) & (sd[big] < 12)).all(), sd[big]
+assert ((sd[~big] > 0.85) & (sd[~big] < 1.15)).all(), sd[~big]
+assert (abs(mu[~big]) < 0.25).all(), mu[~big]
+PYEOF
+then
+	ok "mkvindex --vocab $V: embeddings.bin is [$V, $HID] f32, N(0,1) with 10x channels"
+else
+	bad "mkvindex --vocab: embeddings.bin"
+fi
+serve $port "$TMP/mkv" ""
+out=$(timeout 60 "$BENCH" --ffn "0-3=http://127.0.0.1:$port" \
+	--model "$TMP/mkv" --steps 8 --wire f32,f16 \
+	--assert-topk-match 1 2>&1)
+rc=$?
+port=$((port + 1))
+toks=$(echo "$out" | sed -n 's/^tokens (f32): //p')
+# ffn-bench's decode loop (docs/ACCURACY.md) in float64 on pyref's reader:
+# h = E[1]; h += FFN_L(rmsnorm(h)) per layer; argmax of E . rmsnorm(h)
+# over the tokens not yet generated.
+want=$("$PY" - "$TMP/mkv" "$HERE" <<'PYEOF'
+import sys
+import numpy as np
+sys.path.insert(0, sys.argv[2])
+import ffn, vindex
+v = vindex.load(sys.argv[1])
+E = v.embeddings().astype(np.float64)
+rms = lambda h: h / np.sqrt((h * h).mean() + 1e-6)
+toks = [1]
+for s in range(8):
+    h = E[toks[-1]].copy()
+    for L in range(v.num_layers):
+        G, U, D = v.weights[L]
+        h += ffn.compute64(G, U, D, rms(h), v.activation)[0]
+    logit = E @ rms(h)
+    logit[toks] = -np.inf
+    toks.append(int(np.argmax(logit)))
+print(" ".join(map(str, toks)))
+PYEOF
+)
+if [ $rc -eq 0 ] &&
+   echo "$out" | grep -q "vocab $V, REAL embeddings.bin of the vindex" &&
+   [ -n "$toks" ] && [ "$toks" = "$want" ]; then
+	ok "bench on mkvindex --vocab model: REAL embeddings, f32 tokens $toks as recomputed"
+else
+	bad "bench on mkvindex --vocab model (rc $rc, tokens '$toks', want '$want')"
+	echo "$out"
 fi
 
 echo "$FAILS failure(s)"

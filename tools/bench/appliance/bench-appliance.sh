@@ -4,10 +4,23 @@
 #
 # The appliance against the best a kernel HTTP server does here (issue 5):
 # wrk, in a namespace, POSTs LARQL requests to ffn-shard on net_tap, then
-# GETs a file of the same size as each response from nginx (Debian) across
-# a veth pair, one connection and 64, per wire format. Both servers get one
-# core (core 0: the appliance's lcore, nginx's single worker); wrk runs on
-# core 1. Prints one Markdown table, ratios measured in this run.
+# the same request to nginx (Debian) across a veth pair, which answers with
+# a file of the same size as each response: one connection and 64, per wire
+# format. Both servers get one core (core 0: the appliance's lcore, nginx's
+# single worker); wrk runs on core 1. Prints one Markdown table, ratios
+# measured in this run.
+#
+# One server at a time: the appliance's lcore busy-polls core 0 even with
+# no traffic, so it is stopped (SIGSTOP) while nginx is measured. Left
+# running (before 2026-12-02 23:40) it took half of core 0 from nginx,
+# whose worker waited 46-50% of its runs for the poller's time slice (f32,
+# 3 s runs, quiet machine, side by side): nginx at 1 connection 5.1-5.4k
+# req/s, p99 3.3-4.6 ms, against 13-21k req/s, p99 0.12 ms with it
+# stopped; at 64 connections 19.6k against 40k req/s (59k with
+# open_file_cache, below; 49k when POSTed the appliance's 4 KiB request
+# rather than a GET). Not a wake-up cost: a SCHED_IDLE spinner keeping
+# core 0 out of idle did not make nginx faster (1 connection p50 69-81 us
+# against 37-79 us).
 #
 # The model has hidden 1024 (the response sizes of a 1024-wide model) and
 # intermediate 16 (192 KiB of weights, a few microseconds of compute), so
@@ -28,6 +41,7 @@ app_pid=
 ngx_pid=
 
 cleanup() {
+	[ -n "$app_pid" ] && kill -CONT "$app_pid" 2>/dev/null
 	[ -n "$app_pid" ] && kill -TERM "$app_pid" 2>/dev/null && \
 		wait "$app_pid" 2>/dev/null
 	[ -n "$ngx_pid" ] && kill -TERM "$ngx_pid" 2>/dev/null
@@ -97,9 +111,16 @@ error_log $dir/ngx/error.log;
 events { worker_connections 4096; }
 http {
 	access_log off;
+	# The file from the page cache by sendfile, its descriptor kept open:
+	# 4 system calls per request (epoll_wait, recvfrom, writev of the
+	# head, sendfile), not 7 (openat, fstat, close; strace -c). No Nagle
+	# delay; no tcp_nopush (2 more setsockopt per request).
 	sendfile on;
 	tcp_nodelay on;
+	open_file_cache max=16 inactive=600s;
+	open_file_cache_valid 600s;
 	keepalive_requests 1000000;
+	keepalive_timeout 600s;
 	client_body_temp_path $dir/ngx;
 	proxy_temp_path $dir/ngx;
 	fastcgi_temp_path $dir/ngx;
@@ -108,6 +129,9 @@ http {
 	server {
 		listen 198.18.4.130:8080;
 		root $dir/www;
+		# POST the request the appliance gets (same bytes both ways):
+		# the static module refuses POST with 405; serve the file.
+		error_page 405 =200 \$uri;
 	}
 }
 CONF
@@ -135,24 +159,32 @@ wrk.headers["Content-Type"] = "application/x-larql-ffn"
 wrk.headers["Accept"] = os.getenv("FSB_ACCEPT")
 LUA
 
-# wrk prints "Requests/sec: N" and, with --latency, "99%  X(us|ms|s)".
-run_wrk() { # ns conns url [lua]
-	local out
-	out=$(ip netns exec "$1" taskset -c 1 wrk -t1 -c"$2" -d"${secs}s" \
-		--latency ${4:+-s "$4"} "$3" 2>&1)
-	local rps p99 errs
-	rps=$(awk '/Requests\/sec/ {print $2}' <<<"$out")
-	p99=$(awk '$1 == "99%" {print $2}' <<<"$out")
-	errs=$(awk '/Non-2xx|Socket errors/ {print}' <<<"$out" | tr '\n' ' ')
-	echo "$rps ${p99:-?} ${errs:-}"
+# wrk prints "Requests/sec: N" and, with --latency, "50%  X(us|ms|s)".
+# run_wrk NS CONNS URL [LUA] prints "req/s p50_ms p99_ms errors...".
+run_wrk() {
+	ip netns exec "$1" taskset -c 1 wrk -t1 -c"$2" -d"${secs}s" \
+		--latency ${4:+-s "$4"} "$3" 2>&1 | awk '
+	function ms(v, u) {
+		u = v; sub(/^[0-9.]+/, "", u)
+		return (v + 0) * (u == "us" ? 1e-3 : u == "s" ? 1e3 : 1)
+	}
+	/Requests\/sec/ { r = $2 }
+	$1 == "50%" { a = ms($2) }
+	$1 == "99%" { b = ms($2) }
+	/Non-2xx|Socket errors/ { e = e " " $0 }
+	END { printf "%s %.3f %.3f%s\n", r ? r : "?", a, b, e }'
 }
 
-to_ms() { # "123.45us" -> 0.123
-	/usr/bin/python3 -c "import re,sys;v=sys.argv[1];m=re.match(r'([0-9.]+)(us|ms|s)',v);print('?' if not m else round(float(m[1])*{'us':1e-3,'ms':1,'s':1e3}[m[2]],3))" "$1"
-}
+# Run-queue wait of a server's thread over its runs (/proc/PID/schedstat,
+# ns): the share of core 0 other processes of this shared machine took.
+qwait() { awk '{print $2}' /proc/"$1"/schedstat; }
 
-echo "| format | conns | ffn-shard req/s | p99 ms | nginx req/s | p99 ms | req/s ratio |"
-echo "|---|---|---|---|---|---|---|"
+ngx_w=$(pgrep -P "$ngx_pid" | head -1)
+[ -n "$ngx_w" ] || { echo "bench-appliance: no nginx worker" >&2; exit 1; }
+a_wait=0 n_wait=0 runs=0
+echo "| format | conns | ffn-shard req/s | p50 ms | p99 ms | nginx req/s |" \
+	"p50 ms | p99 ms | req/s ratio | p99 ratio | waited % |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|"
 for fmt in f32 f16 i8; do
 	case $fmt in
 	f32) accept=application/x-larql-ffn ;;
@@ -160,13 +192,31 @@ for fmt in f32 f16 i8; do
 	i8) accept=application/x-larql-ffn-i8 ;;
 	esac
 	for c in 1 64; do
-		read -r a_rps a_p99 a_err < <(FSB_BODY="$dir/req.bin" \
+		q0=$(qwait "$app_pid")
+		read -r a_rps a_p50 a_p99 a_err < <(FSB_BODY="$dir/req.bin" \
 			FSB_ACCEPT="$accept" run_wrk "$ns_a" "$c" \
 			http://198.18.4.2:8080/v1/walk-ffn "$dir/post.lua")
-		read -r n_rps n_p99 n_err < <(run_wrk "$ns_c" "$c" \
-			"http://198.18.4.130:8080/$fmt.bin")
-		ratio=$(/usr/bin/python3 -c "import sys;a,b=sys.argv[1:];print(f'{float(a)/float(b):.2f}' if a and b else '?')" "$a_rps" "$n_rps")
-		echo "| $fmt | $c | $a_rps | $(to_ms "$a_p99") | $n_rps | $(to_ms "$n_p99") | $ratio |"
+		aw=$(($(qwait "$app_pid") - q0))
+		kill -STOP "$app_pid"
+		q0=$(qwait "$ngx_w")
+		read -r n_rps n_p50 n_p99 n_err < <(FSB_BODY="$dir/req.bin" \
+			FSB_ACCEPT="$accept" run_wrk "$ns_c" "$c" \
+			"http://198.18.4.130:8080/$fmt.bin" "$dir/post.lua")
+		nw=$(($(qwait "$ngx_w") - q0))
+		kill -CONT "$app_pid"
+		a_wait=$((a_wait + aw)) n_wait=$((n_wait + nw)) runs=$((runs + 1))
+		# Both ratios > 1 when ffn-shard does better.
+		awk -v f="$fmt" -v c="$c" -v ar="$a_rps" -v a5="$a_p50" \
+			-v a9="$a_p99" -v nr="$n_rps" -v n5="$n_p50" \
+			-v n9="$n_p99" -v aw="$aw" -v nw="$nw" -v s="$secs" \
+			'BEGIN {
+			printf "| %s | %s | %s | %s | %s | %s | %s | %s | ", \
+				f, c, ar, a5, a9, nr, n5, n9
+			printf "%s | %s | %d / %d |\n", \
+				(ar + 0 && nr + 0) ? sprintf("%.2f", ar / nr) : "?", \
+				(a9 + 0 && n9 + 0) ? sprintf("%.2f", n9 / a9) : "?", \
+				aw / (s * 1e7), nw / (s * 1e7)
+		}'
 		if [ -n "$a_err" ]; then
 			echo "<!-- ffn-shard errors: $a_err -->"
 		fi
@@ -175,3 +225,14 @@ for fmt in f32 f16 i8; do
 		fi
 	done
 done
+
+tot=$((runs * secs * 10000000))
+echo
+echo "Servers run one at a time on core 0 (ffn-shard stopped while nginx is" \
+	"measured, POSTed the same request); they waited $((a_wait / tot))%" \
+	"(ffn-shard) and" \
+	"$((n_wait / tot))% (nginx) of their runs for core 0 (other load on the" \
+	"machine; per row in \"waited %\", ffn-shard / nginx: a row where" \
+	"either waited is disturbed). p99 ratio = nginx p99 / ffn-shard p99."
+echo "At 1 connection req/s is 1 / mean latency: that row compares the" \
+	"latency of one request at a time, the 64-connection rows capacity."
