@@ -75,12 +75,15 @@
  * almost entirely under FMAs running at >= 90% of peak.
  */
 #ifndef MV_NF
-#define MV_NF(R) 4u
+#define MV_NF(R) 6u
 #define MV_NR 4u
 #endif
 #ifndef DN_NW
 #define DN_NW(R) ((R) == 1 ? 8u : 4u)
 #define DN_NR 4u
+#endif
+#ifndef DN8_NW
+#define DN8_NW 3
 #endif
 
 #define KNAME ffn_kernels_avx512
