@@ -75,7 +75,7 @@
  * almost entirely under FMAs running at >= 90% of peak.
  */
 #ifndef MV_NF
-#define MV_NF(R) 6u
+#define MV_NF(R) ((R) <= 2 ? 4u : 6u)
 #define MV_NR 4u
 #endif
 #ifndef DN_NW
