@@ -85,6 +85,9 @@
 #ifndef DN8_NW
 #define DN8_NW 3
 #endif
+#ifndef MV_PFN
+#define MV_PFN 1
+#endif
 
 #define KNAME ffn_kernels_avx512
 #define KISA FFN_ISA_AVX512

@@ -52,8 +52,25 @@ ldw_t(const uint8_t *row, size_t h, unsigned n, int f16)
 }
 
 /*
+ * f16 weights, two or more row blocks: the first block reads the tile's
+ * weights from DRAM and the later ones re-read them from cache, so with
+ * MV_PFD prefetching DRAM was busy in the first block and idle after it.
+ * Instead every block prefetches its share of the next tile's rows (the
+ * next row of each chunk, contiguous with the current one), one line at
+ * a time spread evenly over its h loop, so the weight streams flow at an
+ * even rate while the FMAs run. Measured (8 rows, gate alone,
+ * interleaved runs against MV_PFD in block 0): see ffn_kern_avx512.c.
+ * f32 keeps MV_PFD (the spread prefetch measured 1.03-1.15x there), and
+ * so does AVX2 (not measured there): MV_PFN is set by ffn_kern_avx512.c.
+ */
+#ifndef MV_PFN
+#define MV_PFN 0
+#endif
+
+/*
  * out[j * ostride + i * fs] = W_i . x[j] for NF weight rows W_i rs bytes
- * apart and NR input rows.
+ * apart and NR input rows. pf = nb << 8 | b: row block b of nb (nb 0: no
+ * prefetch); the next tile's rows start rs / fs bytes after these.
  */
 AI void
 mv_tile(const uint8_t *w, size_t rs, unsigned H, int f16,
@@ -63,6 +80,9 @@ mv_tile(const uint8_t *w, size_t rs, unsigned H, int f16,
 	/* fixed sizes, not VLAs, so the arrays live in registers */
 	V acc[8][8];
 	const float *xr[8];
+	const size_t es = f16 ? 2 : 4, b = pf & 255, nb = (size_t)pf >> 8;
+	const int spread = MV_PFN && f16 && nb >= 2;
+	const size_t nrow = spread ? rs / fs : 0;
 	size_t h;
 	int i, j;
 
@@ -77,11 +97,21 @@ mv_tile(const uint8_t *w, size_t rs, unsigned H, int f16,
 	for (h = 0; h + VL <= H; h += VL) {
 		V xv[8];
 
-		if (MV_PFD && pf)
+		if (spread) {
+			size_t off = (b * H * es + h * es) / nb;
+
+			if ((off & 63) < VL * es / nb)
+#pragma GCC unroll 8
+				for (i = 0; i < NF; i++)
+					__builtin_prefetch(w + i * rs + nrow +
+							   (off & ~(size_t)63),
+							   0, 3);
+		} else if (MV_PFD && nb && b == 0) {
 #pragma GCC unroll 8
 			for (i = 0; i < NF; i++)
-				__builtin_prefetch(w + i * rs + MV_PFD +
-						   h * (f16 ? 2 : 4), 0, 3);
+				__builtin_prefetch(w + i * rs + MV_PFD + h * es,
+						   0, 3);
+		}
 #pragma GCC unroll 8
 		for (j = 0; j < NR; j++)
 			xv[j] = VLOADF(xr[j] + h);
@@ -224,7 +254,6 @@ mv_f16(int sel, const uint8_t *w, size_t rs, unsigned H,
 	}
 }
 
-
 static void
 matvec(const struct ffn_mat *w, const float *const *x, unsigned R,
        float *out, size_t ostride)
@@ -252,7 +281,8 @@ matvec(const struct ffn_mat *w, const float *const *x, unsigned R,
 		for (r0 = 0; r0 < R; r0 += MV_NR) {
 			unsigned nr = R - r0 < MV_NR ? R - r0 : MV_NR;
 
-			mv((int)((r0 == 0) << 8 | NF << 4 | nr),
+			mv((int)(((R + MV_NR - 1) / MV_NR << 8 | r0 / MV_NR)
+				 << 8 | NF << 4 | nr),
 			   base + f * rb, q * rb, H,
 			   x + r0, out + r0 * ostride + f, ostride, q);
 		}
