@@ -103,13 +103,20 @@
  *     accumulators parked in L1): with weights in L2 1.0x, from DRAM
  *     f16 1.11-1.14x, f32 1.07x; with in-stream prefetch 2 KiB ahead in
  *     block 0: 1.12x (the 12 weight streams advance in 1 KiB bursts);
+ *     with each block prefetching half of the next segment (as MV_PFN):
+ *     Llama size 1.06-1.10x, Gemma 0.96-0.98x (segments of 256 / 1024
+ *     floats: 1.0-1.11x / 1.11-1.12x): not a win at both sizes;
  *   - far prefetch of the weight streams into L2 (prefetcht1 8, 16 or
  *     32 KiB ahead, once per line, beside the 2 KiB prefetcht0): 1.10-1.13x
  *     f16, 1.05-1.10x f32; MV_PFD 0: 1.0x, 1024: 0.98x, 4096: 1.07x;
  *   - down DN_FB 24 / 32 / 64 with dn_tile8: 1.02-1.07x / 1.09-1.23x /
  *     1.34-1.50x (more interleaved streams); dn_tile8 with 2 vectors (one
  *     line per row per chunk): f16 1.0x, f32 1.10x; DN_PFD 256: 0.99x,
- *     1024: 1.07x, 2048: 1.15x; prefetcht2 instead of t0: 1.15x.
+ *     1024: 1.07x, 2048: 1.15x; prefetcht2 instead of t0: 1.15x; the
+ *     next 16-row block (one contiguous region) prefetched sequentially,
+ *     spread over the chunks, instead of DN_PFD: prefetcht0 1.04-1.08x,
+ *     prefetcht1 1.30-1.52x (with DN_FB 32: 1.61-1.78x). On this VM
+ *     prefetcht1 lost wherever it was tried.
  * Where the time goes now (Llama size, 8 rows f16, quiet spells): gate
  * 6.0-6.5 ms from DRAM against 4.7 ms with the weights in L2; down
  * 6.4-6.8 ms against 5.9 ms in L2 (76% of FMA peak: each 16-feature block
