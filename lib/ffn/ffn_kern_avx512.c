@@ -106,6 +106,12 @@
  *     with each block prefetching half of the next segment (as MV_PFN):
  *     Llama size 1.06-1.10x, Gemma 0.96-0.98x (segments of 256 / 1024
  *     floats: 1.0-1.11x / 1.11-1.12x): not a win at both sizes;
+ *   - f16 matvec snaking: odd tiles run their row blocks in reverse and
+ *     h downwards, so the end of the last block's x rows is still in L1
+ *     when the next tile starts: gate 0.95x at both sizes in one run,
+ *     then Llama size gate 0.99x and full layer 1.0x twice (Gemma layer
+ *     0.955x): Gemma's 4-row x block (40 KiB) nearly fits L1, Llama's
+ *     (64 KiB) does not; with the next-tile prefetch mirrored: 0.97-1.01x;
  *   - far prefetch of the weight streams into L2 (prefetcht1 8, 16 or
  *     32 KiB ahead, once per line, beside the 2 KiB prefetcht0): 1.10-1.13x
  *     f16, 1.05-1.10x f32; MV_PFD 0: 1.0x, 1024: 0.98x, 4096: 1.07x;
@@ -116,7 +122,11 @@
  *     next 16-row block (one contiguous region) prefetched sequentially,
  *     spread over the chunks, instead of DN_PFD: prefetcht0 1.04-1.08x,
  *     prefetcht1 1.30-1.52x (with DN_FB 32: 1.61-1.78x). On this VM
- *     prefetcht1 lost wherever it was tried.
+ *     prefetcht1 lost wherever it was tried;
+ *   - down over H ranges of 480 or 960 floats (y of 8 rows, 15-30 KiB,
+ *     kept in L1 across all feature blocks; each row read in 1-2 KiB
+ *     pieces, the next block's piece prefetched): 1.48-1.54x (Llama),
+ *     1.13-1.15x (Gemma). Short pieces of many rows lose to the streams.
  * Where the time goes now (Llama size, 8 rows f16, quiet spells): gate
  * 6.0-6.5 ms from DRAM against 4.7 ms with the weights in L2; down
  * 6.4-6.8 ms against 5.9 ms in L2 (76% of FMA peak: each 16-feature block
