@@ -23,9 +23,10 @@
 #define VSTORE_T(p, v, n) _mm512_mask_storeu_ps(p, TMASK(n), v)
 
 /*
- * 32 zmm: 16 accumulators plus the operands of one step. 4 x 4 tiles
- * measured best for 2..16 rows (2 x 8: matvec 1.7x slower); one row has
- * its own streaming kernels (mv_streams, dn_streams).
+ * 32 zmm. matvec: 6 features x 4 rows (24 accumulators, 4 x, 1 weight)
+ * from 3 rows on, 4 x 4 for 2 rows; down: 4 vectors x 4 rows, and 3
+ * vectors x 8 rows for f16 in groups of 8 rows (DN8_NW); one row has its
+ * own streaming kernels (mv_streams, dn_streams). Figures below.
  *
  * The 8-row f16 ceiling (Zen 5 VM, H 4096 x 14336, measured by rdtsc-free
  * CPU-time microbenchmarks): peak is 6.6 G zmm FMA/s, so one matrix x 8
@@ -73,14 +74,79 @@
  * weight lines arrive, but every way found to keep x in L1 broke the long
  * weight streams. 8 rows f16 <= 2x of 1 row needs the DRAM time hidden
  * almost entirely under FMAs running at >= 90% of peak.
+ *
+ * Third round (s4-f16; same method, medians of 11-41 paired rounds, the
+ * VM often loaded by other work: identical 1-row code measured 0.8-1.1x,
+ * so only repeated results were kept). Kept:
+ *   - matvec 6 x 4 tiles instead of 4 x 4: x is read from L2 once per 24
+ *     FMAs instead of 16. Gate alone, Llama size, 8 rows: f16 0.85x, f32
+ *     0.92x; with the weights in L2 (nf 96) f16 runs at 94% of FMA peak
+ *     (4 x 4: 84%), f32 0.87x (f32 is L2-bandwidth bound: 10 lines per
+ *     24 FMAs). 5 x 4: 0.92x. Full layer 0.91-0.93x f16, 0.94-0.95x f32
+ *     at both sizes. 2 rows keep 4 x 4 (6 x 4: 1.04-1.07x there);
+ *   - down, f16, 8 rows: dn_tile8 (8 x 3 accumulators, weight vector
+ *     widened once for 8 rows): 0.91-0.93x at both sizes (f32: 1.01-1.10x,
+ *     so f32 keeps 4 x 4);
+ *   - f16 matvec prefetches the next tile's rows spread evenly over all
+ *     row blocks, into L1 (MV_PFN, ffn_kern_tmpl.h): full layer f16
+ *     0.91-0.95x (Gemma), 0.94-1.0x (Llama); gate alone 0.86-0.97x. The
+ *     same into L2 (prefetcht1): 0.92-1.05x; nta: 0.93-1.02x; 2 tiles
+ *     ahead: 0.94-1.09x; f32: 1.03-1.15x.
+ * Dropped:
+ *   - matvec 7 x 4 and 8 x 4 (x of some rows reloaded from L1 per FMA):
+ *     0.97-1.0x from DRAM, 1.05-1.15x in L2;
+ *   - 8 x 3 tiles (3-row blocks, so Gemma's x block, 30 KiB, stays in
+ *     L1): 1.09-1.14x f16, 1.09-1.17x f32;
+ *   - segmented matvec: two adjacent 6-feature tiles per 512-float
+ *     segment, each 4-row block running over both tiles (x segment reused
+ *     from L1 by the second tile, weight segment by the second block,
+ *     accumulators parked in L1): with weights in L2 1.0x, from DRAM
+ *     f16 1.11-1.14x, f32 1.07x; with in-stream prefetch 2 KiB ahead in
+ *     block 0: 1.12x (the 12 weight streams advance in 1 KiB bursts);
+ *     with each block prefetching half of the next segment (as MV_PFN):
+ *     Llama size 1.06-1.10x, Gemma 0.96-0.98x (segments of 256 / 1024
+ *     floats: 1.0-1.11x / 1.11-1.12x): not a win at both sizes;
+ *   - f16 matvec snaking: odd tiles run their row blocks in reverse and
+ *     h downwards, so the end of the last block's x rows is still in L1
+ *     when the next tile starts: gate 0.95x at both sizes in one run,
+ *     then Llama size gate 0.99x and full layer 1.0x twice (Gemma layer
+ *     0.955x): Gemma's 4-row x block (40 KiB) nearly fits L1, Llama's
+ *     (64 KiB) does not; with the next-tile prefetch mirrored: 0.97-1.01x;
+ *   - far prefetch of the weight streams into L2 (prefetcht1 8, 16 or
+ *     32 KiB ahead, once per line, beside the 2 KiB prefetcht0): 1.10-1.13x
+ *     f16, 1.05-1.10x f32; MV_PFD 0: 1.0x, 1024: 0.98x, 4096: 1.07x;
+ *   - down DN_FB 24 / 32 / 64 with dn_tile8: 1.02-1.07x / 1.09-1.23x /
+ *     1.34-1.50x (more interleaved streams); dn_tile8 with 2 vectors (one
+ *     line per row per chunk): f16 1.0x, f32 1.10x; DN_PFD 256: 0.99x,
+ *     1024: 1.07x, 2048: 1.15x; prefetcht2 instead of t0: 1.15x; the
+ *     next 16-row block (one contiguous region) prefetched sequentially,
+ *     spread over the chunks, instead of DN_PFD: prefetcht0 1.04-1.08x,
+ *     prefetcht1 1.30-1.52x (with DN_FB 32: 1.61-1.78x). On this VM
+ *     prefetcht1 lost wherever it was tried;
+ *   - down over H ranges of 480 or 960 floats (y of 8 rows, 15-30 KiB,
+ *     kept in L1 across all feature blocks; each row read in 1-2 KiB
+ *     pieces, the next block's piece prefetched): 1.48-1.54x (Llama),
+ *     1.13-1.15x (Gemma). Short pieces of many rows lose to the streams.
+ * Where the time goes now (Llama size, 8 rows f16, quiet spells): gate
+ * 6.0-6.5 ms from DRAM against 4.7 ms with the weights in L2; down
+ * 6.4-6.8 ms against 5.9 ms in L2 (76% of FMA peak: each 16-feature block
+ * reloads and stores the 24 y accumulators per 384 FMAs); layer ~20 ms
+ * against 8.7 ms for one row, 2.2-2.3x. The FMA floor alone is 13.4 ms
+ * (1.5x): <= 2x needs >= 75% of peak with DRAM hidden.
  */
 #ifndef MV_NF
-#define MV_NF(R) 4u
+#define MV_NF(R) ((R) <= 2 ? 4u : 6u)
 #define MV_NR 4u
 #endif
 #ifndef DN_NW
 #define DN_NW(R) ((R) == 1 ? 8u : 4u)
 #define DN_NR 4u
+#endif
+#ifndef DN8_NW
+#define DN8_NW 3
+#endif
+#ifndef MV_PFN
+#define MV_PFN 1
 #endif
 
 #define KNAME ffn_kernels_avx512

@@ -1,0 +1,234 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 ffn-shard authors
+ *
+ * lib/ffn dense kernels called directly: every SIMD kernel set against
+ * the scalar reference (ffn_kern_scalar.c) for rows 1..17 and widths that
+ * are not a multiple of any vector length, so each register tile shape
+ * (6 x 4 matvec tiles, the 8-row f16 down tile, 4 x 4 blocks and the
+ * one-row stream kernels) and every tail path runs.
+ *
+ * Bound: both sides sum n products in f32, each within gamma_n =
+ * n * 2^-24 times the sum of |products| of the exact value (any order),
+ * so they differ by at most 2 gamma_n that sum. A wrong weight, row,
+ * stride or tail is off by a whole product, orders of magnitude more.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "ffn.h"
+#include "ffn_priv.h"
+
+#define MAX_R 17u
+
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+
+static uint32_t
+next32(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return (uint32_t)(rng >> 16);
+}
+
+/* |v| in [2^-6, 2^2), either sign: normal f16, exact in f32 */
+static uint16_t
+rand_f16(void)
+{
+	uint32_t r = next32();
+
+	return (uint16_t)((r & 0x8000u) | ((9u + (r >> 16) % 8u) << 10) |
+			  ((r >> 3) & 0x3ffu));
+}
+
+static float
+f16_val(uint16_t b)
+{
+	float v = ldexpf(1.0f + (float)(b & 0x3ffu) / 1024.0f,
+			 (int)((b >> 10) & 0x1fu) - 15);
+
+	return b & 0x8000u ? -v : v;
+}
+
+static float
+rand_f32(void)
+{
+	return ((float)(next32() % 20001u) - 10000.0f) / 2500.0f;
+}
+
+/* Weights [rows][cols] with row_bytes padded by 8 bytes (not dense). */
+static void
+make_mat(struct ffn_mat *m, float *vals, unsigned rows, unsigned cols,
+	 int f16)
+{
+	size_t es = f16 ? 2 : 4, rb = (size_t)cols * es + 8, i, j;
+	uint8_t *p = malloc(rows * rb);
+
+	assert_non_null(p);
+	for (i = 0; i < rows; i++)
+		for (j = 0; j < cols; j++) {
+			if (f16) {
+				uint16_t b = rand_f16();
+
+				memcpy(p + i * rb + j * 2, &b, 2);
+				vals[i * cols + j] = f16_val(b);
+			} else {
+				float v = rand_f32();
+
+				memcpy(p + i * rb + j * 4, &v, 4);
+				vals[i * cols + j] = v;
+			}
+		}
+	*m = (struct ffn_mat){ .data = p, .row_bytes = rb, .rows = rows,
+			       .cols = cols,
+			       .dtype = f16 ? FFN_DT_F16 : FFN_DT_F32 };
+}
+
+static void
+check(const char *what, const struct ffn_kernels *k, int f16, unsigned H,
+      unsigned nf, unsigned R, unsigned r, unsigned i, float got, float ref,
+      double bound)
+{
+	if (!(fabs((double)got - ref) <= bound))
+		fail_msg("%s %s f16 %d H %u nf %u R %u row %u at %u: %.9g vs scalar %.9g (bound %.3g)",
+			 what, k->name, f16, H, nf, R, r, i, got, ref, bound);
+}
+
+static void
+check_matvec(const struct ffn_kernels *k, int f16, unsigned H, unsigned nf)
+{
+	const double eps = 0x1p-24;
+	const size_t os = nf + 5;	/* output rows not packed */
+	float *wv = malloc((size_t)nf * H * 4);
+	float *x = malloc((size_t)MAX_R * H * 4);
+	float *out = malloc(MAX_R * os * 4), *ref = malloc(MAX_R * os * 4);
+	const float *xp[MAX_R];
+	struct ffn_mat m;
+	unsigned R, r, f, h;
+
+	assert_true(wv && x && out && ref);
+	make_mat(&m, wv, nf, H, f16);
+	for (h = 0; h < MAX_R * H; h++)
+		x[h] = rand_f32();
+	for (R = 1; R <= MAX_R; R++) {
+		/* rows in reverse order: any pointers are fine */
+		for (r = 0; r < R; r++)
+			xp[r] = x + (size_t)(R - 1 - r) * H;
+		memset(out, 0xff, MAX_R * os * 4);
+		k->matvec(&m, xp, R, out, os);
+		ffn_kernels_scalar.matvec(&m, xp, R, ref, os);
+		for (r = 0; r < R; r++)
+			for (f = 0; f < nf; f++) {
+				double s = 0;
+
+				for (h = 0; h < H; h++)
+					s += fabs((double)wv[f * H + h] *
+						  xp[r][h]);
+				check("matvec", k, f16, H, nf, R, r, f,
+				      out[r * os + f], ref[r * os + f],
+				      2 * H * eps * s + 1e-30);
+			}
+	}
+	free((void *)m.data);
+	free(wv);
+	free(x);
+	free(out);
+	free(ref);
+}
+
+static void
+check_down(const struct ffn_kernels *k, int f16, unsigned H, unsigned nf)
+{
+	const double eps = 0x1p-24;
+	const size_t as = nf + 3;	/* activation rows not packed */
+	float *dv = malloc((size_t)nf * H * 4);
+	float *a = malloc(MAX_R * as * 4);
+	float *y = malloc((size_t)MAX_R * H * 4);
+	float *ref = malloc((size_t)MAX_R * H * 4);
+	float *yp[MAX_R], *rp[MAX_R];
+	struct ffn_mat m;
+	unsigned R, r, f, h;
+
+	assert_true(dv && a && y && ref);
+	make_mat(&m, dv, nf, H, f16);
+	for (f = 0; f < MAX_R * as; f++)
+		a[f] = rand_f32();
+	for (R = 1; R <= MAX_R; R++) {
+		/* y rows scrambled, as ffn_compute callers may pass them */
+		for (r = 0; r < R; r++) {
+			unsigned q = r % 2 ? R - 1 - r / 2 : r / 2;
+
+			yp[r] = y + (size_t)q * H;
+			rp[r] = ref + (size_t)q * H;
+		}
+		memset(y, 0xff, (size_t)MAX_R * H * 4);	/* down overwrites */
+		k->down(&m, a, as, R, yp);
+		ffn_kernels_scalar.down(&m, a, as, R, rp);
+		for (r = 0; r < R; r++)
+			for (h = 0; h < H; h++) {
+				double s = 0;
+
+				for (f = 0; f < nf; f++)
+					s += fabs((double)a[r * as + f] *
+						  dv[f * H + h]);
+				check("down", k, f16, H, nf, R, r, h, yp[r][h],
+				      rp[r][h], 2 * nf * eps * s + 1e-30);
+			}
+	}
+	free((void *)m.data);
+	free(dv);
+	free(a);
+	free(y);
+	free(ref);
+}
+
+/*
+ * H: below one vector, tails after whole 48-float (8-row down) and
+ * 64-float (4 x 4 down) chunks, single vectors between chunk and tail.
+ * nf: down blocks of 16 features with a partial last block; matvec
+ * chunks of 4 and 6 features with rows left over.
+ */
+static void
+test_simd_vs_scalar(void **state)
+{
+	static const unsigned Hs[] = { 13, 37, 61, 200, 250, 1001 };
+	static const unsigned nfs[] = { 19, 40, 53 };
+	static const struct ffn_kernels *const ks[] = {
+		&ffn_kernels_avx2, &ffn_kernels_avx512,
+	};
+	unsigned ki, hi, ni;
+	int f16, ran = 0;
+
+	(void)state;
+	for (ki = 0; ki < 2; ki++) {
+		if (!ffn_isa_supported(ks[ki]->isa))
+			continue;
+		ran++;
+		for (hi = 0; hi < sizeof(Hs) / sizeof(Hs[0]); hi++)
+			for (ni = 0; ni < sizeof(nfs) / sizeof(nfs[0]); ni++)
+				for (f16 = 0; f16 < 2; f16++) {
+					check_matvec(ks[ki], f16, Hs[hi],
+						     nfs[ni]);
+					check_down(ks[ki], f16, Hs[hi],
+						   nfs[ni]);
+				}
+	}
+	/* an x86-64 without AVX2 would test nothing here */
+	assert_true(ran > 0);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_simd_vs_scalar),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
