@@ -45,15 +45,8 @@ usage(FILE *f, int rc)
 #define T "ffn-client"
 
 /* An option's value, or exit 2 with tool_opt's message naming it. */
-static uint32_t
-opt_u32(const char *opt, uint32_t min, uint32_t max)
-{
-	uint32_t v;
-
-	if (tool_opt_u32(T, opt, optarg, min, max, &v) < 0)
-		exit(2);
-	return v;
-}
+#define opt_u32(opt, min, max) \
+	tool_opt_u32_or_exit(T, (opt), optarg, (min), (max))
 
 static int
 opt_fmt(const char *opt)

@@ -69,6 +69,17 @@ tool_opt_u32(const char *tool, const char *opt, const char *arg,
 	return u32_item(tool, opt, arg, '\0', min, max, out, &next);
 }
 
+uint32_t
+tool_opt_u32_or_exit(const char *tool, const char *opt, const char *arg,
+		     uint32_t min, uint32_t max)
+{
+	uint32_t v;
+
+	if (tool_opt_u32(tool, opt, arg, min, max, &v) < 0)
+		exit(2);
+	return v;
+}
+
 int
 tool_opt_u32_list(const char *tool, const char *opt, const char *arg,
 		  uint32_t min, uint32_t max, uint32_t *out, unsigned int cap)

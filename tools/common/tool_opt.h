@@ -22,6 +22,9 @@
 
 int tool_opt_u32(const char *tool, const char *opt, const char *arg,
 		 uint32_t min, uint32_t max, uint32_t *out);
+/** tool_opt_u32's value, or exit(2) after its message (option loops). */
+uint32_t tool_opt_u32_or_exit(const char *tool, const char *opt,
+			      const char *arg, uint32_t min, uint32_t max);
 int tool_opt_u64(const char *tool, const char *opt, const char *arg,
 		 uint64_t *out);
 /** A finite number (strtod syntax) in [min, max]. */
