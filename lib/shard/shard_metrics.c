@@ -52,16 +52,34 @@ w_family(struct wbuf *b, const char *name, const char *type,
 /* One counter of struct tcp_stats per lcore, as family name. */
 static void
 w_tcp_counter(struct wbuf *b, const struct shard_netlc_stats *st,
-	      unsigned int n, size_t off, const char *name, const char *help,
-	      const char *labels)
+	      unsigned int n, size_t off, const char *name, const char *help)
 {
 	w_family(b, name, "counter", help);
 	for (unsigned int i = 0; i < n; i++) {
 		const uint64_t *v = (const uint64_t *)
 			((const char *)&st[i].tcp + off);
 
-		w_line(b, "%s{lcore=\"%u\"%s} %llu\n", name, st[i].lcore_id,
-		       labels, (unsigned long long)*v);
+		w_line(b, "%s{lcore=\"%u\"} %llu\n", name, st[i].lcore_id,
+		       (unsigned long long)*v);
+	}
+}
+
+/* Two counters of struct tcp_stats per lcore, as dir="in" and "out". */
+static void
+w_tcp_dir(struct wbuf *b, const struct shard_netlc_stats *st,
+	  unsigned int n, size_t off_in, size_t off_out, const char *name,
+	  const char *help)
+{
+	w_family(b, name, "counter", help);
+	for (unsigned int i = 0; i < n; i++) {
+		const char *t = (const char *)&st[i].tcp;
+
+		w_line(b, "%s{lcore=\"%u\",dir=\"in\"} %llu\n"
+		       "%s{lcore=\"%u\",dir=\"out\"} %llu\n",
+		       name, st[i].lcore_id,
+		       (unsigned long long)*(const uint64_t *)(t + off_in),
+		       name, st[i].lcore_id,
+		       (unsigned long long)*(const uint64_t *)(t + off_out));
 	}
 }
 
@@ -77,38 +95,27 @@ shard_server_metrics_write(char *buf, size_t cap,
 
 	if (cap == 0)
 		return 0;
-	w_family(&b, "ffn_tcp_segments_total", "counter",
-		 "TCP segments by network lcore and direction.");
-	for (unsigned int i = 0; i < n; i++)
-		w_line(&b, "ffn_tcp_segments_total{lcore=\"%u\",dir=\"in\"} "
-		       "%llu\nffn_tcp_segments_total{lcore=\"%u\","
-		       "dir=\"out\"} %llu\n", st[i].lcore_id,
-		       (unsigned long long)st[i].tcp.seg_in, st[i].lcore_id,
-		       (unsigned long long)st[i].tcp.seg_out);
+	w_tcp_dir(&b, st, n, TCP_OFF(seg_in), TCP_OFF(seg_out),
+		  "ffn_tcp_segments_total",
+		  "TCP segments by network lcore and direction.");
 	w_tcp_counter(&b, st, n, TCP_OFF(retransmits),
 		      "ffn_tcp_retransmits_total",
-		      "TCP segments retransmitted, all causes.", "");
+		      "TCP segments retransmitted, all causes.");
 	w_tcp_counter(&b, st, n, TCP_OFF(lost_rexmits),
 		      "ffn_tcp_lost_rexmits_total",
-		      "Retransmissions found lost again (RFC 8985 §6.2).", "");
+		      "Retransmissions found lost again (RFC 8985 §6.2).");
 	w_tcp_counter(&b, st, n, TCP_OFF(tlp_probes),
 		      "ffn_tcp_tlp_probes_total",
-		      "Tail loss probes sent (RFC 8985 §7).", "");
+		      "Tail loss probes sent (RFC 8985 §7).");
 	w_tcp_counter(&b, st, n, TCP_OFF(tlp_recoveries),
 		      "ffn_tcp_tlp_recoveries_total",
-		      "Tail loss probes that repaired a loss (RFC 8985 §7.4).",
-		      "");
-	w_family(&b, "ffn_tcp_resets_total", "counter",
-		 "TCP resets by network lcore and direction.");
-	for (unsigned int i = 0; i < n; i++)
-		w_line(&b, "ffn_tcp_resets_total{lcore=\"%u\",dir=\"in\"} "
-		       "%llu\nffn_tcp_resets_total{lcore=\"%u\",dir=\"out\"} "
-		       "%llu\n", st[i].lcore_id,
-		       (unsigned long long)st[i].tcp.resets_in, st[i].lcore_id,
-		       (unsigned long long)st[i].tcp.resets_out);
+		      "Tail loss probes that repaired a loss (RFC 8985 §7.4).");
+	w_tcp_dir(&b, st, n, TCP_OFF(resets_in), TCP_OFF(resets_out),
+		  "ffn_tcp_resets_total",
+		  "TCP resets by network lcore and direction.");
 	w_tcp_counter(&b, st, n, TCP_OFF(syncookies_sent),
 		      "ffn_tcp_syncookies_total",
-		      "SYN cookies sent (RFC 4987).", "");
+		      "SYN cookies sent (RFC 4987).");
 	w_family(&b, "ffn_tcp_drops_total", "counter",
 		 "TCP segments dropped, by network lcore and reason.");
 	for (unsigned int i = 0; i < n; i++)
