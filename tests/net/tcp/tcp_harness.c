@@ -381,6 +381,13 @@ const struct tcp_ops th_ops = {
 uint32_t
 th_handshake(struct th *h, uint32_t peer_isn, const struct th_opts *o)
 {
+	return th_handshake_rtt(h, peer_isn, o, 0);
+}
+
+uint32_t
+th_handshake_rtt(struct th *h, uint32_t peer_isn, const struct th_opts *o,
+		 uint64_t rtt_us)
+{
 	struct th_seg *s;
 	uint32_t iss;
 	struct th_opts ack_o = { 0 };
@@ -397,6 +404,8 @@ th_handshake(struct th *h, uint32_t peer_isn, const struct th_opts *o)
 		ack_o.tsval = o->tsval + 1;
 		ack_o.tsecr = s->tsval;
 	}
+	if (rtt_us != 0)
+		th_advance(h, rtt_us);
 	th_inject(h, F_ACK, peer_isn + 1, iss + 1, 65535, &ack_o, NULL, 0);
 	assert_non_null(h->app.conn);
 	assert_int_equal(tcp_conn_state(h->app.conn), TCP_ESTABLISHED);

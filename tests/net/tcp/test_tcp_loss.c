@@ -62,30 +62,6 @@ send_and_take(uint32_t iss, uint32_t bytes, unsigned int k)
 	th_send_and_take(&H, buf, bytes, iss, k, MSS);
 }
 
-/* Passive handshake taking rtt_us: the SYN-ACK's RTT sample sets srtt
- * and min_rtt. Returns our ISN. */
-static uint32_t
-handshake_rtt(const struct th_opts *o, uint64_t rtt_us)
-{
-	struct th_opts a = { 0 };
-	struct th_seg *s;
-	uint32_t iss;
-
-	tcp_listen(H.s, TH_PORT, 0, &th_ops, &H.app);
-	th_inject(&H, F_SYN, PEER, 0, 65535, o, NULL, 0);
-	s = th_next(&H);
-	iss = s->seq;
-	if (o->has_ts) {
-		a.has_ts = 1;
-		a.tsval = o->tsval + 1;
-		a.tsecr = s->tsval;
-	}
-	th_advance(&H, rtt_us);
-	th_inject(&H, F_ACK, PEER + 1, iss + 1, 65535, &a, NULL, 0);
-	assert_int_equal(tcp_conn_state(H.app.conn), TCP_ESTABLISHED);
-	return iss;
-}
-
 static void
 stats(struct tcp_stats *st)
 {
@@ -281,7 +257,7 @@ test_eifel_undo_with_timestamps(void **st)
 	uint32_t iss, t0;
 
 	th_config(&H);
-	iss = (th_start(&H), handshake_rtt(&TSSACK, 20000));
+	iss = (th_start(&H), th_handshake_rtt(&H, PEER, &TSSACK, 20000));
 	fill(buf, 10 * MSS, 5);
 	tcp_send(H.app.conn, buf, 10 * MSS);
 	tcp_flush(H.app.conn);
@@ -321,7 +297,7 @@ test_eifel_keeps_needed_reduction(void **st)
 	uint32_t iss, t0;
 
 	th_config(&H);
-	iss = (th_start(&H), handshake_rtt(&TSSACK, 20000));
+	iss = (th_start(&H), th_handshake_rtt(&H, PEER, &TSSACK, 20000));
 	fill(buf, 10 * MSS, 5);
 	tcp_send(H.app.conn, buf, 10 * MSS);
 	tcp_flush(H.app.conn);
@@ -357,7 +333,7 @@ test_reordering_window_timer(void **st)
 	uint32_t iss;
 
 	th_config(&H);
-	iss = (th_start(&H), handshake_rtt(&SACKOPT, 40000));
+	iss = (th_start(&H), th_handshake_rtt(&H, PEER, &SACKOPT, 40000));
 	send_and_take(iss, 4 * MSS, 4);
 	th_advance(&H, 40000);
 	o = sack1(iss + 1 + MSS, iss + 1 + 2 * MSS);
@@ -494,7 +470,7 @@ test_paws_tolerates_reordering(void **st)
 	uint32_t iss;
 
 	th_config(&H);
-	iss = (th_start(&H), handshake_rtt(&TSSACK, 40000));
+	iss = (th_start(&H), th_handshake_rtt(&H, PEER, &TSSACK, 40000));
 	fill(buf, 4 * MSS, 9);
 	o.tsval = 200;
 	th_inject(&H, F_ACK, PEER + 1 + MSS, iss + 1, 65535, &o, buf + MSS,

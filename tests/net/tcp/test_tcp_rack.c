@@ -39,18 +39,10 @@ ack_sack(uint32_t a, unsigned int n, const uint32_t (*b)[2])
 static void
 start(enum tcp_cc_algo cc)
 {
-	struct th_seg *s;
-
 	th_config(&H);
 	H.cfg.cc = cc;
 	th_start(&H);
-	tcp_listen(H.s, TH_PORT, 0, &th_ops, &H.app);
-	th_inject(&H, F_SYN, PEER, 0, 65535, &SACKOPT, NULL, 0);
-	s = th_next(&H);
-	iss = s->seq;
-	th_advance(&H, RTT);
-	th_inject(&H, F_ACK, PEER + 1, iss + 1, 65535, NULL, NULL, 0);
-	assert_int_equal(tcp_conn_state(H.app.conn), TCP_ESTABLISHED);
+	iss = th_handshake_rtt(&H, PEER, &SACKOPT, RTT);
 	for (size_t i = 0; i < sizeof(buf); i++)
 		buf[i] = (uint8_t)(i * 131 + (i >> 9));
 }

@@ -48,19 +48,11 @@ ack(uint32_t a)
 static void
 start(uint32_t rto_min)
 {
-	struct th_seg *s;
-
 	th_config(&H);
 	H.cfg.cc = TCP_CC_NEWRENO;
 	H.cfg.rto_min_us = rto_min;
 	th_start(&H);
-	tcp_listen(H.s, TH_PORT, 0, &th_ops, &H.app);
-	th_inject(&H, F_SYN, PEER, 0, 65535, &SACKOPT, NULL, 0);
-	s = th_next(&H);
-	iss = s->seq;
-	th_advance(&H, RTT);
-	th_inject(&H, F_ACK, PEER + 1, iss + 1, 65535, NULL, NULL, 0);
-	assert_int_equal(tcp_conn_state(H.app.conn), TCP_ESTABLISHED);
+	iss = th_handshake_rtt(&H, PEER, &SACKOPT, RTT);
 	for (size_t i = 0; i < sizeof(buf); i++)
 		buf[i] = (uint8_t)(i * 131 + (i >> 9));
 }
