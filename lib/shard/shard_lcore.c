@@ -219,6 +219,38 @@ split_offer(struct shard_srv_unit *su, struct shard_job *job,
 	return n_mine;
 }
 
+/* rte_get_tsc_cycles is inline; the worker passes this one. */
+static uint64_t
+tsc_now(void)
+{
+	return rte_get_tsc_cycles();
+}
+
+unsigned int
+shard_batch_wait(struct rte_ring *jobs_ring, const struct rte_ring *parts,
+		 struct shard_job **jobs, unsigned int n,
+		 unsigned int max_rows, uint32_t wait_us, uint64_t hz,
+		 uint64_t (*now)(void))
+{
+	uint64_t end;
+
+	/* A split job does not wait: its latency is the point. */
+	for (unsigned int i = 0; i < n; i++)
+		if (!jobs[i]->whole && jobs[i]->n_parts > 1)
+			return n;
+	if (wait_us == 0 || n >= SHARD_BURST ||
+	    job_rows(jobs, n) >= max_rows)
+		return n;
+	end = now() + hz * wait_us / 1000000;
+	/* ... nor once another worker's split job waits for a part: that
+	 * latency comes first. */
+	while (n < SHARD_BURST && job_rows(jobs, n) < max_rows &&
+	       rte_ring_empty(parts) && now() < end)
+		n += rte_ring_dequeue_burst(jobs_ring, (void **)jobs + n,
+					    SHARD_BURST - n, NULL);
+	return n;
+}
+
 int
 shard_worker_run(void *arg)
 {
@@ -232,7 +264,6 @@ shard_worker_run(void *arg)
 	       !rte_ring_empty(su->jobs) || !rte_ring_empty(su->parts)) {
 		struct shard_part *part[SHARD_BURST];
 		unsigned int n;
-		bool split = false;
 
 		/* Parts first: each belongs to a job already under way,
 		 * whose latency is what splitting is for. Those waiting
@@ -258,26 +289,9 @@ shard_worker_run(void *arg)
 			rte_pause();
 			continue;
 		}
-		for (unsigned int i = 0; i < n; i++)
-			split |= !jobs[i]->whole && jobs[i]->n_parts > 1;
-		/* Batch (issue 4): wait a little for more rows of the same
-		 * layers, so the weights are read once for all of them. A
-		 * split job does not wait: its latency is the point. */
-		if (!split && u->batch_wait_us > 0 && n < SHARD_BURST &&
-		    job_rows(jobs, n) < u->batch_max_rows) {
-			uint64_t end = rte_get_tsc_cycles() +
-				       hz * u->batch_wait_us / 1000000;
-
-			/* ... unless another worker's split job waits
-			 * for a part: that latency comes first */
-			while (n < SHARD_BURST &&
-			       job_rows(jobs, n) < u->batch_max_rows &&
-			       rte_ring_empty(su->parts) &&
-			       rte_get_tsc_cycles() < end)
-				n += rte_ring_dequeue_burst(su->jobs,
-					(void **)jobs + n, SHARD_BURST - n,
-					NULL);
-		}
+		n = shard_batch_wait(su->jobs, su->parts, jobs, n,
+				     u->batch_max_rows, u->batch_wait_us, hz,
+				     tsc_now);
 		/* Binary jobs batched; whole requests (JSON, Q8_K) alone;
 		 * split jobs as parts, offered to the other workers first so
 		 * they start while this one computes its own. */

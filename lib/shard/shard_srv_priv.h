@@ -121,5 +121,16 @@ void shard_pend_try_free(struct shard_netlc *lc, struct shard_pend *p);
 /* shard_lcore.c */
 extern volatile int shard_stop_flag;
 extern volatile uint64_t shard_drain_deadline_ns;
+/*
+ * The worker's batch wait (issue 4): with jobs[0..n) in hand, take more
+ * from jobs_ring until max_rows rows or SHARD_BURST jobs are held, a part
+ * waits in parts, or now() reaches wait_us (at hz ticks a second) past
+ * its first call; not at all with a split job in hand or wait_us 0.
+ * Returns the new n. The clock is a parameter for tests/shard.
+ */
+unsigned int shard_batch_wait(struct rte_ring *jobs_ring,
+		const struct rte_ring *parts, struct shard_job **jobs,
+		unsigned int n, unsigned int max_rows, uint32_t wait_us,
+		uint64_t hz, uint64_t (*now)(void));
 
 #endif /* FFN_SHARD_SRV_PRIV_H */
