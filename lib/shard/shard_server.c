@@ -202,14 +202,16 @@ conn_send(struct shard_conn *c)
 		p->next = NULL;
 		shard_pend_try_free(lc, p);
 	}
-	/* An ACK owed for whole requests whose answers are still being
-	 * computed waits for the first answer, which carries it (or for the
+	/* An ACK owed for whole requests whose next answer is still being
+	 * computed waits for that answer, which carries it (or for the
 	 * stack's delayed-ACK timer, RFC 9293 §3.8.6.3): an ACK now was a
 	 * second frame for nearly every request. Anything else goes now:
-	 * data, a close, and the ACK of a request still arriving, whose
-	 * sender may hold back its tail until then (Nagle, RFC 896). */
-	if (sent || c->closing || c->q_head == NULL || c->cur != NULL ||
-	    http_parser_in_head(&c->hp))
+	 * data (an answer sent whole, or in part when send memory ran
+	 * out: the rest follows its ACKs), a close, and the ACK of a
+	 * request still arriving, whose sender may hold back its tail
+	 * until then (Nagle, RFC 896). */
+	if (sent || c->closing || c->q_head == NULL || c->q_head->ready ||
+	    c->cur != NULL || http_parser_in_head(&c->hp))
 		tcp_flush(c->tc);
 	if (c->closing && c->q_head == NULL && c->cur == NULL) {
 		tcp_close(c->tc);
