@@ -431,6 +431,21 @@ compute_local(struct shard_netlc *lc)
 	}
 }
 
+/* Draining: every answer sent has been acknowledged. A connection closed
+ * after its last answer (tcp_close) is the stack's until its data and FIN
+ * are acknowledged (FIN-WAIT-1, CLOSING, LAST-ACK): stopping before that
+ * would cut the answer short. FIN-WAIT-2 and TIME-WAIT hold nothing. */
+static bool
+tcp_delivered(const struct shard_netlc *lc)
+{
+	struct tcp_stats st;
+
+	tcp_stack_stats(lc->tcp, &st);
+	return st.conns[TCP_SYN_RECEIVED] + st.conns[TCP_ESTABLISHED] +
+	       st.conns[TCP_FIN_WAIT_1] + st.conns[TCP_CLOSE_WAIT] +
+	       st.conns[TCP_CLOSING] + st.conns[TCP_LAST_ACK] == 0;
+}
+
 int
 shard_netlc_run(void *arg)
 {
@@ -461,7 +476,7 @@ shard_netlc_run(void *arg)
 					tcp_unlisten(lc->tcp,
 						     lc->units[i]->listen);
 			}
-			if (lc->n_conns == 0 ||
+			if ((lc->n_conns == 0 && tcp_delivered(lc)) ||
 			    now >= shard_drain_deadline_ns)
 				break;
 		}
