@@ -128,10 +128,13 @@ stream_bw(float *const m[3], size_t n, int iters)
 	return 3.0 * n * 4 / best;
 }
 
-/* All cores: every thread (pinned to its CPU) runs the same work on the
- * same weights, started together; aggregate bytes / wall time, best of
- * iters rounds. Wall time, not CPU time: the point is the node's
- * bandwidth with every core pulling at once. */
+/* All cores: every thread (pinned to its CPU) runs the same work, each
+ * on its own copy of the weights (as workers serving different layers
+ * do: threads reading one copy share its cache lines in L3, and one
+ * pulled the other along past twice the one-core rate), started
+ * together; aggregate bytes / wall time, best of iters rounds. Wall
+ * time, not CPU time: the point is the node's bandwidth with every core
+ * pulling at once. */
 struct allc {
 	pthread_barrier_t *go, *done;	/* shared by all threads */
 	int cpu, rounds, compute;
@@ -192,8 +195,9 @@ wall(void)
 /* Aggregate bytes/s of ncpu threads each streaming bytes (compute: one
  * row of m; else: the plain read of w). */
 static double
-all_cores(int ncpu, int compute, float *const w[3], size_t n,
-	  struct ffn_model *m, float *x, unsigned H, size_t bytes, int iters)
+all_cores(int ncpu, int compute, float *const (*w)[3], size_t n,
+	  struct ffn_model *const *m, float *x, unsigned H, size_t bytes,
+	  int iters)
 {
 	struct allc a[ncpu];
 	pthread_t th[ncpu];
@@ -204,8 +208,8 @@ all_cores(int ncpu, int compute, float *const w[3], size_t n,
 	pthread_barrier_init(&done, NULL, ncpu + 1);
 	for (int i = 0; i < ncpu; i++) {
 		a[i] = (struct allc){ .cpu = i, .rounds = iters + 1,
-				      .compute = compute, .w = w, .n = n,
-				      .m = m, .x = x, .H = H,
+				      .compute = compute, .w = w[i], .n = n,
+				      .m = m[i], .x = x, .H = H,
 				      .go = &go, .done = &done };
 	}
 	for (int i = 0; i < ncpu; i++)
@@ -326,11 +330,45 @@ bench(const char *name, unsigned H, unsigned nf, int iters, int table)
 	       t1b * 1e3, bytes32 / t1b / 1e9, 100.0 * bytes32 / t1b / bw);
 	{
 		int ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
+		float *wc[ncpu][3];
+		struct ffn_layer lc[ncpu];
+		struct ffn_model *mc[ncpu];
 		double abw, afn;
 
+		/* Thread 0 reads w; every other its own copy. */
 		ffn_model_set_engine(m32, FFN_ENGINE_KERNEL, 0);
-		abw = all_cores(ncpu, 0, w, n, NULL, NULL, H, bytes32, iters);
-		afn = all_cores(ncpu, 1, w, n, m32, x, H, bytes32, iters);
+		for (int i = 0; i < ncpu; i++) {
+			struct ffn_mat *a[3] = { &lc[i].gate, &lc[i].up,
+						 &lc[i].down };
+
+			lc[i] = l32;
+			mc[i] = m32;
+			for (c = 0; c < 3; c++) {
+				wc[i][c] = w[c];
+				if (i == 0)
+					continue;
+				wc[i][c] = huge_alloc(n * 4);
+				if (wc[i][c] == NULL) {
+					fprintf(stderr, "out of memory\n");
+					return 1;
+				}
+				memcpy(wc[i][c], w[c], n * 4);
+				a[c]->data = wc[i][c];
+			}
+			if (i > 0 && ffn_model_wrap(H, FFN_ACT_SILU, &lc[i], 1,
+						    &mc[i]))
+				return 1;
+			if (i > 0)
+				ffn_model_set_engine(mc[i], FFN_ENGINE_KERNEL,
+						     0);
+		}
+		abw = all_cores(ncpu, 0, wc, n, mc, NULL, H, bytes32, iters);
+		afn = all_cores(ncpu, 1, wc, n, mc, x, H, bytes32, iters);
+		for (int i = 1; i < ncpu; i++) {
+			ffn_model_free(mc[i]);
+			for (c = 0; c < 3; c++)
+				munmap(wc[i][c], n * 4);
+		}
 
 		printf("stream read (%d cores)    : %6.2f GB/s aggregate\n",
 		       ncpu, abw / 1e9);
