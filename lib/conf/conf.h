@@ -39,8 +39,7 @@
  *                  max_body    bytes, K/M/G suffixes (64M, as the ref.)
  *                  max_header  bytes, request line + headers (8K)
  *                  max_connections (4096), pipeline_depth (16)
- *                  idle_timeout_ms (60000; at most 4294967, ~71 min:
- *                              TCP's idle timer counts µs in 32 bits),
+ *                  idle_timeout_ms (60000; at most 86400000, 24 h),
  *                              header_timeout_ms (10000)
  *                  api_key     Bearer key; absent: no auth; never empty
  *                  batch_max_rows (64), batch_wait_us (200)
@@ -87,9 +86,9 @@
 #define CONF_NAME_MAX 32
 #define CONF_STR_MAX 256	/* rte_cfgfile's CFG_VALUE_LEN */
 #define CONF_ERR_MAX 512
-/* idle_timeout_ms's largest value: the TCP stack's idle timer is a 32-bit
- * count of microseconds (lib/net tcp_stack_config.idle_timeout_us). */
-#define CONF_IDLE_TIMEOUT_MS_MAX (UINT32_MAX / 1000u)
+/* idle_timeout_ms's largest value: a day. An idle connection left longer
+ * than that is a leak, not a keep-alive. */
+#define CONF_IDLE_TIMEOUT_MS_MAX 86400000u
 
 /* A set of lcore ids. */
 struct conf_lcores {

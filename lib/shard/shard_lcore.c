@@ -353,14 +353,7 @@ shard_netlc_create(unsigned int lcore_id, struct net_port *port,
 			idle_ms = units[i]->lim.idle_timeout_ms;
 	}
 	memset(&tc, 0, sizeof(tc));
-	if (shard_idle_timeout_us(idle_ms, &tc.idle_timeout_us) < 0) {
-		RTE_LOG(ERR, USER1, "network lcore %u: idle_timeout_ms %u: "
-			"above %u, the TCP stack's idle timer (µs in 32 "
-			"bits) cannot hold it\n", lcore_id, idle_ms,
-			SHARD_IDLE_TIMEOUT_MS_MAX);
-		rte_free(lc);
-		return NULL;
-	}
+	tc.idle_timeout_us = (uint64_t)idle_ms * 1000u;	/* 64-bit µs */
 	lc->nl = net_lcore_create(port, queue, socket);
 	if (lc->nl == NULL)
 		goto fail;
@@ -391,17 +384,6 @@ fail:
 	RTE_LOG(ERR, USER1, "network lcore %u: setup failed: %s\n",
 		lcore_id, rte_strerror(rte_errno));
 	return NULL;
-}
-
-int
-shard_idle_timeout_us(uint32_t idle_ms, uint32_t *us)
-{
-	uint64_t v = (uint64_t)idle_ms * 1000u;
-
-	if (v > UINT32_MAX)
-		return -ERANGE;
-	*us = (uint32_t)v;
-	return 0;
 }
 
 /* Single-lcore mode: the jobs prepared during this RX burst, all batched

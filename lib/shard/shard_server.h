@@ -92,13 +92,6 @@ void shard_server_stop(unsigned int drain_ms);
 uint64_t shard_drain_deadline(uint64_t now_ns, unsigned int drain_ms,
 			      int stopping, uint64_t cur_ns);
 
-/**
- * The TCP stack's idle timeout (tcp_stack_config.idle_timeout_us, µs in
- * 32 bits) for idle_ms milliseconds: 0, or -ERANGE when idle_ms is above
- * SHARD_IDLE_TIMEOUT_MS_MAX (~71 min) and would wrap.
- */
-#define SHARD_IDLE_TIMEOUT_MS_MAX (UINT32_MAX / 1000u)
-int shard_idle_timeout_us(uint32_t idle_ms, uint32_t *us);
 
 /** Prometheus text of the network lcores' TCP and net counters, for
  * shard_unit.metrics_extra. arg is ignored. */

@@ -194,7 +194,7 @@ test_values(void **state)
 		"net_lcores = 0-1,3 # comment\nworker_lcores = 2,10-11\n"
 		"f16 = off\ni8 = Yes\nmax_body = 1G\nmax_header = 16KiB\n"
 		"api_key = abc-_.~+/==\nq6k_layout = ggml\nnuma_node = 1\n"
-		"split_min_rows = 4\nidle_timeout_ms = 4294967\n"
+		"split_min_rows = 4\nidle_timeout_ms = 86400000\n"
 		"[log]\nlevel = debug\n[telemetry]\nmetrics = no\n", &c);
 	assert_int_equal(c.ports[0].gateway, (198u << 24) | (18 << 16) |
 		(10 << 8) | 1);
@@ -217,8 +217,8 @@ test_values(void **state)
 	assert_int_equal(u->q6k_layout, CONF_Q6K_GGML);
 	assert_int_equal(u->split_min_rows, 4);
 	assert_int_equal(u->numa_node, 1);
-	/* the largest idle timeout the TCP stack's µs timer holds */
-	assert_int_equal(u->idle_timeout_ms, 4294967);
+	/* the largest idle timeout: 24 h */
+	assert_int_equal(u->idle_timeout_ms, 86400000);
 	assert_string_equal(c.log_level, "debug");
 	assert_false(c.metrics);
 	conf_free(&c);
@@ -323,12 +323,10 @@ test_err_values(void **state)
 		{ "api_key = a b", "[shard a] api_key: not a bearer token "
 		  "(A-Z a-z 0-9 - . _ ~ + / and trailing =)" },
 		{ "port = 1", "[shard a] port: \"1\": no [port 1] section" },
-		/* 4294968 ms = 4294968000 us: past the TCP stack's 32-bit
-		 * idle timer, which used to wrap to ~0.7 s. */
-		{ "idle_timeout_ms = 4294968", "[shard a] idle_timeout_ms: "
-		  "\"4294968\": out of range 1..4294967" },
-		{ "idle_timeout_ms = 86400000", "[shard a] idle_timeout_ms: "
-		  "\"86400000\": out of range 1..4294967" },
+		{ "idle_timeout_ms = 86400001", "[shard a] idle_timeout_ms: "
+		  "\"86400001\": out of range 1..86400000" },
+		{ "idle_timeout_ms = 0", "[shard a] idle_timeout_ms: "
+		  "\"0\": out of range 1..86400000" },
 	};
 	char text[1024], want[512];
 	size_t i;

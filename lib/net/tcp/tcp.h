@@ -97,7 +97,9 @@ struct tcp_stack_config {
 	uint32_t syn_backlog;     /**< per listener default (SYN_RCVD); SYN cookies beyond [128] */
 	uint32_t rcv_buf;         /**< per-connection receive memory (window + OOO) [256 KiB] */
 	uint32_t snd_buf;         /**< per-connection unacked+queued bytes [4 MiB] */
-	uint32_t idle_timeout_us; /**< abort after this long without input [300 s] */
+	/** abort after this long without input [300 s]; 64 bits so that
+	 * hours fit (32-bit µs would end at ~71 min) */
+	uint64_t idle_timeout_us;
 	uint32_t time_wait_us;    /**< 2*MSL [60 s] */
 	uint32_t delack_us;       /**< delayed ACK timeout [40 ms] */
 	uint32_t rto_init_us;     /**< RFC 6298 2.1 [1 s] */

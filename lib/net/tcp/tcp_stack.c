@@ -38,7 +38,7 @@ tcp_cfg_defaults(struct tcp_stack_config *c)
 	if (c->snd_buf == 0)
 		c->snd_buf = 4 * 1024 * 1024;
 	if (c->idle_timeout_us == 0)
-		c->idle_timeout_us = 300u * 1000 * 1000;
+		c->idle_timeout_us = 300ull * 1000 * 1000;
 	if (c->time_wait_us == 0)
 		c->time_wait_us = 60u * 1000 * 1000;
 	if (c->delack_us == 0)

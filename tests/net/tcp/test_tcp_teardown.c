@@ -314,6 +314,27 @@ test_idle_timeout(void **st)
 	th_stop(&H);
 }
 
+/* An idle timeout of hours: idle_timeout_us is 64-bit. In 32-bit µs a
+ * day (86400000000 µs) wrapped to ~500 s and closed the connection then. */
+static void
+test_idle_timeout_one_day(void **st)
+{
+	const uint64_t hour = 3600ull * 1000 * 1000;
+
+	th_config(&H);
+	H.cfg.idle_timeout_us = 24 * hour;
+	setup();
+	for (int i = 0; i < 23; i++)
+		th_advance(&H, hour);
+	th_advance(&H, hour - 1000000);	/* 1 s before the day is over */
+	assert_int_equal(H.app.closed, 0);
+	th_advance(&H, 2000000);
+	assert_int_equal(H.app.closed, 1);
+	assert_int_equal(H.app.close_reason, TCP_CLOSE_IDLE);
+	assert_true(th_next(&H)->flags & F_RST);
+	th_stop(&H);
+}
+
 static void
 test_fin_wait_2_orphan_times_out(void **st)
 {
@@ -481,6 +502,7 @@ main(void)
 		cmocka_unit_test(test_syn_cookie_keeps_options),
 		cmocka_unit_test(test_syn_ack_retransmit_and_give_up),
 		cmocka_unit_test(test_idle_timeout),
+		cmocka_unit_test(test_idle_timeout_one_day),
 		cmocka_unit_test(test_fin_wait_2_orphan_times_out),
 		cmocka_unit_test(test_challenge_ack_rate_limit),
 		cmocka_unit_test(test_unlisten_and_destroy),
