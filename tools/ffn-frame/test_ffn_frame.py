@@ -273,7 +273,7 @@ class FrameCli(unittest.TestCase):
                            timeout=30)
         self.assertEqual(p.returncode, 2)
         self.assertIn(b"--model DIR", p.stderr)
-        for bad in ("3-1", "x"):
+        for bad in ("3-1", "x", "1-", "1-2x", "-1", "1,2", ""):
             p = self.run_frame(b"", "--layers", bad)
             self.assertEqual(p.returncode, 2, bad)
             self.assertIn(b"--layers", p.stderr)
