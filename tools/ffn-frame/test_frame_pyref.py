@@ -153,6 +153,28 @@ class FrameVsPyref(unittest.TestCase):
         for i, sc in zip(ids, r["scores"]):
             self.assertLessEqual(abs(sc - s64[i]), 0.005 + tol)
 
+    def test_long_body(self):
+        """A body past ffn-frame's first 64 KiB read buffer (seq_len 300
+        of hidden 72: 86 KiB), answered whole and right."""
+        d = os.path.join(self.tmp, "long")
+        subprocess.run([MKV, "--hidden", "72", "--intermediate", "40",
+                        "--layers", "1", "--dtype", "f16", d], check=True,
+                       timeout=60)
+        v = vindex.load(d)
+        x = np.random.default_rng(9).standard_normal((300, 72)).astype(
+            np.float32)
+        body = struct.pack("<4I", 0, 300, 1, 8092) + x.tobytes()
+        self.assertGreater(len(body), 65536)
+        st, ct, out = self.frame(d, body, "--content-type", CT)
+        self.assertEqual((st, ct), (200, CT))
+        self.assertEqual(struct.unpack_from("<II", out), (0, 300))
+        self.assertEqual(len(out), 12 + 300 * 72 * 4)
+        G, U, D = v.weights[0]
+        got = np.frombuffer(out[12:], "<f4").reshape(300, 72)
+        want = ffn.compute64(G, U, D, x, v.activation)
+        self.assertTrue((np.abs(got - want) <=
+                         bound(G, U, D, x, v.activation)).all())
+
     def test_models(self):
         n = 0
         for layout in ("feature-major", "interleaved", "dense"):
