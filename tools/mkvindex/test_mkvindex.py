@@ -173,6 +173,18 @@ class Mkvindex(unittest.TestCase):
                      ["--layers", "0"], ["--quant", "q8"],
                      ["--hidden", "x"]):
             self.mk("bad", *args, rc=2)
+        # --layers and --widths must agree, in either order (a width list
+        # of 2 with --layers 4 wrote layers of 0 features, unloadable)
+        for args in (["--widths", "3,5", "--layers", "4"],
+                     ["--layers", "4", "--widths", "3,5"]):
+            p = subprocess.run([MKV, "--hidden", "8", *args,
+                                os.path.join(self.tmp, "wl")],
+                               capture_output=True, timeout=30)
+            self.assertEqual(p.returncode, 2, args)
+            self.assertIn(b"--widths", p.stderr)
+        d = self.mk("wl-ok", "--hidden", "8", "--widths", "3,5",
+                    "--layers", "2")
+        self.assertEqual(self.index(d)["num_layers"], 2)
         p = subprocess.run([MKV], capture_output=True, timeout=30)
         self.assertEqual(p.returncode, 2)
         self.assertIn(b"usage", p.stderr)
