@@ -178,6 +178,12 @@ main(int argc, char **argv)
 		default: usage(argv[0]); return 2;
 		}
 	}
+	if (optind < argc) {
+		/* The body is read from stdin only (issue 2's synopsis). */
+		fprintf(stderr, "ffn-frame: unexpected argument \"%s\": the "
+			"request body is read from stdin\n", argv[optind]);
+		return 2;
+	}
 	if (uc.model_dir == NULL) {
 		usage(argv[0]);
 		return 2;

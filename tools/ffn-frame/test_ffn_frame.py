@@ -277,6 +277,11 @@ class FrameCli(unittest.TestCase):
             p = self.run_frame(b"", "--layers", bad)
             self.assertEqual(p.returncode, 2, bad)
             self.assertIn(b"--layers", p.stderr)
+        # the body comes on stdin only: a file name argument is refused,
+        # not silently ignored while stdin is read
+        p = self.run_frame(b"", "request.bin")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn(b"request.bin", p.stderr)
         p = self.run_frame(b"", model=os.path.join(self.tmp, "nope"))
         self.assertEqual(p.returncode, 1)
         self.assertIn(b"cannot load", p.stderr)
