@@ -233,6 +233,24 @@ test_layer_errors(void **state)
 		     "\"num_features\": 3, \"offset\": 0}, {\"layer\": 2, "
 		     "\"num_features\": 3, \"offset\": 48}]}", FFN_ERR_LAYER,
 		     "layer 2", "num_layers");
+	/* the first owned layer is checked like the others */
+	expect_index(IDX_HEAD IDX_MC ", \"layers\": [{\"layer\": 1, "
+		     "\"num_features\": 3, \"offset\": 48}]}", FFN_ERR_LAYER,
+		     "layer 0", "no entry");
+	expect_index(IDX_HEAD IDX_MC ", \"layers\": [{\"layer\": 0, "
+		     "\"num_features\": 0, \"offset\": 0}, {\"layer\": 1, "
+		     "\"num_features\": 3, \"offset\": 48}]}", FFN_ERR_LAYER,
+		     "layer 0", "num_features 0");
+	/* entries are keyed by layer (§1): one listed twice is ambiguous */
+	expect_index(IDX_HEAD IDX_MC ", \"layers\": [{\"layer\": 0, "
+		     "\"num_features\": 3, \"offset\": 0}, {\"layer\": 1, "
+		     "\"num_features\": 3, \"offset\": 48}, {\"layer\": 0, "
+		     "\"num_features\": 3, \"offset\": 48}]}", FFN_ERR_LAYER,
+		     "layer 0", "twice");
+	/* and not by position: listed 1, 0 loads like 0, 1 */
+	expect_index(IDX_HEAD IDX_MC ", \"layers\": [{\"layer\": 1, "
+		     "\"num_features\": 3, \"offset\": 48}, {\"layer\": 0, "
+		     "\"num_features\": 3, \"offset\": 0}]}", 0, NULL, NULL);
 	expect_index(IDX_HEAD IDX_MC ", " IDX_LAYERS "}", 0, NULL, NULL);
 	ffn_load_opts_default(&o);
 	o.first_layer = 1;

@@ -189,6 +189,75 @@ test_f32_to_f16_scalar_in_place(void **state)
 }
 
 /*
+ * spec/wire.md §5.3 f16, from values computed outside this library
+ * (numpy's float16 cast, correct round-to-nearest-even; NaNs as F16C
+ * and quant.h give them): round to nearest even at every boundary,
+ * overflow to ±Inf (no clamping), f32 subnormals to ±0, small normals to
+ * f16 subnormals, sign of zero kept, NaN stays a quiet NaN. Every kernel,
+ * the scalar reference included, so a CPU without F16C (where only the
+ * scalar code runs) is held to the spec and not only to itself.
+ */
+static void
+test_f32_to_f16_spec_values(void **state)
+{
+	static const uint32_t cases[][2] = {
+		{ 0x3f800000, 0x3c00 }, /* 1 */
+		{ 0x80000000, 0x8000 }, /* -0: sign kept */
+		{ 0x477fe000, 0x7bff }, /* 65504, the largest f16 */
+		{ 0x477fefff, 0x7bff }, /* just below the halfway point */
+		{ 0x477ff000, 0x7c00 }, /* 65520: tie to even -> +Inf */
+		{ 0xc77ff000, 0xfc00 }, /* -65520 -> -Inf */
+		{ 0x7f7fffff, 0x7c00 }, /* FLT_MAX -> +Inf, not 65504 */
+		{ 0x7f800000, 0x7c00 }, /* +Inf */
+		{ 0xff800000, 0xfc00 }, /* -Inf */
+		{ 0x00000001, 0x0000 }, /* f32 subnormal -> +0 */
+		{ 0x807fffff, 0x8000 }, /* f32 subnormal -> -0 */
+		{ 0x33800000, 0x0001 }, /* 2^-24, the smallest f16 */
+		{ 0x33000000, 0x0000 }, /* 2^-25: tie to even -> 0 */
+		{ 0x33000001, 0x0001 }, /* above the tie -> 2^-24 */
+		{ 0xb3000001, 0x8001 },
+		{ 0x33c00000, 0x0002 }, /* 1.5 * 2^-24: tie to even -> 2 */
+		{ 0x38000000, 0x0200 }, /* 2^-15: f16 subnormal */
+		{ 0x387fc000, 0x03ff }, /* rounds within the subnormals */
+		{ 0x387fe000, 0x0400 }, /* rounds up to the smallest normal */
+		{ 0x38800000, 0x0400 }, /* 2^-14 */
+		{ 0x3f801000, 0x3c00 }, /* 1 + 2^-11: tie to even, down */
+		{ 0x3f803000, 0x3c02 }, /* 1 + 3 * 2^-11: tie to even, up */
+		{ 0x3f801001, 0x3c01 }, /* above the tie */
+		{ 0x3eaaaaab, 0x3555 }, /* 1/3 */
+		{ 0x3b000000, 0x1800 }, /* 2^-9 */
+		{ 0x7fc00000, 0x7e00 }, /* quiet NaN */
+		{ 0xffc00000, 0xfe00 },
+		{ 0x7f800001, 0x7e00 }, /* signalling NaN -> quiet */
+		{ 0x7fbfffff, 0x7fff }, /* top 10 payload bits kept */
+	};
+	const size_t nc = sizeof(cases) / sizeof(cases[0]);
+	float x[sizeof(cases) / sizeof(cases[0])];
+	uint16_t h[sizeof(cases) / sizeof(cases[0])];
+
+	for (size_t i = 0; i < nc; i++) {
+		x[i] = qt_f32(cases[i][0]);
+		if (quant_f32_to_f16_1(x[i]) != cases[i][1])
+			fail_msg("quant_f32_to_f16_1(%08x) = %04x, spec %04x",
+				 cases[i][0], quant_f32_to_f16_1(x[i]),
+				 cases[i][1]);
+	}
+	for (int isa = 0; isa < QUANT_ISA_COUNT; isa++) {
+		const struct quant_kernels *k = quant_kernels_get(isa);
+
+		if (k == NULL)
+			continue;
+		k->f32_to_f16(h, x, nc);
+		for (size_t i = 0; i < nc; i++)
+			if (h[i] != cases[i][1])
+				fail_msg("%s f32_to_f16(%08x) = %04x, spec %04x",
+					 k->name, cases[i][0], h[i],
+					 cases[i][1]);
+	}
+	(void)state;
+}
+
+/*
  * spec/wire.md §8: output [0.25, -1.5, 100, -0.001] as f16 is
  * 0034 00be 4056 1994, after layer 5, seq_len 1, latency 7.3.
  */
@@ -277,6 +346,7 @@ main(void)
 		cmocka_unit_test(test_f32_to_f16_lengths_in_place),
 		cmocka_unit_test(test_f32_to_f16_scalar_in_place),
 		cmocka_unit_test(test_f16_worked_frame),
+		cmocka_unit_test(test_f32_to_f16_spec_values),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

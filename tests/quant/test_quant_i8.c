@@ -318,6 +318,107 @@ test_i8_edge_cases(void **state)
 	(void)state;
 }
 
+/*
+ * spec/wire.md §5.3 transcribed here, independently of quant_scalar.c:
+ * max_abs over non-NaN |x| from 0, scale = max_abs / 127.0f (1.0f for 0),
+ * q = roundf(clamp(v / scale, -127, 127)), NaN -> 0. Every kernel, the
+ * scalar reference included, must give these bytes: the SIMD-vs-scalar
+ * tests alone would pass if all kernels shared one misreading.
+ */
+static void
+spec_i8_row(uint8_t *out, const float *x, size_t n)
+{
+	float max_abs = 0.0f, scale;
+	const float zero = 0.0f;
+
+	for (size_t i = 0; i < n; i++)
+		if (!isnan(x[i]) && fabsf(x[i]) > max_abs)
+			max_abs = fabsf(x[i]);
+	scale = max_abs == 0.0f ? 1.0f : max_abs / 127.0f;
+	memcpy(out, &scale, 4);
+	memcpy(out + 4, &zero, 4);
+	for (size_t i = 0; i < n; i++) {
+		float q = x[i] / scale;
+
+		if (isnan(q)) {
+			out[8 + i] = 0;
+			continue;
+		}
+		q = fminf(fmaxf(q, -127.0f), 127.0f);
+		out[8 + i] = (uint8_t)(int8_t)roundf(q);
+	}
+}
+
+/* Is v / s different from v * (1 / s) after roundf? (Test data search.) */
+static int
+div_differs(float v, float s)
+{
+	volatile float r = 1.0f / s;
+
+	return roundf(v / s) != roundf(v * r);
+}
+
+static void
+test_i8_spec_transcription(void **state)
+{
+	uint8_t want[QUANT_I8_ROW_BYTES(300)], got[QUANT_I8_ROW_BYTES(300)];
+	float x[300];
+	uint64_t seed = 5301;
+	int witnesses = 0;
+
+	/* Rows where dividing and multiplying by 1/scale round differently:
+	 * a kernel using a reciprocal must fail here (§5.3's note). */
+	for (int tries = 0; tries < 200000 && witnesses < 8; tries++) {
+		float max = 1.0f + (float)(qt_rand(&seed) >> 40) / 16777216.0f;
+		float s = max / 127.0f;
+		float q = (float)(int)(qt_rand(&seed) % 127) + 0.5f;
+		float v = q * s;
+
+		if (!div_differs(v, s))
+			continue;
+		x[0] = max;
+		x[1] = v;
+		x[2] = -v;
+		spec_i8_row(want, x, 3);
+		for (int isa = 0; isa < QUANT_ISA_COUNT; isa++) {
+			const struct quant_kernels *k = quant_kernels_get(isa);
+
+			if (k == NULL)
+				continue;
+			k->f32_to_i8_rows(got, x, 1, 3);
+			if (memcmp(got, want, QUANT_I8_ROW_BYTES(3)) != 0)
+				fail_msg("%s: max %a v %a: q %d, §5.3 %d",
+					 k->name, (double)max, (double)v,
+					 (int8_t)got[9], (int8_t)want[9]);
+		}
+		witnesses++;
+	}
+	assert_int_equal(witnesses, 8);
+	/* Random rows of every kind and length 1..300, and specials. */
+	for (size_t n = 1; n <= 300; n += (n < 40 ? 1 : 29)) {
+		for (unsigned kind = 0; kind < 4; kind++) {
+			fill_kind(x, n, n * 31 + kind, kind);
+			if (n > 3 && kind == 1) {
+				x[n / 2] = qt_f32(0x7fc00000);
+				x[n / 3] = -0.0f;
+			}
+			spec_i8_row(want, x, n);
+			for (int isa = 0; isa < QUANT_ISA_COUNT; isa++) {
+				const struct quant_kernels *k =
+					quant_kernels_get(isa);
+
+				if (k == NULL)
+					continue;
+				k->f32_to_i8_rows(got, x, 1, n);
+				if (memcmp(got, want, QUANT_I8_ROW_BYTES(n)))
+					fail_msg("%s: n %zu kind %u differs "
+						 "from §5.3", k->name, n, kind);
+			}
+		}
+	}
+	(void)state;
+}
+
 /* In place vs out of place for many shapes (check_rows does both). */
 static void
 test_i8_in_place_shapes(void **state)
@@ -526,6 +627,7 @@ main(void)
 		cmocka_unit_test(test_i8_random_rows),
 		cmocka_unit_test(test_i8_ties),
 		cmocka_unit_test(test_i8_edge_cases),
+		cmocka_unit_test(test_i8_spec_transcription),
 		cmocka_unit_test(test_i8_in_place_shapes),
 		cmocka_unit_test(test_i8_large_arrays),
 		cmocka_unit_test(test_i8_worked_frames),

@@ -204,7 +204,16 @@ test_validate_order(void **state)
 	expect_validate("{\"residual\":[1,2,3,4],\"layers\":[2,6,100]}", &m,
 			-EINVAL, 400,
 			"layer 6 not served by this shard (owned: 2\xe2\x80\x93" "5)");
+	/* a single "layer", and the first of "layers" */
+	expect_validate("{\"residual\":[1,2,3,4],\"layer\":1}", &m, -EINVAL,
+			400,
+			"layer 1 not served by this shard (owned: 2\xe2\x80\x93" "5)");
+	expect_validate("{\"residual\":[1,2,3,4],\"layers\":[6,2]}", &m,
+			-EINVAL, 400,
+			"layer 6 not served by this shard (owned: 2\xe2\x80\x93" "5)");
 	m.owns_all = true;
+	expect_validate("{\"residual\":[1,2,3,4],\"layer\":34}", &m, -EINVAL,
+			400, "layer 34 out of range (num_layers = 34)");
 	expect_validate("{\"residual\":[1,2,3,4],\"layers\":[2,18446744073709551615]}",
 			&m, -EINVAL, 400,
 			"layer 18446744073709551615 out of range (num_layers = 34)");

@@ -475,6 +475,20 @@ test_row_not_owned(void **state)
 		bb_f32(&b, 1.0f);
 	expect_err(b.b, b.n, WIRE_FMT_F32, &m, 400,
 		   "layer 9 not served by this shard (owned: 10\xe2\x80\x93" "20)");
+	/* a single-layer request, and the first layer of a batch */
+	single_hdr(&b, 21, 1, 1);
+	for (int i = 0; i < 4; i++)
+		bb_f32(&b, 1.0f);
+	expect_err(b.b, b.n, WIRE_FMT_F32, &m, 400,
+		   "layer 21 not served by this shard (owned: 10\xe2\x80\x93" "20)");
+	l[0] = 9;
+	l[2] = 20;
+	batch_hdr(&b, 3, l, 1, 1);
+	for (int i = 0; i < 4; i++)
+		bb_f32(&b, 1.0f);
+	expect_err(b.b, b.n, WIRE_FMT_F32, &m, 400,
+		   "layer 9 not served by this shard (owned: 10\xe2\x80\x93" "20)");
+	l[0] = 10;
 	/* inclusive bounds */
 	l[2] = 20;
 	batch_hdr(&b, 3, l, 1, 1);
@@ -506,6 +520,16 @@ test_row_out_of_range(void **state)
 		bb_f32(&b, 1.0f);
 	expect_err(b.b, b.n, WIRE_FMT_F32, &m, 400,
 		   "layer 4294967294 out of range (num_layers = 34)");
+	/* every layer of a batch is checked, not only the first */
+	{
+		uint32_t l[3] = { 2, 33, 40 };
+
+		batch_hdr(&b, 3, l, 1, 1);
+		for (int i = 0; i < 4; i++)
+			bb_f32(&b, 1.0f);
+		expect_err(b.b, b.n, WIRE_FMT_F32, &m, 400,
+			   "layer 40 out of range (num_layers = 34)");
+	}
 }
 
 /* ---- order between rows ---- */
@@ -689,6 +713,116 @@ test_truncation_every_offset(void **state)
 	expect_truncated(b.b, b.n, WIRE_FMT_I8, 28, 5, 3);
 }
 
+/*
+ * Random frames around the valid shapes: header words from a small set
+ * of hostile values (0, 1, 2^31, 2^32 - 1, ...), random lengths, every
+ * format. Whatever comes in, the outcome is one of the §4 rows (400/404
+ * with a message of the table) or a request whose invariants hold and
+ * whose payload decodes into exactly n_values floats. In the _san build,
+ * ASan/UBSan watch every read of the exact-size body and the arithmetic.
+ */
+static const char *const row_prefix[] = {
+	MSG_SHORT, "binary batch: body too short for ", MSG_FIXED, MSG_F32,
+	MSG_F16, "i8 binary request: payload of ",
+	"i8 binary request: ", MSG_FLAGS, "no model loaded",
+	"seq_len * hidden overflow", "residual has ", "seq_len must be >= 1",
+	"layer ",
+};
+
+static void
+test_random_frames(void **state)
+{
+	static const uint32_t words[] = {
+		0, 1, 2, 3, 4, 5, 8, 33, 34, 0x7fffffffu, 0x80000000u,
+		0xfffffffeu, 0xffffffffu, 8092,
+	};
+	const size_t nw = sizeof(words) / sizeof(words[0]);
+	uint64_t seed = 0x5eed;
+	struct wire_model m = model4;
+	static float x[4096];
+	unsigned int ok = 0, errs = 0;
+
+	(void)state;
+	m.first = 2;
+	m.last = 30;
+	for (int it = 0; it < 20000; it++) {
+		struct bb b = { .n = 0 };
+		struct wire_req r;
+		struct wire_error e;
+		enum wire_fmt fmt = (enum wire_fmt)(it % 3);
+		uint8_t *copy;
+		size_t len;
+		int rc;
+
+		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+		if (seed >> 63) {
+			uint32_t k = (seed >> 40) & 1 ? words[(seed >> 8) % nw] :
+				     (uint32_t)((seed >> 20) % 6);
+
+			bb_u32(&b, 0xFFFFFFFFu);
+			bb_u32(&b, k);
+			for (uint32_t i = 0; i < k && i < 6; i++)
+				bb_u32(&b, (uint32_t)((seed >> (i * 5)) % 40));
+		} else {
+			bb_u32(&b, (uint32_t)((seed >> 12) % 40));
+		}
+		uint32_t seq = (seed >> 33) & 1 ? words[(seed >> 16) % nw] :
+			       (uint32_t)((seed >> 24) % 4);
+		/* the payload a valid request of seq rows has, or any */
+		size_t good = fmt == WIRE_FMT_F32 ? (size_t)seq * 16 :
+			      fmt == WIRE_FMT_F16 ? (size_t)seq * 8 :
+			      (size_t)(seq ? seq : 1) * 12;
+
+		bb_u32(&b, seq);
+		bb_u32(&b, (seed >> 34) & 7 ? 1 : words[(seed >> 20) % nw]);
+		bb_u32(&b, 8092);
+		len = b.n + ((seed >> 43) & 1 && good < 80 ? good :
+			     (size_t)((seed >> 44) % 80));
+		while (b.n < len)
+			bb_u8(&b, (uint8_t)(seed >> (b.n % 56)));
+		/* sometimes cut anywhere */
+		if (((seed >> 50) & 3) == 0)
+			len = (size_t)((seed >> 52) % (len + 1));
+		copy = exact_copy(b.b, len);
+		memset(&e, 0, sizeof(e));
+		rc = wire_req_decode(&r, copy, len, fmt, &e);
+		if (rc == 0)
+			rc = wire_req_validate(&r, &m, &e);
+		if (rc == 0) {
+			assert_true(r.seq_len >= 1);
+			assert_true(r.n_values == (uint64_t)r.seq_len * 4);
+			for (uint32_t i = 0; i < r.n_layers; i++) {
+				uint32_t L = wire_req_layer(&r, i);
+
+				assert_true(L >= m.first && L <= m.last &&
+					    L < m.num_layers);
+			}
+			assert_true(r.n_values <= 4096);
+			assert_int_equal(wire_req_payload_f32(&r, x,
+							      r.n_values), 0);
+			ok++;
+		} else {
+			size_t i;
+
+			assert_true(e.status == 400 || e.status == 404);
+			for (i = 0; i < sizeof(row_prefix) /
+			     sizeof(row_prefix[0]); i++)
+				if (strncmp(e.msg, row_prefix[i],
+					    strlen(row_prefix[i])) == 0)
+					break;
+			if (i == sizeof(row_prefix) / sizeof(row_prefix[0]))
+				fail_msg("message not in §4: '%s'", e.msg);
+			errs++;
+		}
+		free(copy);
+	}
+	/* both outcomes were reached often (not a loop of one kind) */
+	if (ok < 1000 || errs < 1000)
+		fail_msg("%u valid, %u refused: the generator is off", ok,
+			 errs);
+	print_message("random frames: %u valid, %u refused\n", ok, errs);
+}
+
 static void
 test_error_json_escaping(void **state)
 {
@@ -739,6 +873,7 @@ main(void)
 		cmocka_unit_test(test_order),
 		cmocka_unit_test(test_k_zero_and_duplicates),
 		cmocka_unit_test(test_truncation_every_offset),
+		cmocka_unit_test(test_random_frames),
 		cmocka_unit_test(test_error_json_escaping),
 	};
 

@@ -170,6 +170,21 @@ test_zero_results_is_batch(void **state)
 	assert_int_equal(fr.len, 12);
 	hex_bytes("ffffffff 00000000 9a99e940", want);
 	assert_memory_equal(fr.iov[0].iov_base, want, 12);
+	/*
+	 * latency_ms to f32 rounds to nearest (Rust's `as f32`): 0.1 is
+	 * 0x3dcccccd, truncation would give ...cc; 1e-46 underflows to 0;
+	 * beyond f32 range is Inf (the field is informational, never an
+	 * error).
+	 */
+	assert_int_equal(wire_frame_finish(&fr, iov, 0, 0.1), 0);
+	hex_bytes("ffffffff 00000000 cdcccc3d", want);
+	assert_memory_equal(fr.iov[0].iov_base, want, 12);
+	assert_int_equal(wire_frame_finish(&fr, iov, 0, 2.0 / 3.0), 0);
+	hex_bytes("ffffffff 00000000 abaa2a3f", want);
+	assert_memory_equal(fr.iov[0].iov_base, want, 12);
+	assert_int_equal(wire_frame_finish(&fr, iov, 0, 1e300), 0);
+	hex_bytes("ffffffff 00000000 0000807f", want);
+	assert_memory_equal(fr.iov[0].iov_base, want, 12);
 }
 
 static void

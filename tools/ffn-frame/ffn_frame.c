@@ -31,6 +31,43 @@ usage(const char *argv0)
 		argv0);
 }
 
+/* One decimal number of at most 9 digits at *s, advancing *s; -1: none. */
+static int
+parse_num(const char **s)
+{
+	int v = 0, n = 0;
+
+	while (**s >= '0' && **s <= '9' && n < 9) {
+		v = v * 10 + (**s - '0');
+		(*s)++;
+		n++;
+	}
+	return n == 0 || (**s >= '0' && **s <= '9') ? -1 : v;
+}
+
+/*
+ * --layers "A-B" or "A" (0 <= A <= B), and nothing else: "1-" or "1-2x"
+ * must not quietly mean something the operator did not write.
+ */
+static int
+parse_layers(const char *arg, int *first, int *last)
+{
+	const char *s = arg;
+	int a = parse_num(&s), b = a;
+
+	if (a < 0)
+		return -1;
+	if (*s == '-') {
+		s++;
+		b = parse_num(&s);
+	}
+	if (b < a || *s != '\0')
+		return -1;
+	*first = a;
+	*last = b;
+	return 0;
+}
+
 static uint8_t *
 read_all(FILE *f, size_t *len)
 {
@@ -112,12 +149,8 @@ main(int argc, char **argv)
 		switch (c) {
 		case 'm': uc.model_dir = optarg; break;
 		case 'l':
-			if (sscanf(optarg, "%d-%d", &uc.first_layer,
-				   &uc.last_layer) != 2 &&
-			    sscanf(optarg, "%d", &uc.first_layer) == 1)
-				uc.last_layer = uc.first_layer;
-			if (uc.first_layer < 0 || uc.last_layer <
-			    uc.first_layer) {
+			if (parse_layers(optarg, &uc.first_layer,
+					 &uc.last_layer) < 0) {
 				fprintf(stderr, "ffn-frame: --layers \"%s\": "
 					"expected A-B with 0 <= A <= B\n",
 					optarg);
@@ -144,6 +177,12 @@ main(int argc, char **argv)
 		case 'h': usage(argv[0]); return 0;
 		default: usage(argv[0]); return 2;
 		}
+	}
+	if (optind < argc) {
+		/* The body is read from stdin only (issue 2's synopsis). */
+		fprintf(stderr, "ffn-frame: unexpected argument \"%s\": the "
+			"request body is read from stdin\n", argv[optind]);
+		return 2;
 	}
 	if (uc.model_dir == NULL) {
 		usage(argv[0]);

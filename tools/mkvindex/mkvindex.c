@@ -64,6 +64,7 @@ main(int argc, char **argv)
 	struct vw_opts o;
 	struct vw_q4k_opts kq = { FFN_KQ_Q6_PRIVATE, 0 };
 	int q4k = 0;
+	unsigned n_widths = 0, n_layers = 0;	/* as given, 0: not given */
 	uint64_t seed;
 	char err[512];
 	int c, rc;
@@ -87,11 +88,11 @@ main(int argc, char **argv)
 			if (rc < 0)
 				return 2;
 			o.widths = widths;
-			o.layers = (unsigned)rc;
+			n_widths = (unsigned)rc;
 			break;
 		case 'L':
 			if (tool_opt_u32(T, "--layers", optarg, 1, MAX_LAYERS,
-					 &o.layers) < 0)
+					 &n_layers) < 0)
 				return 2;
 			break;
 		case 'd':
@@ -157,6 +158,20 @@ main(int argc, char **argv)
 			return 2;
 		}
 	}
+	/*
+	 * --widths sets the layer count; a --layers that disagrees (in
+	 * either order) is refused rather than writing layers of 0 features
+	 * or silently dropping some.
+	 */
+	if (n_widths > 0 && n_layers > 0 && n_layers != n_widths) {
+		fprintf(stderr, "mkvindex: --layers %u disagrees with --widths "
+			"(%u values)\n", n_layers, n_widths);
+		return 2;
+	}
+	if (n_widths > 0)
+		o.layers = n_widths;
+	else if (n_layers > 0)
+		o.layers = n_layers;
 	if (optind != argc - 1 || (!o.example && (o.hidden == 0 ||
 	    o.layers == 0 || (!o.widths && o.intermediate == 0)))) {
 		usage(stderr, argv[0]);
