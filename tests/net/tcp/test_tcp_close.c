@@ -1,0 +1,248 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 ffn-shard authors
+ */
+
+/* Scripted teardown cases test_tcp_teardown.c leaves out: simultaneous
+ * close (CLOSING), data arriving after the app closed (RST), and TIME_WAIT
+ * facing a RST (RFC 1337), a new SYN for the same pair (RFC 9293 §3.6.1)
+ * and a full table (the oldest entry goes). */
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "tcp_harness.h"
+
+static struct th H;
+static const struct th_opts MSS1460 = { .mss = 1460 };
+
+#define PEER 1000u	/* peer ISN; its data starts at PEER + 1 */
+
+static uint32_t
+setup(void)
+{
+	th_start(&H);
+	return th_handshake(&H, PEER, &MSS1460);
+}
+
+static uint64_t
+nr_state(enum tcp_state st)
+{
+	struct tcp_stats sts;
+
+	tcp_stack_stats(H.s, &sts);
+	return sts.conns[st];
+}
+
+/* RFC 9293 §3.6 figure 13: both FINs cross; each side ACKs the other's,
+ * FIN_WAIT_1 -> CLOSING -> TIME_WAIT. */
+static void
+test_simultaneous_close(void **st)
+{
+	uint32_t iss;
+
+	th_config(&H);
+	iss = setup();
+	assert_int_equal(tcp_shutdown(H.app.conn), 0);
+	EXPECT_SEG(&H, F_ACK | F_FIN, iss + 1, PEER + 1);
+	/* the peer's FIN, sent before ours arrived: it does not ACK it */
+	th_inject(&H, F_ACK | F_FIN, PEER + 1, iss + 1, 65535, NULL, NULL, 0);
+	assert_int_equal(tcp_conn_state(H.app.conn), TCP_CLOSING);
+	assert_int_equal(nr_state(TCP_CLOSING), 1);
+	assert_int_equal(H.app.eof, 1);
+	assert_int_equal(H.app.closed, 0);
+	EXPECT_SEG(&H, F_ACK, iss + 2, PEER + 2);	/* its FIN ACKed */
+	assert_int_equal(th_pending(&H), 0);
+	/* our FIN is ACKed: TIME_WAIT, the app hears a normal close */
+	th_inject(&H, F_ACK, PEER + 2, iss + 2, 65535, NULL, NULL, 0);
+	assert_int_equal(H.app.closed, 1);
+	assert_int_equal(H.app.close_reason, TCP_CLOSE_NORMAL);
+	assert_int_equal(nr_state(TCP_CLOSING), 0);
+	assert_int_equal(nr_state(TCP_TIME_WAIT), 1);
+	assert_int_equal(th_pending(&H), 0);
+	th_stop(&H);
+}
+
+/* In CLOSING our FIN is lost: it is retransmitted by the timer. */
+static void
+test_closing_retransmits_fin(void **st)
+{
+	uint32_t iss;
+
+	th_config(&H);
+	iss = setup();
+	tcp_shutdown(H.app.conn);
+	EXPECT_SEG(&H, F_ACK | F_FIN, iss + 1, PEER + 1);
+	th_inject(&H, F_ACK | F_FIN, PEER + 1, iss + 1, 65535, NULL, NULL, 0);
+	EXPECT_SEG(&H, F_ACK, iss + 2, PEER + 2);
+	th_advance(&H, 1100000);	/* any RTO is below 1.1 s here */
+	EXPECT_SEG(&H, F_ACK | F_FIN, iss + 1, PEER + 2);
+	th_inject(&H, F_ACK, PEER + 2, iss + 2, 65535, NULL, NULL, 0);
+	assert_int_equal(nr_state(TCP_TIME_WAIT), 1);
+	th_stop(&H);
+}
+
+/* tcp.h: after tcp_close() data from the peer is answered with RST (RFC
+ * 1122 §4.2.2.13: the app will never read it). */
+static void
+test_data_after_close_resets(void **st)
+{
+	struct tcp_stats sts;
+	uint32_t iss;
+
+	th_config(&H);
+	iss = setup();
+	tcp_close(H.app.conn);
+	EXPECT_SEG(&H, F_ACK | F_FIN, iss + 1, PEER + 1);
+	th_inject(&H, F_ACK | F_PSH, PEER + 1, iss + 2, 65535, NULL, "late",
+		  4);
+	assert_true(th_next(&H)->flags & F_RST);
+	assert_int_equal(H.seg.seq, iss + 2);
+	assert_int_equal(H.app.rx_len, 0);
+	assert_int_equal(H.app.closed, 0);	/* the app closed it itself */
+	tcp_stack_stats(H.s, &sts);
+	assert_int_equal(sts.resets_out, 1);
+	assert_int_equal(sts.conns[TCP_FIN_WAIT_1] + sts.conns[TCP_FIN_WAIT_2]
+			 + sts.conns[TCP_TIME_WAIT], 0);
+	for (int i = 0; i < TCP_STATE_MAX; i++)
+		if (i != TCP_LISTEN)
+			assert_int_equal(sts.conns[i], 0);
+	/* the pair is forgotten: more data is refused by the listener
+	 * (not a valid SYN cookie), never delivered */
+	th_inject(&H, F_ACK | F_PSH, PEER + 5, iss + 2, 65535, NULL, "more",
+		  4);
+	assert_true(th_next(&H)->flags & F_RST);
+	assert_int_equal(H.app.rx_len, 0);
+	th_stop(&H);
+}
+
+/* A half-closed (tcp_shutdown) connection still takes data: only
+ * tcp_close() makes late data an error. */
+static void
+test_data_after_shutdown_delivered(void **st)
+{
+	uint32_t iss;
+
+	th_config(&H);
+	iss = setup();
+	tcp_shutdown(H.app.conn);
+	EXPECT_SEG(&H, F_ACK | F_FIN, iss + 1, PEER + 1);
+	th_inject(&H, F_ACK | F_PSH, PEER + 1, iss + 2, 65535, NULL, "late",
+		  4);
+	assert_int_equal(H.app.rx_len, 4);
+	assert_int_equal(tcp_conn_state(H.app.conn), TCP_FIN_WAIT_2);
+	th_advance(&H, 100000);
+	EXPECT_SEG(&H, F_ACK, iss + 2, PEER + 5);
+	th_stop(&H);
+}
+
+/* Into TIME_WAIT on rport: we closed first, the peer ACKed and FINed. */
+static uint32_t
+to_time_wait(void)
+{
+	uint32_t iss = th_handshake(&H, PEER, &MSS1460);
+
+	tcp_shutdown(H.app.conn);
+	th_inject(&H, F_ACK | F_FIN, PEER + 1, iss + 2, 65535, NULL, NULL, 0);
+	th_drain(&H);
+	return iss;
+}
+
+/* RFC 1337: a RST must not cut TIME_WAIT short (TIME-WAIT assassination);
+ * it is not answered either. */
+static void
+test_time_wait_ignores_rst(void **st)
+{
+	uint32_t iss;
+
+	th_config(&H);
+	th_start(&H);
+	iss = to_time_wait();
+	assert_int_equal(nr_state(TCP_TIME_WAIT), 1);
+	th_inject(&H, F_RST, PEER + 2, 0, 0, NULL, NULL, 0);
+	th_inject(&H, F_RST | F_ACK, PEER + 2, iss + 2, 0, NULL, NULL, 0);
+	assert_int_equal(th_pending(&H), 0);
+	assert_int_equal(nr_state(TCP_TIME_WAIT), 1);
+	/* still there to ACK a repeated FIN */
+	th_inject(&H, F_ACK | F_FIN, PEER + 1, iss + 2, 65535, NULL, NULL, 0);
+	EXPECT_SEG(&H, F_ACK, iss + 2, PEER + 2);
+	th_stop(&H);
+}
+
+/* RFC 9293 §3.6.1: a SYN above the old sequence space may open a new
+ * incarnation of the pair at once; an old duplicate SYN may not. */
+static void
+test_time_wait_new_syn_reopens(void **st)
+{
+	struct th_seg *s;
+
+	th_config(&H);
+	th_start(&H);
+	to_time_wait();
+	/* an old SYN (below rcv_nxt): no new connection */
+	th_inject(&H, F_SYN, PEER, 0, 65535, &MSS1460, NULL, 0);
+	while (th_pending(&H) > 0)
+		assert_false(th_next(&H)->flags & F_SYN);
+	assert_int_equal(nr_state(TCP_TIME_WAIT), 1);
+	assert_int_equal(nr_state(TCP_SYN_RECEIVED), 0);
+	/* a new one: TIME_WAIT gives way, the listener answers */
+	th_inject(&H, F_SYN, PEER + 100000, 0, 65535, &MSS1460, NULL, 0);
+	s = th_next(&H);
+	assert_int_equal(s->flags, F_SYN | F_ACK);
+	assert_int_equal(s->ack, PEER + 100001);
+	assert_int_equal(nr_state(TCP_TIME_WAIT), 0);
+	assert_int_equal(nr_state(TCP_SYN_RECEIVED), 1);
+	th_inject(&H, F_ACK, PEER + 100001, s->seq + 1, 65535, NULL, NULL, 0);
+	assert_int_equal(H.app.accepted, 2);
+	assert_int_equal(nr_state(TCP_ESTABLISHED), 1);
+	th_stop(&H);
+}
+
+/* A full TIME_WAIT table recycles its oldest entry, not the newest. */
+static void
+test_time_wait_recycles_oldest(void **st)
+{
+	uint32_t iss[3];
+
+	th_config(&H);
+	H.cfg.max_time_wait = 2;
+	th_start(&H);
+	for (int i = 0; i < 3; i++) {
+		H.rport = TH_RPORT + i;
+		iss[i] = to_time_wait();
+		th_advance(&H, 1000);
+	}
+	assert_int_equal(nr_state(TCP_TIME_WAIT), 2);
+	/* the newest two still ACK a repeated FIN */
+	for (int i = 2; i >= 1; i--) {
+		H.rport = TH_RPORT + i;
+		th_inject(&H, F_ACK | F_FIN, PEER + 1, iss[i] + 2, 65535, NULL,
+			  NULL, 0);
+		EXPECT_SEG(&H, F_ACK, iss[i] + 2, PEER + 2);
+	}
+	/* the oldest is gone: its pair meets "no connection" (RST) */
+	H.rport = TH_RPORT;
+	th_inject(&H, F_ACK | F_FIN, PEER + 1, iss[0] + 2, 65535, NULL, NULL,
+		  0);
+	assert_true(th_next(&H)->flags & F_RST);
+	th_stop(&H);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_simultaneous_close),
+		cmocka_unit_test(test_closing_retransmits_fin),
+		cmocka_unit_test(test_data_after_close_resets),
+		cmocka_unit_test(test_data_after_shutdown_delivered),
+		cmocka_unit_test(test_time_wait_ignores_rst),
+		cmocka_unit_test(test_time_wait_new_syn_reopens),
+		cmocka_unit_test(test_time_wait_recycles_oldest),
+	};
+	int rc;
+
+	th_eal_init();
+	rc = cmocka_run_group_tests(tests, NULL, NULL);
+	th_eal_fini();
+	return rc;
+}
