@@ -1,0 +1,438 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 ffn-shard authors
+ */
+
+/* lib/net L2/L3 cases test_net_ipv4.c leaves out: IPv4 on a VLAN port
+ * (software tag and a tag the NIC stripped), the IPv4 fields a host must
+ * accept (DF, TTL 1) and the rest of the validation (total length below
+ * the header, header beyond the frame, martian sources, ICMP code), the
+ * mbuf pool on the port's NUMA node, and the counters as an operator
+ * reads them: over DPDK's telemetry socket. */
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include <rte_arp.h>
+#include <rte_eal.h>
+#include <rte_ethdev.h>
+#include <rte_icmp.h>
+#include <rte_ip.h>
+#include <rte_ring.h>
+
+#include "net_rig.h"
+#include "net_rig_cm.h"
+
+#define OFF(f) offsetof(struct net_stats, f)
+
+static uint64_t
+stat_at(struct rig *r, size_t off)
+{
+	struct net_stats s;
+	uint64_t v;
+
+	rig_stats(r, &s);
+	memcpy(&v, (uint8_t *)&s + off, sizeof(v));
+	return v;
+}
+
+/* An ICMP echo request from RIG_PEER; mutate() may change the IPv4
+ * header (it must fix the checksum). Returns the frame length. */
+static uint16_t
+echo_frame(uint8_t *f, uint16_t vid, void (*mutate)(uint8_t *ip))
+{
+	uint8_t icmp[64];
+	uint16_t n, il;
+
+	il = rig_icmp_echo(icmp, 7, 1, "abcdefgh", 8);
+	if (vid != 0) {
+		n = rig_eth(f, &rig_bcast, RTE_ETHER_TYPE_VLAN);
+		f[n] = vid >> 8;
+		f[n + 1] = vid & 0xff;
+		f[n + 2] = 0x08;
+		f[n + 3] = 0x00;
+		n += 4;
+	} else {
+		n = rig_eth(f, &rig_bcast, RTE_ETHER_TYPE_IPV4);
+	}
+	n += rig_ipv4(f + n, RIG_PEER, RIG_IP, IPPROTO_ICMP, icmp, il);
+	if (mutate != NULL)
+		mutate(f + n - il - 20);
+	return n;
+}
+
+/* The next frame out must be an echo reply to RIG_PEER, tagged with vid
+ * in software (0: untagged). */
+static void
+expect_echo_reply(struct rig *r, uint16_t vid)
+{
+	uint8_t o[256];
+	uint16_t n = rig_take(r, o, sizeof(o));
+	const struct rte_ipv4_hdr *ip;
+	const struct rte_icmp_hdr *ic;
+	uint16_t l2 = 14;
+
+	assert_true(n > 0);
+	if (vid != 0) {
+		assert_int_equal(rte_be_to_cpu_16(((struct rte_ether_hdr *)o)->
+				ether_type), RTE_ETHER_TYPE_VLAN);
+		assert_int_equal(((o[14] << 8) | o[15]) & 0xfff, vid);
+		assert_int_equal((o[16] << 8) | o[17], RTE_ETHER_TYPE_IPV4);
+		l2 = 18;
+	} else {
+		assert_int_equal(rte_be_to_cpu_16(((struct rte_ether_hdr *)o)->
+				ether_type), RTE_ETHER_TYPE_IPV4);
+	}
+	assert_int_equal(n, l2 + 20 + 8 + 8);
+	ip = (const struct rte_ipv4_hdr *)(o + l2);
+	assert_int_equal(rte_be_to_cpu_32(ip->dst_addr), RIG_PEER);
+	assert_int_equal(rte_raw_cksum(ip, 20), 0xffff);
+	ic = (const struct rte_icmp_hdr *)(ip + 1);
+	assert_int_equal(ic->icmp_type, RTE_IP_ICMP_ECHO_REPLY);
+	assert_memory_equal(ic + 1, "abcdefgh", 8);
+}
+
+/* Inject a frame as a NIC that stripped the 802.1Q tag would hand it. */
+static void
+inject_stripped(struct rig *r, const uint8_t *f, uint16_t n, uint16_t tci)
+{
+	struct rte_mbuf *m = rig_frame(r, f, n);
+
+	assert_non_null(m);
+	m->ol_flags |= RTE_MBUF_F_RX_VLAN | RTE_MBUF_F_RX_VLAN_STRIPPED;
+	m->vlan_tci = tci;
+	assert_int_equal(rte_ring_enqueue(r->rx, m), 0);
+}
+
+static void
+open_vlan(struct rig *r, uint16_t vid)
+{
+	struct net_port_conf c;
+
+	memset(&c, 0, sizeof(c));
+	c.ip_be = rte_cpu_to_be_32(RIG_IP);
+	c.netmask_be = rte_cpu_to_be_32(RIG_MASK);
+	c.vlan = true;
+	c.vlan_id = vid;
+	assert_int_equal(rig_open(r, &c), 0);
+	rig_drain(r);
+}
+
+/* Issue 3: "VLAN tags are accepted/stripped if the port config says so",
+ * for IP traffic too, and whatever answers goes out on the VLAN. */
+static void
+test_vlan_ipv4_both_ways(void **state)
+{
+	struct rig r;
+	uint8_t f[256];
+
+	(void)state;
+	open_vlan(&r, 100);
+	rig_learn_peer(&r, RIG_PEER);	/* untagged: dropped, not learnt */
+	assert_int_equal(stat_at(&r, OFF(drop_vlan)), 1);
+	rig_inject(&r, f, echo_frame(f, 100, NULL));
+	rig_poll(&r, 0);
+	/* the peer is unknown on the VLAN: ARP for it, tagged */
+	assert_int_equal(rig_tx_count(&r), 1);
+	{
+		uint8_t o[128];
+		uint16_t n = rig_take(&r, o, sizeof(o));
+
+		assert_true(n >= 18);
+		assert_int_equal((o[12] << 8) | o[13], RTE_ETHER_TYPE_VLAN);
+		assert_int_equal((o[16] << 8) | o[17], RTE_ETHER_TYPE_ARP);
+	}
+	/* the peer answers (tagged): the parked echo reply leaves tagged */
+	{
+		uint16_t n = rig_eth(f, &r.mac, RTE_ETHER_TYPE_VLAN);
+
+		f[n] = 0; f[n + 1] = 100; f[n + 2] = 0x08; f[n + 3] = 0x06;
+		n += 4;
+		n += rig_arp(f + n, &r.mac, RTE_ARP_OP_REPLY, RIG_PEER,
+				RIG_IP);
+		rig_inject(&r, f, n);
+	}
+	rig_poll(&r, 0);
+	expect_echo_reply(&r, 100);
+	assert_int_equal(rig_tx_count(&r), 0);
+	/* the same request on another VLAN, or untagged: dropped */
+	rig_inject(&r, f, echo_frame(f, 200, NULL));
+	rig_inject(&r, f, echo_frame(f, 0, NULL));
+	rig_poll(&r, 0);
+	assert_int_equal(rig_tx_count(&r), 0);
+	assert_int_equal(stat_at(&r, OFF(drop_vlan)), 3);
+	assert_int_equal(stat_at(&r, OFF(icmp_echo_tx)), 1);
+	rig_close(&r);
+}
+
+/* A tag the NIC stripped (RTE_MBUF_F_RX_VLAN_STRIPPED, vlan_tci) counts
+ * as the tag: accepted on our VLAN, dropped on another one and on a port
+ * without VLAN. */
+static void
+test_vlan_stripped_by_nic(void **state)
+{
+	struct rig r;
+	uint8_t f[256];
+
+	(void)state;
+	open_vlan(&r, 100);
+	/* learn the peer on the VLAN first */
+	{
+		uint16_t n = rig_eth(f, &rig_bcast, RTE_ETHER_TYPE_ARP);
+
+		n += rig_arp(f + n, NULL, RTE_ARP_OP_REQUEST, RIG_PEER, RIG_IP);
+		inject_stripped(&r, f, n, 100);
+	}
+	rig_poll(&r, 0);
+	assert_int_equal(stat_at(&r, OFF(arp_req_answered)), 1);
+	rig_drain(&r);
+	inject_stripped(&r, f, echo_frame(f, 0, NULL), 100);
+	rig_poll(&r, 0);
+	expect_echo_reply(&r, 100);
+	/* priority bits do not matter, the VLAN id does */
+	inject_stripped(&r, f, echo_frame(f, 0, NULL), 0xe000 | 100);
+	rig_poll(&r, 0);
+	expect_echo_reply(&r, 100);
+	inject_stripped(&r, f, echo_frame(f, 0, NULL), 200);
+	rig_poll(&r, 0);
+	assert_int_equal(rig_tx_count(&r), 0);
+	assert_int_equal(stat_at(&r, OFF(drop_vlan)), 1);
+	rig_close(&r);
+	/* a port without VLAN does not take tagged traffic */
+	assert_int_equal(rig_open(&r, NULL), 0);
+	rig_drain(&r);
+	rig_learn_peer(&r, RIG_PEER);
+	inject_stripped(&r, f, echo_frame(f, 0, NULL), 100);
+	rig_poll(&r, 0);
+	assert_int_equal(rig_tx_count(&r), 0);
+	assert_int_equal(stat_at(&r, OFF(drop_vlan)), 1);
+	rig_close(&r);
+}
+
+static void
+refix(uint8_t *b)
+{
+	struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)b;
+
+	ip->hdr_checksum = 0;
+	ip->hdr_checksum = ~rte_raw_cksum(ip, 20);
+}
+
+static void
+m_df_ttl1(uint8_t *b)
+{
+	struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)b;
+
+	ip->fragment_offset = rte_cpu_to_be_16(RTE_IPV4_HDR_DF_FLAG);
+	ip->time_to_live = 1;
+	refix(b);
+}
+
+/* DF (every Linux TCP segment has it) is not a fragment, and TTL 1 is a
+ * live datagram for its final destination (RFC 1122 §3.2.1.7). */
+static void
+test_ipv4_df_and_ttl1_accepted(void **state)
+{
+	struct rig *r = *state;
+	uint8_t f[256];
+
+	rig_learn_peer(r, RIG_PEER);
+	rig_inject(r, f, echo_frame(f, 0, m_df_ttl1));
+	rig_poll(r, 0);
+	expect_echo_reply(r, 0);
+	assert_int_equal(stat_at(r, OFF(drop_ip_frag)), 0);
+	assert_int_equal(stat_at(r, OFF(drop_ip_ttl)), 0);
+}
+
+static void
+m_tot_below_ihl(uint8_t *b)
+{
+	((struct rte_ipv4_hdr *)b)->total_length = rte_cpu_to_be_16(12);
+	refix(b);
+}
+
+static void
+m_ihl_past_frame(uint8_t *b)
+{
+	b[0] = 0x4f;	/* 60-byte header in a 36-byte datagram */
+	refix(b);
+}
+
+static void
+m_src_zero(uint8_t *b)
+{
+	((struct rte_ipv4_hdr *)b)->src_addr = 0;
+	refix(b);
+}
+
+static void
+m_src_multicast(uint8_t *b)
+{
+	((struct rte_ipv4_hdr *)b)->src_addr =
+		rte_cpu_to_be_32(RTE_IPV4(224, 0, 0, 1));
+	refix(b);
+}
+
+static void
+m_src_bcast(uint8_t *b)
+{
+	((struct rte_ipv4_hdr *)b)->src_addr = RTE_BE32(0xffffffff);
+	refix(b);
+}
+
+static void
+m_icmp_code(uint8_t *b)
+{
+	struct rte_icmp_hdr *ic = (struct rte_icmp_hdr *)(b + 20);
+
+	ic->icmp_code = 1;	/* an echo request has code 0 (RFC 792) */
+	ic->icmp_cksum = 0;
+	ic->icmp_cksum = ~rte_raw_cksum(ic, 16);
+}
+
+static void
+m_icmp_short(uint8_t *b)
+{
+	/* total length leaves 4 bytes of ICMP: less than its header */
+	((struct rte_ipv4_hdr *)b)->total_length = rte_cpu_to_be_16(24);
+	refix(b);
+}
+
+static void
+expect_drop(struct rig *r, void (*mutate)(uint8_t *ip), size_t off)
+{
+	uint8_t f[256];
+	uint64_t before = stat_at(r, off);
+
+	rig_inject(r, f, echo_frame(f, 0, mutate));
+	rig_poll(r, 0);
+	assert_int_equal(stat_at(r, off), before + 1);
+	assert_int_equal(rig_tx_count(r), 0);
+}
+
+/* RFC 1122 §3.2.1: lengths checked against each other and the frame; a
+ * source that cannot be answered (0/8, multicast, broadcast: §3.2.1.3)
+ * is not answered. */
+static void
+test_ipv4_more_drop_reasons(void **state)
+{
+	struct rig *r = *state;
+
+	rig_learn_peer(r, RIG_PEER);
+	expect_drop(r, m_tot_below_ihl, OFF(drop_ip_len));
+	expect_drop(r, m_ihl_past_frame, OFF(drop_ip_ihl));
+	expect_drop(r, m_src_zero, OFF(drop_ip_not_ours));
+	expect_drop(r, m_src_multicast, OFF(drop_ip_not_ours));
+	expect_drop(r, m_src_bcast, OFF(drop_ip_not_ours));
+	expect_drop(r, m_icmp_code, OFF(drop_icmp_type));
+	expect_drop(r, m_icmp_short, OFF(drop_icmp_bad));
+	assert_int_equal(stat_at(r, OFF(icmp_echo_tx)), 0);
+}
+
+/* Issue 3: mbuf pools on the NUMA node of the port. */
+static void
+test_pool_on_port_node(void **state)
+{
+	struct rig *r = *state;
+	int node = rte_eth_dev_socket_id(r->port_id);
+
+	assert_true(node >= 0);	/* net_ring ports are made on node 0 */
+	assert_int_equal(net_port_pool(r->p)->socket_id, node);
+}
+
+/* Ask DPDK's telemetry socket for cmd, as an operator (or
+ * usertools/dpdk-telemetry.py) would; the reply lands in out. */
+static void
+telemetry_get(const char *cmd, char *out, size_t cap)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	ssize_t n;
+	int fd;
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/dpdk_telemetry.v2",
+			rte_eal_get_runtime_dir());
+	fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+	assert_true(fd >= 0);
+	assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	n = read(fd, out, cap - 1);	/* the greeting */
+	assert_true(n > 0);
+	assert_int_equal(write(fd, cmd, strlen(cmd)), (ssize_t)strlen(cmd));
+	n = read(fd, out, cap - 1);
+	assert_true(n > 0);
+	out[n] = '\0';
+	close(fd);
+}
+
+/* Value of "name": in a telemetry JSON reply. */
+static long long
+json_u64(const char *js, const char *name)
+{
+	char key[80];
+	const char *p;
+	long long v = -1;
+
+	snprintf(key, sizeof(key), "\"%s\":", name);
+	p = strstr(js, key);
+	assert_non_null(p);
+	assert_int_equal(sscanf(p + strlen(key), "%lld", &v), 1);
+	return v;
+}
+
+/* Issue 3: per-lcore counters exposed to rte_telemetry; /ffn/net/stats
+ * is the sum of every lcore's counters, drops by reason included. */
+static void
+test_stats_over_telemetry(void **state)
+{
+	struct rig *r = *state;
+	struct net_stats tot;
+	char js[16384];
+
+	rig_learn_peer(r, RIG_PEER);
+	expect_drop(r, m_src_zero, OFF(drop_ip_not_ours));
+	telemetry_get("/ffn/net/stats", js, sizeof(js));
+	net_stats_total(&tot);
+	assert_non_null(strstr(js, "\"/ffn/net/stats\""));
+	assert_true(json_u64(js, "drop_ip_not_ours") >= 1);
+	assert_int_equal(json_u64(js, "drop_ip_not_ours"),
+			tot.drop_ip_not_ours);
+	assert_int_equal(json_u64(js, "arp_req_answered"),
+			tot.arp_req_answered);
+	assert_int_equal(json_u64(js, "rx_pkts"), tot.rx_pkts);
+	for (unsigned int i = 0; i < net_stats_count(); i++)
+		json_u64(js, net_stats_name(i));
+}
+
+int
+main(void)
+{
+	char prefix[64];
+	int rc;
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_vlan_ipv4_both_ways),
+		cmocka_unit_test(test_vlan_stripped_by_nic),
+		cmocka_unit_test_setup_teardown(test_ipv4_df_and_ttl1_accepted,
+				setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ipv4_more_drop_reasons,
+				setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pool_on_port_node,
+				setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stats_over_telemetry,
+				setup, teardown),
+	};
+
+	snprintf(prefix, sizeof(prefix), "fsn_l2l3_%d", (int)getpid());
+	if (rig_eal_init(prefix) < 0) {
+		fprintf(stderr, "EAL init failed\n");
+		return 1;
+	}
+	rc = cmocka_run_group_tests(tests, NULL, NULL);
+	rig_eal_fini();
+	return rc;
+}
