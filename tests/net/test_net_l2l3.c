@@ -14,8 +14,6 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -347,44 +345,6 @@ test_pool_on_port_node(void **state)
 	assert_int_equal(net_port_pool(r->p)->socket_id, node);
 }
 
-/* Ask DPDK's telemetry socket for cmd, as an operator (or
- * usertools/dpdk-telemetry.py) would; the reply lands in out. */
-static void
-telemetry_get(const char *cmd, char *out, size_t cap)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	ssize_t n;
-	int fd;
-
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/dpdk_telemetry.v2",
-			rte_eal_get_runtime_dir());
-	fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
-	assert_true(fd >= 0);
-	assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-	n = read(fd, out, cap - 1);	/* the greeting */
-	assert_true(n > 0);
-	assert_int_equal(write(fd, cmd, strlen(cmd)), (ssize_t)strlen(cmd));
-	n = read(fd, out, cap - 1);
-	assert_true(n > 0);
-	out[n] = '\0';
-	close(fd);
-}
-
-/* Value of "name": in a telemetry JSON reply. */
-static long long
-json_u64(const char *js, const char *name)
-{
-	char key[80];
-	const char *p;
-	long long v = -1;
-
-	snprintf(key, sizeof(key), "\"%s\":", name);
-	p = strstr(js, key);
-	assert_non_null(p);
-	assert_int_equal(sscanf(p + strlen(key), "%lld", &v), 1);
-	return v;
-}
-
 /* Issue 3: per-lcore counters exposed to rte_telemetry; /ffn/net/stats
  * is the sum of every lcore's counters, drops by reason included. */
 static void
@@ -396,17 +356,17 @@ test_stats_over_telemetry(void **state)
 
 	rig_learn_peer(r, RIG_PEER);
 	expect_drop(r, m_src_zero, OFF(drop_ip_not_ours));
-	telemetry_get("/ffn/net/stats", js, sizeof(js));
+	rig_telemetry_get("/ffn/net/stats", js, sizeof(js));
 	net_stats_total(&tot);
 	assert_non_null(strstr(js, "\"/ffn/net/stats\""));
-	assert_true(json_u64(js, "drop_ip_not_ours") >= 1);
-	assert_int_equal(json_u64(js, "drop_ip_not_ours"),
+	assert_true(rig_json_u64(js, "drop_ip_not_ours") >= 1);
+	assert_int_equal(rig_json_u64(js, "drop_ip_not_ours"),
 			tot.drop_ip_not_ours);
-	assert_int_equal(json_u64(js, "arp_req_answered"),
+	assert_int_equal(rig_json_u64(js, "arp_req_answered"),
 			tot.arp_req_answered);
-	assert_int_equal(json_u64(js, "rx_pkts"), tot.rx_pkts);
+	assert_int_equal(rig_json_u64(js, "rx_pkts"), tot.rx_pkts);
 	for (unsigned int i = 0; i < net_stats_count(); i++)
-		json_u64(js, net_stats_name(i));
+		rig_json_u64(js, net_stats_name(i));
 }
 
 int
