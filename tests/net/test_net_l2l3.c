@@ -6,8 +6,9 @@
  * (software tag and a tag the NIC stripped), the IPv4 fields a host must
  * accept (DF, TTL 1) and the rest of the validation (total length below
  * the header, header beyond the frame, martian sources, ICMP code), the
- * mbuf pool on the port's NUMA node, and the counters as an operator
- * reads them: over DPDK's telemetry socket. */
+ * mbuf pool on the port's NUMA node, the counters as an operator reads
+ * them (DPDK's telemetry socket), and TX offloads following the port's
+ * capabilities. */
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -24,7 +25,9 @@
 #include <rte_icmp.h>
 #include <rte_ip.h>
 #include <rte_ring.h>
+#include <rte_tcp.h>
 
+#include "net_priv.h"
 #include "net_rig.h"
 #include "net_rig_cm.h"
 
@@ -369,6 +372,101 @@ test_stats_over_telemetry(void **state)
 		rig_json_u64(js, net_stats_name(i));
 }
 
+/* A TCP segment (20-byte header + plen bytes) for net_ipv4_output. */
+static struct rte_mbuf *
+tcp_seg(struct rig *r, uint16_t plen, uint64_t flags, uint16_t segsz)
+{
+	struct rte_mbuf *m = net_alloc(r->lc);
+	struct rte_tcp_hdr *th;
+
+	assert_non_null(m);
+	th = (struct rte_tcp_hdr *)rte_pktmbuf_append(m, sizeof(*th) + plen);
+	assert_non_null(th);
+	memset(th, 0, sizeof(*th) + plen);
+	th->src_port = rte_cpu_to_be_16(80);
+	th->dst_port = rte_cpu_to_be_16(40000);
+	th->data_off = 5 << 4;
+	th->tcp_flags = RTE_TCP_ACK_FLAG;
+	m->ol_flags |= flags;
+	m->l4_len = sizeof(*th);
+	m->tso_segsz = segsz;
+	return m;
+}
+
+/* The frame net queued, as the PMD would get it (flags and all). */
+static struct rte_mbuf *
+take_mbuf(struct rig *r)
+{
+	struct rte_mbuf *m = NULL;
+
+	net_lcore_flush(r->lc);
+	assert_int_equal(rte_ring_dequeue(r->tx, (void **)&m), 0);
+	return m;
+}
+
+/* Issue 3: hardware checksum and TSO offloads used when the port offers
+ * them (DPDK's TX offload contract: flags, l2/l3/l4 lengths, IP
+ * checksum 0, TCP checksum = pseudo-header sum, without the length for
+ * TSO), refused or done in software otherwise. net_ring offers none, so
+ * the capabilities are set by hand here. */
+static void
+test_tx_offloads_follow_caps(void **state)
+{
+	struct rig *r = *state;
+	uint32_t caps = r->p->caps;
+	struct rte_ipv4_hdr *ip;
+	struct rte_tcp_hdr *th;
+	struct rte_mbuf *m;
+
+	rig_learn_peer(r, RIG_PEER);
+	/* no TSO on the port: refused, the segment stays the caller's */
+	m = tcp_seg(r, 1200, RTE_MBUF_F_TX_TCP_SEG | RTE_MBUF_F_TX_TCP_CKSUM,
+			536);
+	assert_int_equal(net_ipv4_output(r->lc, m, rte_cpu_to_be_32(RIG_PEER),
+			IPPROTO_TCP), -ENOTSUP);
+	rte_pktmbuf_free(m);
+	/* nor more than the MTU without it */
+	m = tcp_seg(r, 1461, RTE_MBUF_F_TX_TCP_CKSUM, 0);
+	assert_int_equal(net_ipv4_output(r->lc, m, rte_cpu_to_be_32(RIG_PEER),
+			IPPROTO_TCP), -EMSGSIZE);
+	rte_pktmbuf_free(m);
+	/* software: complete checksums, no offload flags left */
+	m = tcp_seg(r, 100, RTE_MBUF_F_TX_TCP_CKSUM, 0);
+	assert_int_equal(net_ipv4_output(r->lc, m, rte_cpu_to_be_32(RIG_PEER),
+			IPPROTO_TCP), 0);
+	m = take_mbuf(r);
+	ip = rte_pktmbuf_mtod_offset(m, struct rte_ipv4_hdr *, 14);
+	assert_false(m->ol_flags & (RTE_MBUF_F_TX_IP_CKSUM |
+			RTE_MBUF_F_TX_TCP_CKSUM));
+	assert_int_equal(rte_raw_cksum(ip, 20), 0xffff);
+	assert_int_equal(rte_ipv4_udptcp_cksum_verify(ip, ip + 1), 0);
+	rte_pktmbuf_free(m);
+	/* the port checksums and segments: net asks it to */
+	r->p->caps |= NET_CAP_TX_IPV4_CKSUM | NET_CAP_TX_TCP_CKSUM |
+		NET_CAP_TSO;
+	m = tcp_seg(r, 1200, RTE_MBUF_F_TX_TCP_SEG | RTE_MBUF_F_TX_TCP_CKSUM,
+			536);
+	assert_int_equal(net_ipv4_output(r->lc, m, rte_cpu_to_be_32(RIG_PEER),
+			IPPROTO_TCP), 0);
+	m = take_mbuf(r);
+	r->p->caps = caps;
+	ip = rte_pktmbuf_mtod_offset(m, struct rte_ipv4_hdr *, 14);
+	th = (struct rte_tcp_hdr *)(ip + 1);
+	assert_true(m->ol_flags & RTE_MBUF_F_TX_IPV4);
+	assert_true(m->ol_flags & RTE_MBUF_F_TX_IP_CKSUM);
+	assert_true(m->ol_flags & RTE_MBUF_F_TX_TCP_SEG);
+	assert_int_equal(m->l2_len, 14);
+	assert_int_equal(m->l3_len, 20);
+	assert_int_equal(m->l4_len, 20);
+	assert_int_equal(m->tso_segsz, 536);
+	assert_int_equal(rte_be_to_cpu_16(ip->total_length), 20 + 20 + 1200);
+	assert_int_equal(ip->hdr_checksum, 0);
+	assert_int_equal(th->cksum, rte_ipv4_phdr_cksum(ip, m->ol_flags));
+	assert_int_equal(th->cksum,
+			rte_ipv4_phdr_cksum(ip, RTE_MBUF_F_TX_TCP_SEG));
+	rte_pktmbuf_free(m);
+}
+
 int
 main(void)
 {
@@ -384,6 +482,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_pool_on_port_node,
 				setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stats_over_telemetry,
+				setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tx_offloads_follow_caps,
 				setup, teardown),
 	};
 
