@@ -5,7 +5,8 @@
 /* Scripted teardown cases test_tcp_teardown.c leaves out: simultaneous
  * close (CLOSING), data arriving after the app closed (RST), and TIME_WAIT
  * facing a RST (RFC 1337), a new SYN for the same pair (RFC 9293 §3.6.1)
- * and a full table (the oldest entry goes). */
+ * and a full table (the oldest entry goes); a RST for a half-open
+ * connection and the SYN backlog taken from the stack's config. */
 
 #include <stdlib.h>
 #include <string.h>
@@ -227,6 +228,65 @@ test_time_wait_recycles_oldest(void **st)
 	th_stop(&H);
 }
 
+/* A RST for a half-open (SYN_RECEIVED) connection: validated like any
+ * other (RFC 5961 §3), then the embryo goes without the app hearing of
+ * it and its backlog slot is free again (RFC 9293 §3.10.7.4). */
+static void
+test_rst_in_syn_received(void **st)
+{
+	struct tcp_stats sts;
+	struct th_seg *s;
+
+	th_config(&H);
+	th_start(&H);
+	assert_int_equal(tcp_listen(H.s, TH_PORT, 1, &th_ops, &H.app), 0);
+	th_inject(&H, F_SYN, PEER, 0, 65535, &MSS1460, NULL, 0);
+	s = th_next(&H);
+	assert_int_equal(s->flags, F_SYN | F_ACK);
+	/* out of window: ignored; in window but not exact: challenge ACK */
+	th_inject(&H, F_RST, PEER + 1 + 300000, 0, 0, NULL, NULL, 0);
+	assert_int_equal(th_pending(&H), 0);
+	th_inject(&H, F_RST, PEER + 10, 0, 0, NULL, NULL, 0);
+	assert_int_equal(th_next(&H)->flags & (F_ACK | F_RST), F_ACK);
+	assert_int_equal(nr_state(TCP_SYN_RECEIVED), 1);
+	/* exact: the half-open connection is gone, silently */
+	th_inject(&H, F_RST, PEER + 1, 0, 0, NULL, NULL, 0);
+	assert_int_equal(th_pending(&H), 0);
+	assert_int_equal(nr_state(TCP_SYN_RECEIVED), 0);
+	assert_int_equal(H.app.accepted, 0);
+	assert_int_equal(H.app.closed, 0);
+	/* the backlog of 1 is free: the next SYN gets state, not a cookie */
+	H.rport++;
+	th_inject(&H, F_SYN, 7000, 0, 65535, &MSS1460, NULL, 0);
+	assert_int_equal(th_next(&H)->flags, F_SYN | F_ACK);
+	tcp_stack_stats(H.s, &sts);
+	assert_int_equal(sts.syncookies_sent, 0);
+	assert_int_equal(sts.conns[TCP_SYN_RECEIVED], 1);
+	th_stop(&H);
+}
+
+/* tcp_listen(backlog 0) takes the stack's syn_backlog; beyond it SYNs
+ * are answered with cookies and hold no state. */
+static void
+test_syn_backlog_from_config(void **st)
+{
+	struct tcp_stats sts;
+
+	th_config(&H);
+	H.cfg.syn_backlog = 3;
+	th_start(&H);
+	assert_int_equal(tcp_listen(H.s, TH_PORT, 0, &th_ops, &H.app), 0);
+	for (int i = 0; i < 5; i++) {
+		H.rport = TH_RPORT + i;
+		th_inject(&H, F_SYN, PEER, 0, 65535, &MSS1460, NULL, 0);
+		assert_int_equal(th_next(&H)->flags, F_SYN | F_ACK);
+	}
+	tcp_stack_stats(H.s, &sts);
+	assert_int_equal(sts.conns[TCP_SYN_RECEIVED], 3);
+	assert_int_equal(sts.syncookies_sent, 2);
+	th_stop(&H);
+}
+
 int
 main(void)
 {
@@ -238,6 +298,8 @@ main(void)
 		cmocka_unit_test(test_time_wait_ignores_rst),
 		cmocka_unit_test(test_time_wait_new_syn_reopens),
 		cmocka_unit_test(test_time_wait_recycles_oldest),
+		cmocka_unit_test(test_rst_in_syn_received),
+		cmocka_unit_test(test_syn_backlog_from_config),
 	};
 	int rc;
 
