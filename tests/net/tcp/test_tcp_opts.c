@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 ffn-shard authors
+ */
+
+/* Option edge cases the other scripted tests leave out: a window scale
+ * above 14 (RFC 7323 §2.3), as many SACK blocks as fit beside the
+ * timestamp option and without it (RFC 2018 §3), and the options of
+ * the ACK that follows each. */
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "tcp_harness.h"
+
+static struct th H;
+static uint8_t buf[64 * 1024];
+
+#define PEER 1000u
+#define MSS 1460u
+
+/* RFC 7323 §2.3: a shift count above 14 is taken as 14. */
+static void
+test_window_scale_above_14(void **st)
+{
+	struct th_opts o = { .mss = 1460, .has_ws = 1, .ws = 15 };
+	struct tcp_conn_info ci;
+	struct th_seg *s;
+
+	th_config(&H);
+	th_start(&H);
+	tcp_listen(H.s, TH_PORT, 0, &th_ops, &H.app);
+	th_inject(&H, F_SYN, PEER, 0, 65535, &o, NULL, 0);
+	s = th_next(&H);
+	assert_true(s->ws >= 0);
+	th_inject(&H, F_ACK, PEER + 1, s->seq + 1, 3, NULL, NULL, 0);
+	tcp_conn_info(H.app.conn, &ci);
+	assert_int_equal(ci.snd_wscale, 14);
+	assert_int_equal(ci.snd_wnd, 3u << 14);
+	th_stop(&H);
+}
+
+/* Five out-of-order runs with holes between: the ACK carries as many
+ * SACK blocks as fit in 40 bytes of options, newest first. */
+static void
+sack_blocks_fit(bool ts)
+{
+	struct th_opts o = { .mss = 1460, .sack_ok = 1, .has_ts = ts,
+			     .tsval = 100 };
+	struct th_opts d = { .has_ts = ts, .tsval = 101 };
+	struct th_seg *s = NULL;
+	uint32_t iss;
+	int want = ts ? 3 : 4;
+
+	th_config(&H);
+	th_start(&H);
+	iss = th_handshake(&H, PEER, &o);
+	if (ts)
+		d.tsecr = 0;	/* any echo is fine for data */
+	for (unsigned int i = 0; i < 5; i++) {
+		uint32_t off = (2 * i + 1) * MSS;
+
+		th_inject(&H, F_ACK, PEER + 1 + off, iss + 1, 65535, &d,
+			  buf + off, MSS);
+		s = th_next(&H);
+		assert_int_equal(s->ack, PEER + 1);
+		assert_int_equal(s->has_ts, ts);
+		assert_int_equal(s->nr_sack, RTE_MIN((int)i + 1, want));
+		/* newest first (RFC 2018 §4) */
+		assert_int_equal(s->sack[0][0], PEER + 1 + off);
+		assert_int_equal(s->sack[0][1], PEER + 1 + off + MSS);
+	}
+	/* then the most recent ones after it */
+	for (int b = 1; b < want; b++)
+		assert_int_equal(s->sack[b][0],
+				 PEER + 1 + (2 * (4 - b) + 1) * MSS);
+	th_drain(&H);
+	th_stop(&H);
+}
+
+static void
+test_sack_blocks_beside_timestamps(void **st)
+{
+	sack_blocks_fit(true);
+}
+
+static void
+test_sack_blocks_without_timestamps(void **st)
+{
+	sack_blocks_fit(false);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_window_scale_above_14),
+		cmocka_unit_test(test_sack_blocks_beside_timestamps),
+		cmocka_unit_test(test_sack_blocks_without_timestamps),
+	};
+	int rc;
+
+	th_eal_init();
+	rc = cmocka_run_group_tests(tests, NULL, NULL);
+	th_eal_fini();
+	return rc;
+}
