@@ -7,8 +7,8 @@
  * accept (DF, TTL 1) and the rest of the validation (total length below
  * the header, header beyond the frame, martian sources, ICMP code), the
  * mbuf pool on the port's NUMA node, the counters as an operator reads
- * them (DPDK's telemetry socket), and TX offloads following the port's
- * capabilities. */
+ * them (DPDK's telemetry socket), TX and RX checksum offloads following
+ * the port's capabilities, and source ports picked for an RSS queue. */
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -26,6 +26,7 @@
 #include <rte_ip.h>
 #include <rte_ring.h>
 #include <rte_tcp.h>
+#include <rte_thash.h>
 
 #include "net_priv.h"
 #include "net_rig.h"
@@ -467,6 +468,123 @@ test_tx_offloads_follow_caps(void **state)
 	rte_pktmbuf_free(m);
 }
 
+struct l4_seen {
+	int calls;
+	uint64_t flag;
+};
+
+static void
+l4_in(void *ctx, struct net_lcore *lc, struct rte_mbuf *m,
+		const struct net_ipv4_info *info, uint64_t now)
+{
+	struct l4_seen *s = ctx;
+
+	(void)lc;
+	(void)now;
+	s->calls++;
+	s->flag = info->l4_cksum_flag;
+	assert_int_equal(m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK, s->flag);
+	rte_pktmbuf_free(m);
+}
+
+/* An IPv4/TCP frame to us with the RX checksum flags a NIC would set. */
+static void
+inject_rx_flags(struct rig *r, bool spoil_ip_cksum, uint64_t flags)
+{
+	uint8_t f[128], seg[20] = { 0 };
+	struct rte_mbuf *m;
+	uint16_t n;
+
+	seg[12] = 5 << 4;
+	n = rig_eth(f, &r->mac, RTE_ETHER_TYPE_IPV4);
+	n += rig_ipv4(f + n, RIG_PEER, RIG_IP, IPPROTO_TCP, seg, sizeof(seg));
+	if (spoil_ip_cksum)
+		f[14 + 10] ^= 0x5a;
+	m = rig_frame(r, f, n);
+	assert_non_null(m);
+	m->ol_flags |= flags;
+	assert_int_equal(rte_ring_enqueue(r->rx, m), 0);
+	rig_poll(r, 0);
+}
+
+/* RX checksum offload: with the capability net trusts the NIC's verdict
+ * (BAD drops a datagram whose checksum happens to be right, GOOD takes
+ * one without recomputing) and hands the L4 verdict to TCP; without it
+ * the flags are ignored: the sum is checked in software and TCP is told
+ * UNKNOWN so that it checks too. */
+static void
+test_rx_cksum_offload_follows_caps(void **state)
+{
+	struct rig *r = *state;
+	uint32_t caps = r->p->caps;
+	struct l4_seen seen = { 0 };
+
+	assert_int_equal(net_lcore_set_l4(r->lc, IPPROTO_TCP, l4_in, NULL,
+			&seen), 0);
+	/* no capability: software decides, TCP must verify */
+	inject_rx_flags(r, true, RTE_MBUF_F_RX_IP_CKSUM_GOOD);
+	assert_int_equal(stat_at(r, OFF(drop_ip_cksum)), 1);
+	inject_rx_flags(r, false, RTE_MBUF_F_RX_IP_CKSUM_BAD |
+			RTE_MBUF_F_RX_L4_CKSUM_GOOD);
+	assert_int_equal(seen.calls, 1);
+	assert_int_equal(seen.flag, RTE_MBUF_F_RX_L4_CKSUM_UNKNOWN);
+	/* the port verifies: its verdict stands */
+	r->p->caps |= NET_CAP_RX_IPV4_CKSUM | NET_CAP_RX_L4_CKSUM;
+	inject_rx_flags(r, false, RTE_MBUF_F_RX_IP_CKSUM_BAD);
+	assert_int_equal(stat_at(r, OFF(drop_ip_cksum)), 2);
+	inject_rx_flags(r, true, RTE_MBUF_F_RX_IP_CKSUM_GOOD |
+			RTE_MBUF_F_RX_L4_CKSUM_GOOD);
+	assert_int_equal(seen.calls, 2);
+	assert_int_equal(seen.flag, RTE_MBUF_F_RX_L4_CKSUM_GOOD);
+	inject_rx_flags(r, false, RTE_MBUF_F_RX_IP_CKSUM_GOOD |
+			RTE_MBUF_F_RX_L4_CKSUM_BAD);
+	assert_int_equal(seen.calls, 3);
+	assert_int_equal(seen.flag, RTE_MBUF_F_RX_L4_CKSUM_BAD);
+	r->p->caps = caps;
+	net_lcore_set_l4(r->lc, IPPROTO_TCP, NULL, NULL, NULL);
+}
+
+/* Active open helper: on a 4-queue port (RETA entry i -> queue i % 4, as
+ * setup_reta programs it) every port picked for queue 2 hashes there,
+ * in either direction. net_ring has no RSS: the table is set by hand. */
+static void
+test_rss_pick_on_four_queues(void **state)
+{
+	struct rig *r = *state;
+	struct net_port *p = r->p;
+	uint16_t nbq = p->nb_queues, rs = p->reta_size, q = r->lc->queue;
+	uint32_t dst = rte_cpu_to_be_32(RIG_PEER), cursor = 0;
+	uint16_t dport = rte_cpu_to_be_16(8080);
+	unsigned int i, skipped = 0;
+	uint16_t last = 0;
+
+	p->nb_queues = 4;
+	p->reta_size = 128;
+	for (i = 0; i < 128; i++)
+		p->reta[i] = i % 4;
+	r->lc->queue = 2;
+	for (i = 0; i < 64; i++) {
+		uint16_t sp = net_rss_pick_sport(r->lc, dst, dport, 20000,
+				30000, &cursor);
+		uint32_t in[3] = { RIG_PEER, RIG_IP,
+				(8080u << 16) | sp };
+
+		assert_true(sp >= 20000 && sp <= 30000);
+		assert_true(sp > last);		/* the cursor moves on */
+		skipped += sp - last - 1;
+		last = sp;
+		/* the NIC's hash of the reply: remote -> us */
+		assert_int_equal(rte_softrss(in, 3, net_rss_key()) % 128 % 4,
+				2);
+		assert_int_equal(net_rss_queue(p, net_rss_hash_v4(dst,
+				p->ip_be, dport, rte_cpu_to_be_16(sp))), 2);
+	}
+	assert_true(skipped > 0);	/* ports for other queues were passed */
+	p->nb_queues = nbq;
+	p->reta_size = rs;
+	r->lc->queue = q;
+}
+
 int
 main(void)
 {
@@ -484,6 +602,11 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_stats_over_telemetry,
 				setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tx_offloads_follow_caps,
+				setup, teardown),
+		cmocka_unit_test_setup_teardown(
+				test_rx_cksum_offload_follows_caps,
+				setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rss_pick_on_four_queues,
 				setup, teardown),
 	};
 
