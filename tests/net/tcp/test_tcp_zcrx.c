@@ -2,10 +2,11 @@
  * Copyright(c) 2026 ffn-shard authors
  */
 
-/* Zero-copy RX (issue 3): the app receives the mbufs the data arrived
- * in, positioned at the payload, and may keep them as long as it likes
- * while the connection goes on; reassembled data is handed over the same
- * way. */
+/* The receive side as the app sees it. Zero-copy RX (issue 3): the app
+ * receives the mbufs the data arrived in, positioned at the payload, and
+ * may keep them as long as it likes while the connection goes on;
+ * reassembled data is handed over the same way. And the window it holds
+ * data against (manual flow control) reopens without inviting runts. */
 
 #include <stdlib.h>
 #include <string.h>
@@ -107,11 +108,55 @@ test_app_keeps_received_mbufs(void **st)
 	th_stop(&H);	/* nothing leaked: the app freed what it kept */
 }
 
+/* Receiver SWS avoidance (RFC 9293 §3.8.6.2.2, MUST): with the app
+ * holding data (manual flow control, as lib/shard runs it), a window
+ * that reopens by less than min(RCV.BUFF / 2, MSS) is not offered, not
+ * even in the ACK of a zero-window probe; once that much is free it is. */
+static void
+test_receiver_sws_avoidance(void **st)
+{
+	struct th_seg *s;
+	uint32_t iss, off;
+
+	th_config(&H);
+	H.cfg.rcv_buf = 8192;
+	H.cfg.no_wscale = true;
+	iss = (th_start(&H), th_handshake(&H, PEER, &SACKOPT));
+	tcp_set_manual_recv(H.app.conn, true);
+	for (off = 0; off < 8192; off += 1460)
+		seg(off, RTE_MIN(1460u, 8192 - off), iss);
+	th_advance(&H, 100000);
+	while (th_pending(&H) > 1)
+		th_next(&H);
+	s = th_next(&H);
+	assert_int_equal(s->ack, PEER + 1 + 8192);
+	assert_int_equal(s->win, 0);
+	/* the app frees 100 bytes: no window update for so little */
+	tcp_recved(H.app.conn, 100);
+	assert_int_equal(th_pending(&H), 0);
+	/* a zero-window probe: not taken, and the ACK still says 0 */
+	seg(8192, 1, iss);
+	s = th_next(&H);
+	assert_int_equal(s->ack, PEER + 1 + 8192);
+	assert_int_equal(s->win, 0);
+	assert_int_equal(H.app.rx_len, 8192);
+	/* 1500 free: more than an MSS, offered at once */
+	tcp_recved(H.app.conn, 1400);
+	s = th_next(&H);
+	assert_int_equal(s->ack, PEER + 1 + 8192);
+	assert_int_equal(s->win, 1500);
+	seg(8192, 1460, iss);
+	assert_int_equal(H.app.rx_len, 8192 + 1460);
+	th_drain(&H);
+	th_stop(&H);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_app_keeps_received_mbufs),
+		cmocka_unit_test(test_receiver_sws_avoidance),
 	};
 	int rc;
 
