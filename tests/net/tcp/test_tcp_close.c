@@ -287,6 +287,38 @@ test_syn_backlog_from_config(void **st)
 	th_stop(&H);
 }
 
+/* tcp.h: the global connection limit does not count TIME_WAIT, and a
+ * connection that ends frees its place. */
+static void
+test_conn_limit_excludes_time_wait(void **st)
+{
+	struct tcp_stats sts;
+	struct th_seg *s;
+
+	th_config(&H);
+	H.cfg.max_conns = 1;
+	th_start(&H);
+	to_time_wait();
+	assert_int_equal(nr_state(TCP_TIME_WAIT), 1);
+	H.rport++;
+	th_handshake(&H, PEER, &MSS1460);	/* the limit's one place */
+	H.rport++;
+	th_inject(&H, F_SYN, PEER, 0, 65535, &MSS1460, NULL, 0);
+	assert_int_equal(th_pending(&H), 0);
+	tcp_stack_stats(H.s, &sts);
+	assert_int_equal(sts.drops[TCP_DROP_CONN_LIMIT], 1);
+	/* the peer resets the established one: its place is free again */
+	H.rport--;
+	th_inject(&H, F_RST, PEER + 1, 0, 0, NULL, NULL, 0);
+	assert_int_equal(H.app.closed, 2);
+	H.rport++;
+	th_inject(&H, F_SYN, PEER, 0, 65535, &MSS1460, NULL, 0);
+	s = th_next(&H);
+	assert_int_equal(s->flags, F_SYN | F_ACK);
+	assert_int_equal(nr_state(TCP_TIME_WAIT), 1);
+	th_stop(&H);
+}
+
 int
 main(void)
 {
@@ -300,6 +332,7 @@ main(void)
 		cmocka_unit_test(test_time_wait_recycles_oldest),
 		cmocka_unit_test(test_rst_in_syn_received),
 		cmocka_unit_test(test_syn_backlog_from_config),
+		cmocka_unit_test(test_conn_limit_excludes_time_wait),
 	};
 	int rc;
 
