@@ -5,7 +5,8 @@
 /* Option edge cases the other scripted tests leave out: a window scale
  * above 14 (RFC 7323 §2.3), as many SACK blocks as fit beside the
  * timestamp option and without it (RFC 2018 §3), and the options of
- * the ACK that follows each. */
+ * the ACK that follows each, and the stack's switches that turn the
+ * options off. */
 
 #include <stdlib.h>
 #include <string.h>
@@ -89,6 +90,59 @@ test_sack_blocks_without_timestamps(void **st)
 	sack_blocks_fit(false);
 }
 
+/* The stack's switches (no_sack, no_timestamps, no_wscale): nothing is
+ * offered even to a peer offering everything, in either open, and
+ * nothing of it is used afterwards. */
+static void
+test_options_switched_off(void **st)
+{
+	struct th_opts o = { .mss = 1460, .has_ws = 1, .ws = 7, .sack_ok = 1,
+			     .has_ts = 1, .tsval = 9 };
+	struct tcp_conn_info ci;
+	struct tcp_conn *c;
+	struct th_seg *s;
+	uint32_t iss;
+
+	th_config(&H);
+	H.cfg.no_sack = H.cfg.no_timestamps = H.cfg.no_wscale = true;
+	th_start(&H);
+	tcp_listen(H.s, TH_PORT, 0, &th_ops, &H.app);
+	th_inject(&H, F_SYN, PEER, 0, 65535, &o, NULL, 0);
+	s = th_next(&H);
+	assert_int_equal(s->flags, F_SYN | F_ACK);
+	assert_int_equal(s->mss, 1460);
+	assert_int_equal(s->ws, -1);
+	assert_false(s->sack_ok);
+	assert_false(s->has_ts);
+	iss = s->seq;
+	th_inject(&H, F_ACK, PEER + 1, iss + 1, 100, NULL, NULL, 0);
+	tcp_conn_info(H.app.conn, &ci);
+	assert_false(ci.sack);
+	assert_false(ci.timestamps);
+	assert_int_equal(ci.snd_wscale, 0);
+	assert_int_equal(ci.snd_wnd, 100);	/* not scaled by the 7 */
+	assert_int_equal(tcp_conn_mss(H.app.conn), 1460);
+	/* out of order data: a duplicate ACK without SACK blocks */
+	th_inject(&H, F_ACK, PEER + 1 + MSS, iss + 1, 100, NULL, buf, MSS);
+	s = th_next(&H);
+	assert_int_equal(s->ack, PEER + 1);
+	assert_int_equal(s->nr_sack, 0);
+	assert_false(s->has_ts);
+	assert_int_equal(s->win, 65535);	/* unscaled, capped */
+	/* active open: a SYN with the MSS only */
+	assert_int_equal(tcp_connect(H.s, TH_REMOTE_IP, 9000, &th_ops,
+				     &H.app, &c), 0);
+	s = th_next(&H);
+	assert_int_equal(s->flags, F_SYN);
+	assert_int_equal(s->mss, 1460);
+	assert_int_equal(s->ws, -1);
+	assert_false(s->sack_ok);
+	assert_false(s->has_ts);
+	tcp_abort(c);
+	th_drain(&H);
+	th_stop(&H);
+}
+
 int
 main(void)
 {
@@ -96,6 +150,7 @@ main(void)
 		cmocka_unit_test(test_window_scale_above_14),
 		cmocka_unit_test(test_sack_blocks_beside_timestamps),
 		cmocka_unit_test(test_sack_blocks_without_timestamps),
+		cmocka_unit_test(test_options_switched_off),
 	};
 	int rc;
 
