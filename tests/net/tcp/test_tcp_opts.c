@@ -143,6 +143,73 @@ test_options_switched_off(void **st)
 	th_stop(&H);
 }
 
+/* One run: IW10 out, an ACK for nothing new carrying bogus SACK blocks
+ * (or none), then real blocks starting SACK recovery. Records what was
+ * sent after each ACK (sequence offsets, -1 between ACKs). */
+static unsigned int
+sack_run(bool bogus, int64_t *trace, unsigned int cap)
+{
+	const struct th_opts sopt = { .mss = 1460, .sack_ok = 1 };
+	struct th_opts o = { .nr_sack = 3 };
+	struct tcp_conn_info ci;
+	unsigned int n = 0;
+	uint32_t iss, b;
+
+	th_config(&H);
+	H.cfg.no_tlp = true;
+	H.cfg.cc = TCP_CC_NEWRENO;
+	th_start(&H);
+	iss = th_handshake(&H, PEER, &sopt);
+	b = iss + 1;
+	th_send_and_take(&H, buf, 30 * MSS, iss, 10, MSS);
+	o.sack[0][0] = b + 20 * MSS;	/* never sent */
+	o.sack[0][1] = b + 24 * MSS;
+	o.sack[1][0] = b + 9 * MSS;	/* reversed */
+	o.sack[1][1] = b + 5 * MSS;
+	o.sack[2][0] = b + 9 * MSS;	/* straddles what was sent */
+	o.sack[2][1] = b + 12 * MSS;
+	th_inject(&H, F_ACK, PEER + 1, b, 65535, bogus ? &o : NULL, NULL, 0);
+	tcp_conn_info(H.app.conn, &ci);
+	assert_false(ci.in_recovery);
+	for (unsigned int step = 0; step < 3; step++) {
+		while (th_pending(&H) > 0) {
+			assert_true(n < cap);
+			trace[n++] = th_next(&H)->seq - b;
+		}
+		assert_true(n < cap);
+		trace[n++] = -1;
+		/* segments 2-4 SACKed (1 lost), then 2-8 */
+		o.nr_sack = 1;
+		o.sack[0][0] = b + 1 * MSS;
+		o.sack[0][1] = b + (step == 0 ? 4 : 8) * MSS;
+		if (step < 2)
+			th_inject(&H, F_ACK, PEER + 1, b, 65535, &o, NULL, 0);
+	}
+	tcp_conn_info(H.app.conn, &ci);
+	assert_true(ci.in_recovery);
+	th_drain(&H);
+	th_stop(&H);
+	return n;
+}
+
+/* SACK blocks that cannot be (beyond what was sent, reversed) are
+ * ignored (RFC 6675 §4, RFC 2883): the ACK carrying them counts as a
+ * plain duplicate ACK, resends nothing, and the recovery real blocks
+ * start afterwards runs exactly as without them. */
+static void
+test_bogus_sack_blocks_ignored(void **st)
+{
+	int64_t with[64], without[64];
+	unsigned int nw, nwo;
+
+	nw = sack_run(true, with, RTE_DIM(with));
+	nwo = sack_run(false, without, RTE_DIM(without));
+	assert_int_equal(nw, nwo);
+	assert_memory_equal(with, without, nw * sizeof(with[0]));
+	assert_true(with[0] != 0);	/* segment 1 not resent at first */
+	assert_true(nw > 4);
+}
+
 int
 main(void)
 {
@@ -151,6 +218,7 @@ main(void)
 		cmocka_unit_test(test_sack_blocks_beside_timestamps),
 		cmocka_unit_test(test_sack_blocks_without_timestamps),
 		cmocka_unit_test(test_options_switched_off),
+		cmocka_unit_test(test_bogus_sack_blocks_ignored),
 	};
 	int rc;
 
