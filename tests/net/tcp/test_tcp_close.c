@@ -319,6 +319,47 @@ test_conn_limit_excludes_time_wait(void **st)
 	th_stop(&H);
 }
 
+/* tcp_close() while the peer's window is closed: the data and the FIN
+ * behind it wait (one-byte probes meanwhile, no FIN past the window) and
+ * leave together when the window opens. */
+static void
+test_close_into_zero_window(void **st)
+{
+	struct tcp_stats sts;
+	struct th_seg *s;
+	uint32_t iss;
+	int probes = 0;
+
+	th_config(&H);
+	iss = setup();
+	th_inject(&H, F_ACK, PEER + 1, iss + 1, 0, NULL, NULL, 0);
+	assert_int_equal(tcp_send(H.app.conn, "abc", 3), 3);
+	tcp_close(H.app.conn);
+	for (int i = 0; i < 10; i++) {
+		th_advance(&H, 1000000);
+		while (th_pending(&H) > 0) {
+			s = th_next(&H);
+			assert_int_equal(s->flags, F_ACK);
+			assert_int_equal(s->seq, iss + 1);
+			assert_int_equal(s->len, 1);
+			assert_int_equal(s->data[0], 'a');
+			probes++;
+		}
+	}
+	assert_true(probes >= 3);
+	/* the window opens: all of it, FIN included, at once */
+	th_inject(&H, F_ACK, PEER + 1, iss + 1, 65535, NULL, NULL, 0);
+	s = th_next(&H);
+	assert_int_equal(s->flags, F_ACK | F_PSH | F_FIN);
+	assert_int_equal(s->seq, iss + 1);
+	assert_int_equal(s->len, 3);
+	assert_memory_equal(s->data, "abc", 3);
+	th_inject(&H, F_ACK, PEER + 1, iss + 5, 65535, NULL, NULL, 0);
+	tcp_stack_stats(H.s, &sts);
+	assert_int_equal(sts.conns[TCP_FIN_WAIT_2], 1);
+	th_stop(&H);
+}
+
 int
 main(void)
 {
@@ -333,6 +374,7 @@ main(void)
 		cmocka_unit_test(test_rst_in_syn_received),
 		cmocka_unit_test(test_syn_backlog_from_config),
 		cmocka_unit_test(test_conn_limit_excludes_time_wait),
+		cmocka_unit_test(test_close_into_zero_window),
 	};
 	int rc;
 
