@@ -172,7 +172,8 @@ enum tcp_drop_reason {
 	TCP_DROP_PAWS,            /**< RFC 7323 §5 */
 	TCP_DROP_RST_INVALID,     /**< RST not exactly at rcv_nxt */
 	TCP_DROP_CONN_LIMIT,      /**< global connection limit */
-	TCP_DROP_BACKLOG,         /**< SYN backlog full and cookies failed */
+	TCP_DROP_BACKLOG,         /**< SYN backlog full: no state kept, a
+	                           *   SYN cookie answered (RFC 4987) */
 	TCP_DROP_COOKIE,          /**< ACK with a bad SYN cookie */
 	TCP_DROP_OOO_MEM,         /**< out-of-order queue full */
 	TCP_DROP_RCV_MEM,         /**< beyond the receive window/memory */

@@ -284,6 +284,7 @@ test_syn_backlog_from_config(void **st)
 	tcp_stack_stats(H.s, &sts);
 	assert_int_equal(sts.conns[TCP_SYN_RECEIVED], 3);
 	assert_int_equal(sts.syncookies_sent, 2);
+	assert_int_equal(sts.drops[TCP_DROP_BACKLOG], 2);
 	th_stop(&H);
 }
 
