@@ -585,6 +585,63 @@ test_rss_pick_on_four_queues(void **state)
 	r->lc->queue = q;
 }
 
+/* Byte and ARP counters move by exactly what passed. */
+static void
+test_byte_counters(void **state)
+{
+	struct rig *r = *state;
+	struct net_stats a, b;
+	uint8_t f[256];
+	uint16_t n;
+
+	rig_learn_peer(r, RIG_PEER);
+	rig_stats(r, &a);
+	n = echo_frame(f, 0, NULL);
+	rig_inject(r, f, n);
+	rig_poll(r, 0);
+	expect_echo_reply(r, 0);	/* same length as the request */
+	rig_learn_peer(r, RIG_PEER);	/* one ARP request, one reply */
+	rig_stats(r, &b);
+	assert_int_equal(b.rx_pkts - a.rx_pkts, 2);
+	assert_int_equal(b.rx_bytes - a.rx_bytes, n + 14 + 28);
+	assert_int_equal(b.tx_pkts - a.tx_pkts, 2);
+	/* the ARP reply is padded to the 60-byte Ethernet minimum or not:
+	 * either way the echo reply accounts for n of it */
+	assert_true(b.tx_bytes - a.tx_bytes >= (uint64_t)n + 14 + 28);
+	assert_true(b.tx_bytes - a.tx_bytes <= (uint64_t)n + 60);
+	assert_int_equal(b.arp_rx - a.arp_rx, 1);
+}
+
+/* With the pool empty, a segment that needs a header mbuf (a clone:
+ * net never writes into a shared buffer) is refused with -ENOBUFS,
+ * counted, and consumed. */
+static void
+test_no_mbuf_counted(void **state)
+{
+	struct rig *r = *state;
+	struct rte_mempool *mp = net_port_pool(r->p);
+	static struct rte_mbuf *hold[16384];
+	struct rte_mbuf *m, *c;
+	unsigned int n = 0, in_use;
+
+	rig_learn_peer(r, RIG_PEER);
+	in_use = rte_mempool_in_use_count(mp);
+	m = tcp_seg(r, 100, RTE_MBUF_F_TX_TCP_CKSUM, 0);
+	c = rte_pktmbuf_clone(m, mp);
+	assert_non_null(c);
+	while (n < RTE_DIM(hold) && (hold[n] = rte_pktmbuf_alloc(mp)) != NULL)
+		n++;
+	assert_true(n < RTE_DIM(hold));
+	assert_int_equal(net_ipv4_output(r->lc, c, rte_cpu_to_be_32(RIG_PEER),
+			IPPROTO_TCP), -ENOBUFS);
+	assert_int_equal(stat_at(r, OFF(drop_no_mbuf)), 1);
+	while (n > 0)
+		rte_pktmbuf_free(hold[--n]);
+	rte_pktmbuf_free(m);
+	assert_int_equal(rte_mempool_in_use_count(mp), in_use);
+	assert_int_equal(rig_tx_count(r), 0);
+}
+
 int
 main(void)
 {
@@ -607,6 +664,10 @@ main(void)
 				test_rx_cksum_offload_follows_caps,
 				setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rss_pick_on_four_queues,
+				setup, teardown),
+		cmocka_unit_test_setup_teardown(test_byte_counters,
+				setup, teardown),
+		cmocka_unit_test_setup_teardown(test_no_mbuf_counted,
 				setup, teardown),
 	};
 
