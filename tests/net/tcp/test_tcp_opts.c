@@ -282,6 +282,45 @@ test_drop_reasons_counted(void **st)
 	th_stop(&H);
 }
 
+/* Traffic counters (issue 3: packets, retransmits) count exactly what
+ * crossed: segments each way, payload bytes out (retransmissions
+ * included) and in (delivered), resets received. */
+static void
+test_traffic_counters(void **st)
+{
+	struct tcp_stats a;
+	uint32_t iss;
+
+	th_config(&H);
+	H.cfg.no_tlp = true;
+	th_start(&H);
+	iss = th_handshake(&H, PEER, &MSS1460);
+	tcp_stack_stats(H.s, &a);
+	assert_int_equal(a.seg_in, 2);		/* SYN, ACK */
+	assert_int_equal(a.seg_out, 1);		/* SYN-ACK */
+	assert_int_equal(a.passive_opens, 1);
+	assert_int_equal(tcp_send(H.app.conn, buf, 3000), 3000);
+	tcp_flush(H.app.conn);
+	th_drain(&H);
+	th_inject(&H, F_ACK, PEER + 1, iss + 1 + 2920, 65535, NULL, NULL, 0);
+	th_advance(&H, 1100000);		/* the last 80 bytes again */
+	assert_int_equal(th_next(&H)->len, 80);
+	th_inject(&H, F_ACK | F_PSH, PEER + 1, iss + 3001, 65535, NULL, "hi",
+		  2);
+	th_inject(&H, F_RST, PEER + 3, 0, 0, NULL, NULL, 0);
+	tcp_stack_stats(H.s, &a);
+	assert_int_equal(a.seg_out, 1 + 3 + 1);
+	assert_int_equal(a.bytes_out, 3000 + 80);
+	assert_int_equal(a.retransmits, 1);
+	assert_int_equal(a.seg_in, 2 + 3);
+	assert_int_equal(a.bytes_in, 2);
+	assert_int_equal(a.resets_in, 1);
+	assert_int_equal(a.resets_out, 0);
+	assert_int_equal(H.app.close_reason, TCP_CLOSE_RESET);
+	th_drain(&H);
+	th_stop(&H);
+}
+
 int
 main(void)
 {
@@ -292,6 +331,7 @@ main(void)
 		cmocka_unit_test(test_options_switched_off),
 		cmocka_unit_test(test_bogus_sack_blocks_ignored),
 		cmocka_unit_test(test_drop_reasons_counted),
+		cmocka_unit_test(test_traffic_counters),
 	};
 	int rc;
 
