@@ -361,6 +361,42 @@ test_close_into_zero_window(void **st)
 	th_stop(&H);
 }
 
+/* A valid SYN cookie does not get past the global connection limit:
+ * the completing ACK is dropped and counted like a SYN would be. */
+static void
+test_cookie_ack_respects_conn_limit(void **st)
+{
+	uint32_t cookie[2];
+	struct tcp_stats sts;
+
+	th_config(&H);
+	H.cfg.max_conns = 2;
+	th_start(&H);
+	assert_int_equal(tcp_listen(H.s, TH_PORT, 1, &th_ops, &H.app), 0);
+	th_inject(&H, F_SYN, PEER, 0, 65535, &MSS1460, NULL, 0);	/* state */
+	th_drain(&H);
+	for (int i = 0; i < 2; i++) {		/* two cookies */
+		H.rport = TH_RPORT + 1 + i;
+		th_inject(&H, F_SYN, 5000, 0, 65535, &MSS1460, NULL, 0);
+		cookie[i] = th_next(&H)->seq;
+	}
+	tcp_stack_stats(H.s, &sts);
+	assert_int_equal(sts.syncookies_sent, 2);
+	H.rport = TH_RPORT + 1;
+	th_inject(&H, F_ACK, 5001, cookie[0] + 1, 65535, NULL, NULL, 0);
+	assert_int_equal(H.app.accepted, 1);	/* 2 of 2 places taken */
+	H.rport = TH_RPORT + 2;
+	th_inject(&H, F_ACK, 5001, cookie[1] + 1, 65535, NULL, NULL, 0);
+	assert_int_equal(H.app.accepted, 1);
+	tcp_stack_stats(H.s, &sts);
+	assert_int_equal(sts.drops[TCP_DROP_CONN_LIMIT], 1);
+	assert_int_equal(sts.syncookies_ok, 1);
+	assert_int_equal(sts.conns[TCP_ESTABLISHED], 1);
+	assert_int_equal(sts.conns[TCP_SYN_RECEIVED], 1);
+	th_drain(&H);
+	th_stop(&H);
+}
+
 int
 main(void)
 {
@@ -376,6 +412,7 @@ main(void)
 		cmocka_unit_test(test_syn_backlog_from_config),
 		cmocka_unit_test(test_conn_limit_excludes_time_wait),
 		cmocka_unit_test(test_close_into_zero_window),
+		cmocka_unit_test(test_cookie_ack_respects_conn_limit),
 	};
 	int rc;
 
