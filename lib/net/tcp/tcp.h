@@ -120,7 +120,10 @@ struct tcp_stack_config {
 	uint16_t rss_reta_size;   /**< [128] */
 
 	/** Optional clock (µs) read by API calls (tcp_connect, tcp_send*);
-	 * without it they use the time of the last tcp_input()/tcp_poll(). */
+	 * without it they use the time of the last tcp_input()/tcp_poll(),
+	 * which is 0 before the first one: call tcp_poll() once before
+	 * tcp_connect(), or the first poll finds the new connection idle
+	 * since time 0 and resets it (net_tcp_attach() gives a clock). */
 	uint64_t (*clock_us)(void *arg);
 	void *clock_arg;
 };
