@@ -397,6 +397,76 @@ test_cookie_ack_respects_conn_limit(void **st)
 	th_stop(&H);
 }
 
+/* SYN_SENT (RFC 9293 §3.10.7.3): an ACK for something we never sent
+ * gets a RST and leaves the attempt alone, a RST without ACK is
+ * ignored; a bare SYN is a simultaneous open (figure 8): SYN-ACK, then
+ * ESTABLISHED and connected() when our SYN is acknowledged. */
+static void
+test_syn_sent_validation_and_simultaneous_open(void **st)
+{
+	struct tcp_stats sts;
+	struct tcp_conn *c;
+	struct th_seg *s;
+	uint32_t iss;
+
+	th_config(&H);
+	th_start(&H);
+	assert_int_equal(tcp_connect(H.s, TH_REMOTE_IP, TH_RPORT, &th_ops,
+				     &H.app, &c), 0);
+	s = th_next(&H);
+	assert_int_equal(s->flags, F_SYN);
+	iss = s->seq;
+	H.lport = s->sport;
+	th_inject(&H, F_SYN | F_ACK, PEER, iss + 7, 65535, NULL, NULL, 0);
+	EXPECT_SEG(&H, F_RST, iss + 7, 0);
+	th_inject(&H, F_RST, PEER, 0, 0, NULL, NULL, 0);
+	assert_int_equal(th_pending(&H), 0);
+	assert_int_equal(tcp_conn_state(c), TCP_SYN_SENT);
+	assert_int_equal(H.app.closed, 0);
+	/* the peer's own SYN crosses ours */
+	th_inject(&H, F_SYN, PEER, 0, 65535, &MSS1460, NULL, 0);
+	s = th_next(&H);
+	assert_int_equal(s->flags, F_SYN | F_ACK);
+	assert_int_equal(s->seq, iss);
+	assert_int_equal(s->ack, PEER + 1);
+	assert_int_equal(tcp_conn_state(c), TCP_SYN_RECEIVED);
+	/* its SYN-ACK (for our SYN) completes the open */
+	th_inject(&H, F_SYN | F_ACK, PEER, iss + 1, 65535, &MSS1460, NULL, 0);
+	assert_int_equal(H.app.closed, 0);
+	assert_int_equal(H.app.accepted, 0);
+	assert_int_equal(H.app.connected, 1);
+	assert_int_equal(tcp_conn_state(c), TCP_ESTABLISHED);
+	th_drain(&H);
+	/* and it carries data */
+	assert_int_equal(tcp_send(c, "hi", 2), 2);
+	tcp_flush(c);
+	EXPECT_SEG(&H, F_ACK | F_PSH, iss + 1, PEER + 1);
+	tcp_abort(c);
+	th_drain(&H);
+	/* again, the open completed by a plain ACK this time */
+	memset(&H.app, 0, sizeof(H.app));
+	assert_int_equal(tcp_connect(H.s, TH_REMOTE_IP, TH_RPORT, &th_ops,
+				     &H.app, &c), 0);
+	s = th_next(&H);
+	iss = s->seq;
+	H.lport = s->sport;
+	th_inject(&H, F_SYN, PEER, 0, 65535, &MSS1460, NULL, 0);
+	assert_int_equal(th_next(&H)->flags, F_SYN | F_ACK);
+	th_inject(&H, F_ACK | F_PSH, PEER + 1, iss + 1, 65535, NULL, "yo", 2);
+	assert_int_equal(H.app.connected, 1);
+	assert_int_equal(H.app.closed, 0);
+	assert_int_equal(H.app.rx_len, 2);
+	assert_int_equal(tcp_conn_state(c), TCP_ESTABLISHED);
+	tcp_stack_stats(H.s, &sts);
+	assert_int_equal(sts.active_opens, 2);
+	assert_int_equal(sts.passive_opens, 0);
+	/* the RST for the bad ACK and the first tcp_abort, none since */
+	assert_int_equal(sts.resets_out, 2);
+	tcp_abort(c);
+	th_drain(&H);
+	th_stop(&H);
+}
+
 int
 main(void)
 {
@@ -413,6 +483,8 @@ main(void)
 		cmocka_unit_test(test_conn_limit_excludes_time_wait),
 		cmocka_unit_test(test_close_into_zero_window),
 		cmocka_unit_test(test_cookie_ack_respects_conn_limit),
+		cmocka_unit_test(
+			test_syn_sent_validation_and_simultaneous_open),
 	};
 	int rc;
 
