@@ -467,6 +467,56 @@ test_syn_sent_validation_and_simultaneous_open(void **st)
 	th_stop(&H);
 }
 
+/* Closing before the handshake completes. tcp_shutdown() in SYN_SENT:
+ * the data and FIN go once the open completes; tcp_close() in SYN_SENT:
+ * the attempt is dropped and a late SYN-ACK is answered with RST. */
+static void
+test_close_during_active_open(void **st)
+{
+	struct tcp_conn *c;
+	struct th_seg *s;
+	uint32_t iss;
+
+	th_config(&H);
+	th_start(&H);
+	assert_int_equal(tcp_connect(H.s, TH_REMOTE_IP, TH_RPORT, &th_ops,
+				     &H.app, &c), 0);
+	s = th_next(&H);
+	iss = s->seq;
+	H.lport = s->sport;
+	assert_int_equal(tcp_send(c, "req", 3), 3);
+	assert_int_equal(tcp_shutdown(c), 0);
+	assert_int_equal(th_pending(&H), 0);	/* nothing before the open */
+	th_inject(&H, F_SYN | F_ACK, PEER, iss + 1, 65535, &MSS1460, NULL, 0);
+	assert_int_equal(H.app.connected, 1);
+	s = th_next(&H);
+	assert_int_equal(s->flags, F_ACK | F_PSH | F_FIN);
+	assert_int_equal(s->seq, iss + 1);
+	assert_int_equal(s->len, 3);
+	assert_int_equal(tcp_conn_state(c), TCP_FIN_WAIT_1);
+	tcp_abort(c);
+	th_drain(&H);
+	/* tcp_close() while the SYN is out */
+	memset(&H.app, 0, sizeof(H.app));
+	assert_int_equal(tcp_connect(H.s, TH_REMOTE_IP, TH_RPORT, &th_ops,
+				     &H.app, &c), 0);
+	s = th_next(&H);
+	iss = s->seq;
+	H.lport = s->sport;
+	tcp_close(c);
+	for (int i = 0; i < 5; i++)	/* no SYN retransmission either */
+		th_advance(&H, 1000000);
+	while (th_pending(&H) > 0)
+		assert_false(th_next(&H)->flags & (F_SYN | F_FIN));
+	th_inject(&H, F_SYN | F_ACK, PEER, iss + 1, 65535, &MSS1460, NULL, 0);
+	s = th_next(&H);
+	assert_true(s->flags & F_RST);
+	assert_int_equal(H.app.connected, 0);
+	assert_int_equal(H.app.closed, 0);
+	assert_int_equal(nr_state(TCP_SYN_SENT), 0);
+	th_stop(&H);
+}
+
 int
 main(void)
 {
@@ -485,6 +535,7 @@ main(void)
 		cmocka_unit_test(test_cookie_ack_respects_conn_limit),
 		cmocka_unit_test(
 			test_syn_sent_validation_and_simultaneous_open),
+		cmocka_unit_test(test_close_during_active_open),
 	};
 	int rc;
 
