@@ -2,11 +2,14 @@
  * Copyright(c) 2026 ffn-shard authors
  */
 
-/* Scripted teardown cases test_tcp_teardown.c leaves out: simultaneous
- * close (CLOSING), data arriving after the app closed (RST), and TIME_WAIT
- * facing a RST (RFC 1337), a new SYN for the same pair (RFC 9293 §3.6.1)
- * and a full table (the oldest entry goes); a RST for a half-open
- * connection and the SYN backlog taken from the stack's config. */
+/* Scripted open/close and defence cases test_tcp_teardown.c and
+ * test_tcp_core.c leave out: simultaneous close (CLOSING) and open
+ * (SYN_RECEIVED from SYN_SENT), closing before the open completes or
+ * into a zero window, data arriving after the app closed (RST),
+ * TIME_WAIT facing a RST (RFC 1337), a new SYN for the same pair (RFC
+ * 9293 §3.6.1) and a full table (the oldest entry goes), a RST for a
+ * half-open connection, and the SYN backlog and connection limit on
+ * the paths not covered there. */
 
 #include <stdlib.h>
 #include <string.h>
