@@ -520,6 +520,36 @@ test_close_during_active_open(void **st)
 	th_stop(&H);
 }
 
+/* tcp_unlisten() with a half-open connection: its handshake cannot
+ * complete (RST, nothing accepted), and listening again on the port
+ * starts with a whole backlog. */
+static void
+test_unlisten_with_half_open(void **st)
+{
+	struct tcp_stats sts;
+	struct th_seg *s;
+
+	th_config(&H);
+	th_start(&H);
+	assert_int_equal(tcp_listen(H.s, TH_PORT, 1, &th_ops, &H.app), 0);
+	th_inject(&H, F_SYN, PEER, 0, 65535, &MSS1460, NULL, 0);
+	s = th_next(&H);
+	assert_int_equal(tcp_unlisten(H.s, TH_PORT), 0);
+	th_inject(&H, F_ACK, PEER + 1, s->seq + 1, 65535, NULL, NULL, 0);
+	assert_true(th_next(&H)->flags & F_RST);
+	assert_int_equal(H.app.accepted, 0);
+	assert_int_equal(nr_state(TCP_SYN_RECEIVED), 0);
+	assert_int_equal(nr_state(TCP_ESTABLISHED), 0);
+	assert_int_equal(tcp_listen(H.s, TH_PORT, 1, &th_ops, &H.app), 0);
+	H.rport++;
+	th_inject(&H, F_SYN, 7000, 0, 65535, &MSS1460, NULL, 0);
+	assert_int_equal(th_next(&H)->flags, F_SYN | F_ACK);
+	tcp_stack_stats(H.s, &sts);
+	assert_int_equal(sts.syncookies_sent, 0);	/* a stateful one */
+	assert_int_equal(sts.conns[TCP_SYN_RECEIVED], 1);
+	th_stop(&H);
+}
+
 int
 main(void)
 {
@@ -539,6 +569,7 @@ main(void)
 		cmocka_unit_test(
 			test_syn_sent_validation_and_simultaneous_open),
 		cmocka_unit_test(test_close_during_active_open),
+		cmocka_unit_test(test_unlisten_with_half_open),
 	};
 	int rc;
 
