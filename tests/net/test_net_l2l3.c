@@ -579,7 +579,7 @@ test_rss_pick_on_four_queues(void **state)
 		assert_int_equal(net_rss_queue(p, net_rss_hash_v4(dst,
 				p->ip_be, dport, rte_cpu_to_be_16(sp))), 2);
 	}
-	assert_true(skipped > 0);	/* ports for other queues were passed */
+	assert_true(skipped > 0);	/* ports for other queues passed */
 	p->nb_queues = nbq;
 	p->reta_size = rs;
 	r->lc->queue = q;

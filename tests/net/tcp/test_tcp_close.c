@@ -376,7 +376,8 @@ test_cookie_ack_respects_conn_limit(void **st)
 	H.cfg.max_conns = 2;
 	th_start(&H);
 	assert_int_equal(tcp_listen(H.s, TH_PORT, 1, &th_ops, &H.app), 0);
-	th_inject(&H, F_SYN, PEER, 0, 65535, &MSS1460, NULL, 0);	/* state */
+	/* the one SYN with state */
+	th_inject(&H, F_SYN, PEER, 0, 65535, &MSS1460, NULL, 0);
 	th_drain(&H);
 	for (int i = 0; i < 2; i++) {		/* two cookies */
 		H.rport = TH_RPORT + 1 + i;
@@ -489,7 +490,7 @@ test_close_during_active_open(void **st)
 	H.lport = s->sport;
 	assert_int_equal(tcp_send(c, "req", 3), 3);
 	assert_int_equal(tcp_shutdown(c), 0);
-	assert_int_equal(th_pending(&H), 0);	/* nothing before the open */
+	assert_int_equal(th_pending(&H), 0);	/* nothing before open */
 	th_inject(&H, F_SYN | F_ACK, PEER, iss + 1, 65535, &MSS1460, NULL, 0);
 	assert_int_equal(H.app.connected, 1);
 	s = th_next(&H);
