@@ -551,6 +551,29 @@ test_unlisten_with_half_open(void **st)
 	th_stop(&H);
 }
 
+/* Data on a SYN is not kept (tcp_open.c): the SYN-ACK acknowledges the
+ * SYN alone, and the data, sent again after the handshake, is delivered
+ * once. */
+static void
+test_data_on_syn_not_kept(void **st)
+{
+	struct th_seg *s;
+
+	th_config(&H);
+	th_start(&H);
+	tcp_listen(H.s, TH_PORT, 0, &th_ops, &H.app);
+	th_inject(&H, F_SYN, PEER, 0, 65535, &MSS1460, "early", 5);
+	s = th_next(&H);
+	assert_int_equal(s->flags, F_SYN | F_ACK);
+	assert_int_equal(s->ack, PEER + 1);
+	th_inject(&H, F_ACK, PEER + 1, s->seq + 1, 65535, NULL, "early", 5);
+	assert_int_equal(H.app.accepted, 1);
+	assert_int_equal(H.app.rx_len, 5);
+	assert_memory_equal(H.app.rx, "early", 5);
+	th_drain(&H);
+	th_stop(&H);
+}
+
 int
 main(void)
 {
@@ -571,6 +594,7 @@ main(void)
 			test_syn_sent_validation_and_simultaneous_open),
 		cmocka_unit_test(test_close_during_active_open),
 		cmocka_unit_test(test_unlisten_with_half_open),
+		cmocka_unit_test(test_data_on_syn_not_kept),
 	};
 	int rc;
 
