@@ -321,6 +321,44 @@ test_traffic_counters(void **st)
 	th_stop(&H);
 }
 
+/* No mbuf for a header (pool empty): counted as NOMEM, nothing is lost;
+ * the data goes out, once, when the timer brings the stack back. */
+static void
+test_nomem_counted_and_retried(void **st)
+{
+	static struct rte_mbuf *hold[40000];
+	struct tcp_stats sts;
+	struct th_seg *s;
+	unsigned int n = 0;
+	uint32_t iss;
+
+	th_config(&H);
+	H.cfg.no_tlp = true;
+	th_start(&H);
+	iss = th_handshake(&H, PEER, &MSS1460);
+	assert_int_equal(tcp_send(H.app.conn, "queued", 6), 6);
+	while (n < RTE_DIM(hold) && (hold[n] = rte_pktmbuf_alloc(th_pool)))
+		n++;
+	assert_true(n < RTE_DIM(hold));
+	tcp_flush(H.app.conn);
+	assert_int_equal(th_pending(&H), 0);
+	tcp_stack_stats(H.s, &sts);
+	assert_true(sts.drops[TCP_DROP_NOMEM] >= 1);
+	while (n > 0)
+		rte_pktmbuf_free(hold[--n]);
+	th_advance(&H, 1100000);
+	s = th_next(&H);
+	assert_int_equal(s->seq, iss + 1);
+	assert_int_equal(s->len, 6);
+	assert_memory_equal(s->data, "queued", 6);
+	assert_int_equal(th_pending(&H), 0);
+	th_inject(&H, F_ACK, PEER + 1, iss + 7, 65535, NULL, NULL, 0);
+	assert_int_equal(H.app.sent, 6);
+	tcp_stack_stats(H.s, &sts);
+	assert_int_equal(sts.retransmits, 0);
+	th_stop(&H);
+}
+
 int
 main(void)
 {
@@ -332,6 +370,7 @@ main(void)
 		cmocka_unit_test(test_bogus_sack_blocks_ignored),
 		cmocka_unit_test(test_drop_reasons_counted),
 		cmocka_unit_test(test_traffic_counters),
+		cmocka_unit_test(test_nomem_counted_and_retried),
 	};
 	int rc;
 
