@@ -299,6 +299,79 @@ test_slow_reader_completes(void **st)
 	th_stop(&H);
 }
 
+/* An app that answers and closes (or aborts) from inside the data
+ * callback, as an HTTP server does with "Connection: close". */
+static int cb_mode;	/* 0: reply + close, 1: abort */
+static int cb_closed;
+
+static void
+cb_data(void *arg, struct tcp_conn *c, struct rte_mbuf *m)
+{
+	(void)arg;
+	rte_pktmbuf_free(m);
+	if (cb_mode == 0) {
+		assert_int_equal(tcp_send(c, "bye", 3), 3);
+		tcp_close(c);
+		/* after tcp_close() the handle is the stack's: no more calls */
+	} else {
+		tcp_abort(c);
+	}
+}
+
+static void
+cb_closed_fn(void *arg, struct tcp_conn *c, int reason)
+{
+	(void)arg;
+	(void)c;
+	(void)reason;
+	cb_closed++;
+}
+
+static const struct tcp_ops cb_ops = {
+	.accepted = keep_accepted,
+	.data = cb_data,
+	.closed = cb_closed_fn,
+};
+
+static void
+test_close_or_abort_inside_data_callback(void **st)
+{
+	struct tcp_stats sts;
+	struct th_seg *s;
+	uint32_t iss;
+
+	for (cb_mode = 0; cb_mode < 2; cb_mode++) {
+		th_config(&H);
+		th_start(&H);
+		cb_closed = 0;
+		assert_int_equal(tcp_listen(H.s, TH_PORT, 0, &cb_ops, NULL), 0);
+		iss = th_handshake(&H, PEER, &SACKOPT);
+		th_inject(&H, F_ACK | F_PSH, PEER + 1, iss + 1, 65535, NULL,
+			  "GET", 3);
+		s = th_next(&H);
+		if (cb_mode == 0) {
+			assert_int_equal(s->flags, F_ACK | F_PSH | F_FIN);
+			assert_int_equal(s->len, 3);
+			assert_int_equal(s->ack, PEER + 4);
+			th_inject(&H, F_ACK | F_FIN, PEER + 4, iss + 5, 65535,
+				  NULL, NULL, 0);
+			EXPECT_SEG(&H, F_ACK, iss + 5, PEER + 5);
+			tcp_stack_stats(H.s, &sts);
+			assert_int_equal(sts.conns[TCP_TIME_WAIT], 1);
+		} else {
+			assert_true(s->flags & F_RST);
+			th_inject(&H, F_ACK | F_PSH, PEER + 4, iss + 1, 65535,
+				  NULL, "more", 4);
+			assert_true(th_next(&H)->flags & F_RST);
+			tcp_stack_stats(H.s, &sts);
+			assert_int_equal(sts.conns[TCP_ESTABLISHED], 0);
+		}
+		assert_int_equal(cb_closed, 0);	/* the app closed it */
+		assert_int_equal(th_pending(&H), 0);
+		th_stop(&H);	/* no mbuf leaked */
+	}
+}
+
 int
 main(void)
 {
@@ -306,6 +379,7 @@ main(void)
 		cmocka_unit_test(test_app_keeps_received_mbufs),
 		cmocka_unit_test(test_receiver_sws_avoidance),
 		cmocka_unit_test(test_slow_reader_completes),
+		cmocka_unit_test(test_close_or_abort_inside_data_callback),
 	};
 	int rc;
 
