@@ -359,6 +359,49 @@ test_nomem_counted_and_retried(void **st)
 	th_stop(&H);
 }
 
+/* A peer that shrinks its window below what is in flight (RFC 9293
+ * §3.8.6.2.1 says it should not, a sender must cope): nothing new is
+ * sent past the new edge, nothing is lost, and when the window opens
+ * again the rest flows. */
+static void
+test_peer_shrinks_window(void **st)
+{
+	uint32_t iss, next, got = 0;
+	struct th_seg *s;
+
+	th_config(&H);
+	H.cfg.no_tlp = true;
+	th_start(&H);
+	iss = th_handshake(&H, PEER, &MSS1460);
+	for (size_t i = 0; i < 20 * MSS; i++)
+		buf[i] = (uint8_t)(i * 3 + 1);
+	th_send_and_take(&H, buf, 20 * MSS, iss, 10, MSS);
+	/* two segments ACKed, window cut to one segment: edge at 3 MSS,
+	 * below the 10 MSS already sent */
+	th_inject(&H, F_ACK, PEER + 1, iss + 1 + 2 * MSS, MSS, NULL, NULL, 0);
+	assert_int_equal(th_pending(&H), 0);
+	th_inject(&H, F_ACK, PEER + 1, iss + 1 + 10 * MSS, 0, NULL, NULL, 0);
+	assert_int_equal(th_pending(&H), 0);
+	/* open again: the other ten segments, in order, once each */
+	th_inject(&H, F_ACK, PEER + 1, iss + 1 + 10 * MSS, 65535, NULL, NULL,
+		  0);
+	next = iss + 1 + 10 * MSS;
+	for (int i = 0; i < 1000 && got < 10 * MSS; i++) {
+		while (th_pending(&H) > 0) {
+			s = th_next(&H);
+			assert_int_equal(s->seq, next);
+			assert_memory_equal(s->data,
+					    buf + (s->seq - iss - 1), s->len);
+			next += s->len;
+			got += s->len;
+		}
+		th_inject(&H, F_ACK, PEER + 1, next, 65535, NULL, NULL, 0);
+	}
+	assert_int_equal(got, 10 * MSS);
+	assert_int_equal(H.app.sent, 20 * MSS);
+	th_stop(&H);
+}
+
 int
 main(void)
 {
@@ -371,6 +414,7 @@ main(void)
 		cmocka_unit_test(test_drop_reasons_counted),
 		cmocka_unit_test(test_traffic_counters),
 		cmocka_unit_test(test_nomem_counted_and_retried),
+		cmocka_unit_test(test_peer_shrinks_window),
 	};
 	int rc;
 
