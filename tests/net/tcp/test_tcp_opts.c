@@ -402,6 +402,44 @@ test_peer_shrinks_window(void **st)
 	th_stop(&H);
 }
 
+/* RFC 5961 §5.2: an ACK older than SND.UNA - MAX.SND.WND is refused
+ * with a (challenge) ACK and its data discarded; an old ACK inside that
+ * range is only a duplicate: its data is taken (RFC 9293 §3.10.7.4). */
+static void
+test_old_ack_bounds(void **st)
+{
+	struct tcp_stats sts;
+	uint32_t iss, una;
+
+	th_config(&H);
+	H.cfg.no_tlp = true;
+	th_start(&H);
+	iss = th_handshake(&H, PEER, &MSS1460);
+	/* move SND.UNA 60 segments on; MAX.SND.WND is the 65535 of the
+	 * handshake */
+	for (int i = 0; i < 6; i++) {
+		th_send_and_take(&H, buf, 10 * MSS, iss + 10 * MSS * i, 10,
+				 MSS);
+		th_inject(&H, F_ACK, PEER + 1, iss + 1 + 10 * MSS * (i + 1),
+			  20000, NULL, NULL, 0);
+	}
+	una = iss + 1 + 60 * MSS;
+	th_drain(&H);
+	/* old, but within MAX.SND.WND: a duplicate, the data is taken */
+	th_inject(&H, F_ACK | F_PSH, PEER + 1, una - 60000, 20000, NULL, "ok",
+		  2);
+	assert_int_equal(H.app.rx_len, 2);
+	th_drain(&H);
+	/* older than that: refused, data discarded, ACK sent */
+	th_inject(&H, F_ACK | F_PSH, PEER + 3, una - 70000, 20000, NULL, "no",
+		  2);
+	assert_int_equal(H.app.rx_len, 2);
+	EXPECT_SEG(&H, F_ACK, una, PEER + 3);
+	tcp_stack_stats(H.s, &sts);
+	assert_int_equal(sts.drops[TCP_DROP_BAD_ACK], 1);
+	th_stop(&H);
+}
+
 int
 main(void)
 {
@@ -415,6 +453,7 @@ main(void)
 		cmocka_unit_test(test_traffic_counters),
 		cmocka_unit_test(test_nomem_counted_and_retried),
 		cmocka_unit_test(test_peer_shrinks_window),
+		cmocka_unit_test(test_old_ack_bounds),
 	};
 	int rc;
 
