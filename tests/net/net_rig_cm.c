@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -118,4 +120,42 @@ assert_tcp_frame(struct rig *r, const uint8_t *f, uint16_t n, uint32_t dst)
 	memcpy(&tag, th + 1, 4);
 	assert_int_equal(rte_be_to_cpu_32(th->sent_seq), tag);
 	return tag;
+}
+
+/* Ask DPDK's telemetry socket for cmd, as an operator (or
+ * usertools/dpdk-telemetry.py) would; the reply lands in out. */
+void
+rig_telemetry_get(const char *cmd, char *out, size_t cap)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	ssize_t n;
+	int fd;
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/dpdk_telemetry.v2",
+			rte_eal_get_runtime_dir());
+	fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+	assert_true(fd >= 0);
+	assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	n = read(fd, out, cap - 1);	/* the greeting */
+	assert_true(n > 0);
+	assert_int_equal(write(fd, cmd, strlen(cmd)), (ssize_t)strlen(cmd));
+	n = read(fd, out, cap - 1);
+	assert_true(n > 0);
+	out[n] = '\0';
+	close(fd);
+}
+
+/* Value of "name": in a telemetry JSON reply. */
+long long
+rig_json_u64(const char *js, const char *name)
+{
+	char key[80];
+	const char *p;
+	long long v = -1;
+
+	snprintf(key, sizeof(key), "\"%s\":", name);
+	p = strstr(js, key);
+	assert_non_null(p);
+	assert_int_equal(sscanf(p + strlen(key), "%lld", &v), 1);
+	return v;
 }

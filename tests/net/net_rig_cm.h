@@ -6,6 +6,7 @@
 
 /* cmocka helpers for the rig (include after cmocka.h). */
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "net_rig.h"
@@ -25,5 +26,10 @@ int send_tcp(struct rig *r, uint32_t dst, uint32_t tag);
 /* Checks an Ethernet/IPv4/TCP frame from send_tcp(); returns its tag. */
 uint32_t assert_tcp_frame(struct rig *r, const uint8_t *f, uint16_t n,
 		uint32_t dst);
+/* Ask DPDK's telemetry socket of this process for cmd (as an operator
+ * or usertools/dpdk-telemetry.py would); the JSON reply lands in out. */
+void rig_telemetry_get(const char *cmd, char *out, size_t cap);
+/* Value of "name": in a telemetry JSON reply (fails if absent). */
+long long rig_json_u64(const char *js, const char *name);
 
 #endif

@@ -24,6 +24,7 @@
 #include <rte_ring.h>
 
 #include "net_rig.h"
+#include "net_rig_cm.h"
 #include "net_tcp.h"
 
 #define IP_A RTE_IPV4(198, 18, 1, 2)
@@ -263,6 +264,54 @@ test_zero_copy_send_iov(void **state)
 	rte_free(buf);
 }
 
+/* Issue 3: TCP counters (retransmits, drops by reason, connections by
+ * state) exposed to rte_telemetry: /ffn/net/tcp is the sum over lcores,
+ * read here from the socket while a connection is open and after. */
+static void
+test_tcp_counters_over_telemetry(void **state)
+{
+	char js[16384], key[64];
+	struct tcp_stats tot;
+	unsigned int i;
+
+	(void)state;
+	A.conn = B.conn = NULL;
+	B.connected = false;
+	assert_int_equal(tcp_connect(B.tcp, rte_cpu_to_be_32(IP_A), 7, &ops,
+			&B, &B.conn), 0);
+	run(50);
+	assert_true(B.connected);
+	assert_non_null(A.conn);
+	rig_telemetry_get("/ffn/net/tcp", js, sizeof(js));
+	net_tcp_stats_total(&tot);
+	assert_non_null(strstr(js, "\"/ffn/net/tcp\""));
+	/* both ends of the one open connection, one per lcore */
+	assert_int_equal(rig_json_u64(js, "conns_ESTABLISHED"), 2);
+	assert_int_equal(tot.conns[TCP_ESTABLISHED], 2);
+	assert_int_equal(rig_json_u64(js, "conns_LISTEN"), 1);
+	assert_int_equal(rig_json_u64(js, "active_opens"), tot.active_opens);
+	assert_int_equal(rig_json_u64(js, "seg_in"), tot.seg_in);
+	assert_int_equal(rig_json_u64(js, "retransmits"), tot.retransmits);
+	for (i = 0; i < TCP_DROP_MAX; i++) {
+		snprintf(key, sizeof(key), "drop_%s", tcp_drop_reason_name(i));
+		assert_int_equal(rig_json_u64(js, key), tot.drops[i]);
+	}
+	for (i = 0; i < TCP_STATE_MAX; i++) {
+		snprintf(key, sizeof(key), "conns_%s", tcp_state_name(i));
+		assert_int_equal(rig_json_u64(js, key), tot.conns[i]);
+	}
+	/* B closes first: B goes to TIME_WAIT (one more than the earlier
+	 * tests left there), A's connection is gone */
+	tcp_close(B.conn);
+	run(100);
+	tcp_close(A.conn);
+	run(100);
+	rig_telemetry_get("/ffn/net/tcp", js, sizeof(js));
+	assert_int_equal(rig_json_u64(js, "conns_ESTABLISHED"), 0);
+	assert_int_equal(rig_json_u64(js, "conns_TIME_WAIT"),
+			tot.conns[TCP_TIME_WAIT] + 1);
+}
+
 int
 main(void)
 {
@@ -273,6 +322,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_handshake_and_both_directions),
 		cmocka_unit_test(test_zero_copy_send_iov),
+		cmocka_unit_test(test_tcp_counters_over_telemetry),
 	};
 
 	for (i = 0; i < XFER; i++)

@@ -122,7 +122,10 @@ struct tcp_stack_config {
 	uint16_t rss_reta_size;   /**< [128] */
 
 	/** Optional clock (µs) read by API calls (tcp_connect, tcp_send*);
-	 * without it they use the time of the last tcp_input()/tcp_poll(). */
+	 * without it they use the time of the last tcp_input()/tcp_poll(),
+	 * which is 0 before the first one: call tcp_poll() once before
+	 * tcp_connect(), or the first poll finds the new connection idle
+	 * since time 0 and resets it (net_tcp_attach() gives a clock). */
 	uint64_t (*clock_us)(void *arg);
 	void *clock_arg;
 };
@@ -174,7 +177,8 @@ enum tcp_drop_reason {
 	TCP_DROP_PAWS,            /**< RFC 7323 §5 */
 	TCP_DROP_RST_INVALID,     /**< RST not exactly at rcv_nxt */
 	TCP_DROP_CONN_LIMIT,      /**< global connection limit */
-	TCP_DROP_BACKLOG,         /**< SYN backlog full and cookies failed */
+	TCP_DROP_BACKLOG,         /**< SYN backlog full: no state kept, a
+	                           *   SYN cookie answered (RFC 4987) */
 	TCP_DROP_COOKIE,          /**< ACK with a bad SYN cookie */
 	TCP_DROP_OOO_MEM,         /**< out-of-order queue full */
 	TCP_DROP_RCV_MEM,         /**< beyond the receive window/memory */

@@ -509,6 +509,17 @@ tcp_input_sync(struct tcp_conn *c, struct tcp_seg *g)
 		rte_pktmbuf_free(g->m);
 		return 0;
 	}
+	if (c->state == TCP_SYN_RECEIVED && (c->flags & TF_ACTIVE) &&
+	    (g->flags & (TCP_F_SYN | TCP_F_ACK | TCP_F_RST)) ==
+	    (TCP_F_SYN | TCP_F_ACK) && g->seq == c->irs &&
+	    g->ack == c->snd_max) {
+		/* Simultaneous open (RFC 9293 §3.5 figure 8): the peer's
+		 * SYN-ACK acknowledges our SYN; its SYN is the one we have.
+		 * Taken as the ACK that completes the open (Linux makes the
+		 * same exception to RFC 5961 §4.2). */
+		g->flags &= ~TCP_F_SYN;
+		g->seq++;
+	}
 	if (!tcp_seq_acceptable(c, g->seq, g->len +
 				!!(g->flags & TCP_F_FIN))) {
 		if ((c->flags & TF_SACK) && g->len > 0 &&
@@ -569,7 +580,17 @@ tcp_input_sync(struct tcp_conn *c, struct tcp_seg *g)
 		c->retries = 0;
 		c->rto_at = 0;
 		tcp_established(c);
-		if (!tcp_accept(c, l)) {
+		if (c->flags & TF_ACTIVE) {
+			/* Simultaneous open: ours, no listener involved. */
+			if (c->ops != NULL && c->ops->connected != NULL &&
+			    tcp_cb_enter(c)) {
+				c->ops->connected(c->arg, c);
+				if (!tcp_cb_leave(c)) {
+					rte_pktmbuf_free(g->m);
+					return 0;
+				}
+			}
+		} else if (!tcp_accept(c, l)) {
 			rte_pktmbuf_free(g->m);
 			return 0;
 		}

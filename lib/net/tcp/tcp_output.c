@@ -39,6 +39,12 @@ tcp_rcv_window(const struct tcp_conn *c)
 
 	if (wnd > max)
 		wnd = max;
+	/* Receiver SWS avoidance (RFC 9293 §3.8.6.2.2, as BSD does it): a
+	 * window that reopened by less than min(RCV.BUFF / 2, MSS) is not
+	 * offered, or a peer probing a zero window would be invited to send
+	 * runts; what was offered already stays (below). */
+	if (wnd < RTE_MIN(s->cfg.rcv_buf / 2, (uint32_t)c->mss))
+		wnd = 0;
 	/* Never shrink the window already offered (RFC 9293 §3.8.6.2.1). */
 	if (SEQ_GT(c->rcv_adv, c->rcv_nxt + wnd))
 		wnd = c->rcv_adv - c->rcv_nxt;

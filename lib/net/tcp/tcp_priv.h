@@ -81,6 +81,7 @@
 #define TF_TLP_TIMER	0x800000 /* rto_at is the probe timer (RFC 8985 §7) */
 #define TF_TLP_OUT	0x1000000 /* a probe is out: TLP.end_seq is set */
 #define TF_TLP_RETRANS	0x2000000 /* ... and it was a retransmission */
+#define TF_ACTIVE	0x4000000 /* opened by tcp_connect() */
 
 struct tcp_key {
 	uint32_t rip;	/* remote address, network order */

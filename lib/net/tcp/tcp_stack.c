@@ -613,6 +613,7 @@ tcp_connect(struct tcp_stack *s, uint32_t dst_ip_be, uint16_t port,
 	}
 	c->ops = ops;
 	c->arg = arg;
+	c->flags |= TF_ACTIVE;
 	c->iss = tcp_isn(s, &k);
 	c->snd_una = c->iss;
 	c->snd_nxt = c->iss + 1;

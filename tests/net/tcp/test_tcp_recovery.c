@@ -465,6 +465,32 @@ test_response_piggybacks_ack(void **st)
 	th_stop(&H);
 }
 
+/* A response that is ready after the data callback returned (computed
+ * elsewhere, then tcp_send + tcp_flush) carries the pending ACK, and the
+ * delayed-ACK timer does not send it again on its own. */
+static void
+test_late_response_carries_delayed_ack(void **st)
+{
+	struct th_seg *s;
+	uint32_t iss;
+
+	th_config(&H);
+	iss = (th_start(&H), th_handshake(&H, PEER, &MSS1460));
+	th_inject(&H, F_ACK | F_PSH, PEER + 1, iss + 1, 65535, NULL,
+		  "request", 7);
+	assert_int_equal(th_pending(&H), 0);	/* ACK delayed */
+	th_advance(&H, 10000);
+	assert_int_equal(tcp_send(H.app.conn, "response", 8), 8);
+	tcp_flush(H.app.conn);
+	s = th_next(&H);
+	assert_int_equal(s->flags, F_ACK | F_PSH);
+	assert_int_equal(s->ack, PEER + 8);
+	assert_int_equal(s->len, 8);
+	th_advance(&H, 100000);		/* past the 40 ms delayed ACK */
+	assert_int_equal(th_pending(&H), 0);
+	th_stop(&H);
+}
+
 int
 main(void)
 {
@@ -481,6 +507,7 @@ main(void)
 		cmocka_unit_test(test_rto_after_loss_goes_back_n),
 		cmocka_unit_test(test_zero_window_probe),
 		cmocka_unit_test(test_response_piggybacks_ack),
+		cmocka_unit_test(test_late_response_carries_delayed_ack),
 	};
 	int rc;
 

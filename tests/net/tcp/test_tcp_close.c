@@ -1,0 +1,605 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 ffn-shard authors
+ */
+
+/* Scripted open/close and defence cases test_tcp_teardown.c and
+ * test_tcp_core.c leave out: simultaneous close (CLOSING) and open
+ * (SYN_RECEIVED from SYN_SENT), closing before the open completes or
+ * into a zero window, data arriving after the app closed (RST),
+ * TIME_WAIT facing a RST (RFC 1337), a new SYN for the same pair (RFC
+ * 9293 §3.6.1) and a full table (the oldest entry goes), a RST for a
+ * half-open connection, and the SYN backlog and connection limit on
+ * the paths not covered there. */
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "tcp_harness.h"
+
+static struct th H;
+static const struct th_opts MSS1460 = { .mss = 1460 };
+
+#define PEER 1000u	/* peer ISN; its data starts at PEER + 1 */
+
+static uint32_t
+setup(void)
+{
+	th_start(&H);
+	return th_handshake(&H, PEER, &MSS1460);
+}
+
+static uint64_t
+nr_state(enum tcp_state st)
+{
+	struct tcp_stats sts;
+
+	tcp_stack_stats(H.s, &sts);
+	return sts.conns[st];
+}
+
+/* RFC 9293 §3.6 figure 13: both FINs cross; each side ACKs the other's,
+ * FIN_WAIT_1 -> CLOSING -> TIME_WAIT. */
+static void
+test_simultaneous_close(void **st)
+{
+	uint32_t iss;
+
+	th_config(&H);
+	iss = setup();
+	assert_int_equal(tcp_shutdown(H.app.conn), 0);
+	EXPECT_SEG(&H, F_ACK | F_FIN, iss + 1, PEER + 1);
+	/* the peer's FIN, sent before ours arrived: it does not ACK it */
+	th_inject(&H, F_ACK | F_FIN, PEER + 1, iss + 1, 65535, NULL, NULL, 0);
+	assert_int_equal(tcp_conn_state(H.app.conn), TCP_CLOSING);
+	assert_int_equal(nr_state(TCP_CLOSING), 1);
+	assert_int_equal(H.app.eof, 1);
+	assert_int_equal(H.app.closed, 0);
+	EXPECT_SEG(&H, F_ACK, iss + 2, PEER + 2);	/* its FIN ACKed */
+	assert_int_equal(th_pending(&H), 0);
+	/* our FIN is ACKed: TIME_WAIT, the app hears a normal close */
+	th_inject(&H, F_ACK, PEER + 2, iss + 2, 65535, NULL, NULL, 0);
+	assert_int_equal(H.app.closed, 1);
+	assert_int_equal(H.app.close_reason, TCP_CLOSE_NORMAL);
+	assert_int_equal(nr_state(TCP_CLOSING), 0);
+	assert_int_equal(nr_state(TCP_TIME_WAIT), 1);
+	assert_int_equal(th_pending(&H), 0);
+	th_stop(&H);
+}
+
+/* In CLOSING our FIN is lost: it is retransmitted by the timer. */
+static void
+test_closing_retransmits_fin(void **st)
+{
+	uint32_t iss;
+
+	th_config(&H);
+	iss = setup();
+	tcp_shutdown(H.app.conn);
+	EXPECT_SEG(&H, F_ACK | F_FIN, iss + 1, PEER + 1);
+	th_inject(&H, F_ACK | F_FIN, PEER + 1, iss + 1, 65535, NULL, NULL, 0);
+	EXPECT_SEG(&H, F_ACK, iss + 2, PEER + 2);
+	th_advance(&H, 1100000);	/* any RTO is below 1.1 s here */
+	EXPECT_SEG(&H, F_ACK | F_FIN, iss + 1, PEER + 2);
+	th_inject(&H, F_ACK, PEER + 2, iss + 2, 65535, NULL, NULL, 0);
+	assert_int_equal(nr_state(TCP_TIME_WAIT), 1);
+	th_stop(&H);
+}
+
+/* tcp.h: after tcp_close() data from the peer is answered with RST (RFC
+ * 1122 §4.2.2.13: the app will never read it). */
+static void
+test_data_after_close_resets(void **st)
+{
+	struct tcp_stats sts;
+	uint32_t iss;
+
+	th_config(&H);
+	iss = setup();
+	tcp_close(H.app.conn);
+	EXPECT_SEG(&H, F_ACK | F_FIN, iss + 1, PEER + 1);
+	th_inject(&H, F_ACK | F_PSH, PEER + 1, iss + 2, 65535, NULL, "late",
+		  4);
+	assert_true(th_next(&H)->flags & F_RST);
+	assert_int_equal(H.seg.seq, iss + 2);
+	assert_int_equal(H.app.rx_len, 0);
+	assert_int_equal(H.app.closed, 0);	/* the app closed it itself */
+	tcp_stack_stats(H.s, &sts);
+	assert_int_equal(sts.resets_out, 1);
+	assert_int_equal(sts.conns[TCP_FIN_WAIT_1] + sts.conns[TCP_FIN_WAIT_2]
+			 + sts.conns[TCP_TIME_WAIT], 0);
+	for (int i = 0; i < TCP_STATE_MAX; i++)
+		if (i != TCP_LISTEN)
+			assert_int_equal(sts.conns[i], 0);
+	/* the pair is forgotten: more data is refused by the listener
+	 * (not a valid SYN cookie), never delivered */
+	th_inject(&H, F_ACK | F_PSH, PEER + 5, iss + 2, 65535, NULL, "more",
+		  4);
+	assert_true(th_next(&H)->flags & F_RST);
+	assert_int_equal(H.app.rx_len, 0);
+	th_stop(&H);
+}
+
+/* A half-closed (tcp_shutdown) connection still takes data: only
+ * tcp_close() makes late data an error. */
+static void
+test_data_after_shutdown_delivered(void **st)
+{
+	uint32_t iss;
+
+	th_config(&H);
+	iss = setup();
+	tcp_shutdown(H.app.conn);
+	EXPECT_SEG(&H, F_ACK | F_FIN, iss + 1, PEER + 1);
+	th_inject(&H, F_ACK | F_PSH, PEER + 1, iss + 2, 65535, NULL, "late",
+		  4);
+	assert_int_equal(H.app.rx_len, 4);
+	assert_int_equal(tcp_conn_state(H.app.conn), TCP_FIN_WAIT_2);
+	th_advance(&H, 100000);
+	EXPECT_SEG(&H, F_ACK, iss + 2, PEER + 5);
+	th_stop(&H);
+}
+
+/* Into TIME_WAIT on rport: we closed first, the peer ACKed and FINed. */
+static uint32_t
+to_time_wait(void)
+{
+	uint32_t iss = th_handshake(&H, PEER, &MSS1460);
+
+	tcp_shutdown(H.app.conn);
+	th_inject(&H, F_ACK | F_FIN, PEER + 1, iss + 2, 65535, NULL, NULL, 0);
+	th_drain(&H);
+	return iss;
+}
+
+/* RFC 1337: a RST must not cut TIME_WAIT short (TIME-WAIT assassination);
+ * it is not answered either. */
+static void
+test_time_wait_ignores_rst(void **st)
+{
+	uint32_t iss;
+
+	th_config(&H);
+	th_start(&H);
+	iss = to_time_wait();
+	assert_int_equal(nr_state(TCP_TIME_WAIT), 1);
+	th_inject(&H, F_RST, PEER + 2, 0, 0, NULL, NULL, 0);
+	th_inject(&H, F_RST | F_ACK, PEER + 2, iss + 2, 0, NULL, NULL, 0);
+	assert_int_equal(th_pending(&H), 0);
+	assert_int_equal(nr_state(TCP_TIME_WAIT), 1);
+	/* still there to ACK a repeated FIN */
+	th_inject(&H, F_ACK | F_FIN, PEER + 1, iss + 2, 65535, NULL, NULL, 0);
+	EXPECT_SEG(&H, F_ACK, iss + 2, PEER + 2);
+	th_stop(&H);
+}
+
+/* RFC 9293 §3.6.1: a SYN above the old sequence space may open a new
+ * incarnation of the pair at once; an old duplicate SYN may not. */
+static void
+test_time_wait_new_syn_reopens(void **st)
+{
+	struct th_seg *s;
+
+	th_config(&H);
+	th_start(&H);
+	to_time_wait();
+	/* an old SYN (below rcv_nxt): no new connection */
+	th_inject(&H, F_SYN, PEER, 0, 65535, &MSS1460, NULL, 0);
+	while (th_pending(&H) > 0)
+		assert_false(th_next(&H)->flags & F_SYN);
+	assert_int_equal(nr_state(TCP_TIME_WAIT), 1);
+	assert_int_equal(nr_state(TCP_SYN_RECEIVED), 0);
+	/* a new one: TIME_WAIT gives way, the listener answers */
+	th_inject(&H, F_SYN, PEER + 100000, 0, 65535, &MSS1460, NULL, 0);
+	s = th_next(&H);
+	assert_int_equal(s->flags, F_SYN | F_ACK);
+	assert_int_equal(s->ack, PEER + 100001);
+	assert_int_equal(nr_state(TCP_TIME_WAIT), 0);
+	assert_int_equal(nr_state(TCP_SYN_RECEIVED), 1);
+	th_inject(&H, F_ACK, PEER + 100001, s->seq + 1, 65535, NULL, NULL, 0);
+	assert_int_equal(H.app.accepted, 2);
+	assert_int_equal(nr_state(TCP_ESTABLISHED), 1);
+	th_stop(&H);
+}
+
+/* A full TIME_WAIT table recycles its oldest entry, not the newest. */
+static void
+test_time_wait_recycles_oldest(void **st)
+{
+	uint32_t iss[3];
+
+	th_config(&H);
+	H.cfg.max_time_wait = 2;
+	th_start(&H);
+	for (int i = 0; i < 3; i++) {
+		H.rport = TH_RPORT + i;
+		iss[i] = to_time_wait();
+		th_advance(&H, 1000);
+	}
+	assert_int_equal(nr_state(TCP_TIME_WAIT), 2);
+	/* the newest two still ACK a repeated FIN */
+	for (int i = 2; i >= 1; i--) {
+		H.rport = TH_RPORT + i;
+		th_inject(&H, F_ACK | F_FIN, PEER + 1, iss[i] + 2, 65535, NULL,
+			  NULL, 0);
+		EXPECT_SEG(&H, F_ACK, iss[i] + 2, PEER + 2);
+	}
+	/* the oldest is gone: its pair meets "no connection" (RST) */
+	H.rport = TH_RPORT;
+	th_inject(&H, F_ACK | F_FIN, PEER + 1, iss[0] + 2, 65535, NULL, NULL,
+		  0);
+	assert_true(th_next(&H)->flags & F_RST);
+	th_stop(&H);
+}
+
+/* A RST for a half-open (SYN_RECEIVED) connection: validated like any
+ * other (RFC 5961 §3), then the embryo goes without the app hearing of
+ * it and its backlog slot is free again (RFC 9293 §3.10.7.4). */
+static void
+test_rst_in_syn_received(void **st)
+{
+	struct tcp_stats sts;
+	struct th_seg *s;
+
+	th_config(&H);
+	th_start(&H);
+	assert_int_equal(tcp_listen(H.s, TH_PORT, 1, &th_ops, &H.app), 0);
+	th_inject(&H, F_SYN, PEER, 0, 65535, &MSS1460, NULL, 0);
+	s = th_next(&H);
+	assert_int_equal(s->flags, F_SYN | F_ACK);
+	/* out of window: ignored; in window but not exact: challenge ACK */
+	th_inject(&H, F_RST, PEER + 1 + 300000, 0, 0, NULL, NULL, 0);
+	assert_int_equal(th_pending(&H), 0);
+	th_inject(&H, F_RST, PEER + 10, 0, 0, NULL, NULL, 0);
+	assert_int_equal(th_next(&H)->flags & (F_ACK | F_RST), F_ACK);
+	assert_int_equal(nr_state(TCP_SYN_RECEIVED), 1);
+	/* exact: the half-open connection is gone, silently */
+	th_inject(&H, F_RST, PEER + 1, 0, 0, NULL, NULL, 0);
+	assert_int_equal(th_pending(&H), 0);
+	assert_int_equal(nr_state(TCP_SYN_RECEIVED), 0);
+	assert_int_equal(H.app.accepted, 0);
+	assert_int_equal(H.app.closed, 0);
+	/* the backlog of 1 is free: the next SYN gets state, not a cookie */
+	H.rport++;
+	th_inject(&H, F_SYN, 7000, 0, 65535, &MSS1460, NULL, 0);
+	assert_int_equal(th_next(&H)->flags, F_SYN | F_ACK);
+	tcp_stack_stats(H.s, &sts);
+	assert_int_equal(sts.syncookies_sent, 0);
+	assert_int_equal(sts.conns[TCP_SYN_RECEIVED], 1);
+	th_stop(&H);
+}
+
+/* tcp_listen(backlog 0) takes the stack's syn_backlog; beyond it SYNs
+ * are answered with cookies and hold no state. */
+static void
+test_syn_backlog_from_config(void **st)
+{
+	struct tcp_stats sts;
+
+	th_config(&H);
+	H.cfg.syn_backlog = 3;
+	th_start(&H);
+	assert_int_equal(tcp_listen(H.s, TH_PORT, 0, &th_ops, &H.app), 0);
+	for (int i = 0; i < 5; i++) {
+		H.rport = TH_RPORT + i;
+		th_inject(&H, F_SYN, PEER, 0, 65535, &MSS1460, NULL, 0);
+		assert_int_equal(th_next(&H)->flags, F_SYN | F_ACK);
+	}
+	tcp_stack_stats(H.s, &sts);
+	assert_int_equal(sts.conns[TCP_SYN_RECEIVED], 3);
+	assert_int_equal(sts.syncookies_sent, 2);
+	assert_int_equal(sts.drops[TCP_DROP_BACKLOG], 2);
+	th_stop(&H);
+}
+
+/* tcp.h: the global connection limit does not count TIME_WAIT, and a
+ * connection that ends frees its place. */
+static void
+test_conn_limit_excludes_time_wait(void **st)
+{
+	struct tcp_stats sts;
+	struct th_seg *s;
+
+	th_config(&H);
+	H.cfg.max_conns = 1;
+	th_start(&H);
+	to_time_wait();
+	assert_int_equal(nr_state(TCP_TIME_WAIT), 1);
+	H.rport++;
+	th_handshake(&H, PEER, &MSS1460);	/* the limit's one place */
+	H.rport++;
+	th_inject(&H, F_SYN, PEER, 0, 65535, &MSS1460, NULL, 0);
+	assert_int_equal(th_pending(&H), 0);
+	tcp_stack_stats(H.s, &sts);
+	assert_int_equal(sts.drops[TCP_DROP_CONN_LIMIT], 1);
+	/* the peer resets the established one: its place is free again */
+	H.rport--;
+	th_inject(&H, F_RST, PEER + 1, 0, 0, NULL, NULL, 0);
+	assert_int_equal(H.app.closed, 2);
+	H.rport++;
+	th_inject(&H, F_SYN, PEER, 0, 65535, &MSS1460, NULL, 0);
+	s = th_next(&H);
+	assert_int_equal(s->flags, F_SYN | F_ACK);
+	assert_int_equal(nr_state(TCP_TIME_WAIT), 1);
+	th_stop(&H);
+}
+
+/* tcp_close() while the peer's window is closed: the data and the FIN
+ * behind it wait (one-byte probes meanwhile, no FIN past the window) and
+ * leave together when the window opens. */
+static void
+test_close_into_zero_window(void **st)
+{
+	struct tcp_stats sts;
+	struct th_seg *s;
+	uint32_t iss;
+	int probes = 0;
+
+	th_config(&H);
+	iss = setup();
+	th_inject(&H, F_ACK, PEER + 1, iss + 1, 0, NULL, NULL, 0);
+	assert_int_equal(tcp_send(H.app.conn, "abc", 3), 3);
+	tcp_close(H.app.conn);
+	for (int i = 0; i < 10; i++) {
+		th_advance(&H, 1000000);
+		while (th_pending(&H) > 0) {
+			s = th_next(&H);
+			assert_int_equal(s->flags, F_ACK);
+			assert_int_equal(s->seq, iss + 1);
+			assert_int_equal(s->len, 1);
+			assert_int_equal(s->data[0], 'a');
+			probes++;
+		}
+	}
+	assert_true(probes >= 3);
+	/* the window opens: all of it, FIN included, at once */
+	th_inject(&H, F_ACK, PEER + 1, iss + 1, 65535, NULL, NULL, 0);
+	s = th_next(&H);
+	assert_int_equal(s->flags, F_ACK | F_PSH | F_FIN);
+	assert_int_equal(s->seq, iss + 1);
+	assert_int_equal(s->len, 3);
+	assert_memory_equal(s->data, "abc", 3);
+	th_inject(&H, F_ACK, PEER + 1, iss + 5, 65535, NULL, NULL, 0);
+	tcp_stack_stats(H.s, &sts);
+	assert_int_equal(sts.conns[TCP_FIN_WAIT_2], 1);
+	th_stop(&H);
+}
+
+/* A valid SYN cookie does not get past the global connection limit:
+ * the completing ACK is dropped and counted like a SYN would be. */
+static void
+test_cookie_ack_respects_conn_limit(void **st)
+{
+	uint32_t cookie[2];
+	struct tcp_stats sts;
+
+	th_config(&H);
+	H.cfg.max_conns = 2;
+	th_start(&H);
+	assert_int_equal(tcp_listen(H.s, TH_PORT, 1, &th_ops, &H.app), 0);
+	/* the one SYN with state */
+	th_inject(&H, F_SYN, PEER, 0, 65535, &MSS1460, NULL, 0);
+	th_drain(&H);
+	for (int i = 0; i < 2; i++) {		/* two cookies */
+		H.rport = TH_RPORT + 1 + i;
+		th_inject(&H, F_SYN, 5000, 0, 65535, &MSS1460, NULL, 0);
+		cookie[i] = th_next(&H)->seq;
+	}
+	tcp_stack_stats(H.s, &sts);
+	assert_int_equal(sts.syncookies_sent, 2);
+	H.rport = TH_RPORT + 1;
+	th_inject(&H, F_ACK, 5001, cookie[0] + 1, 65535, NULL, NULL, 0);
+	assert_int_equal(H.app.accepted, 1);	/* 2 of 2 places taken */
+	H.rport = TH_RPORT + 2;
+	th_inject(&H, F_ACK, 5001, cookie[1] + 1, 65535, NULL, NULL, 0);
+	assert_int_equal(H.app.accepted, 1);
+	tcp_stack_stats(H.s, &sts);
+	assert_int_equal(sts.drops[TCP_DROP_CONN_LIMIT], 1);
+	assert_int_equal(sts.syncookies_ok, 1);
+	assert_int_equal(sts.conns[TCP_ESTABLISHED], 1);
+	assert_int_equal(sts.conns[TCP_SYN_RECEIVED], 1);
+	th_drain(&H);
+	th_stop(&H);
+}
+
+/* SYN_SENT (RFC 9293 §3.10.7.3): an ACK for something we never sent
+ * gets a RST and leaves the attempt alone, a RST without ACK is
+ * ignored; a bare SYN is a simultaneous open (figure 8): SYN-ACK, then
+ * ESTABLISHED and connected() when our SYN is acknowledged. */
+static void
+test_syn_sent_validation_and_simultaneous_open(void **st)
+{
+	struct tcp_stats sts;
+	struct tcp_conn *c;
+	struct th_seg *s;
+	uint32_t iss;
+
+	th_config(&H);
+	th_start(&H);
+	assert_int_equal(tcp_connect(H.s, TH_REMOTE_IP, TH_RPORT, &th_ops,
+				     &H.app, &c), 0);
+	s = th_next(&H);
+	assert_int_equal(s->flags, F_SYN);
+	iss = s->seq;
+	H.lport = s->sport;
+	th_inject(&H, F_SYN | F_ACK, PEER, iss + 7, 65535, NULL, NULL, 0);
+	EXPECT_SEG(&H, F_RST, iss + 7, 0);
+	th_inject(&H, F_RST, PEER, 0, 0, NULL, NULL, 0);
+	assert_int_equal(th_pending(&H), 0);
+	assert_int_equal(tcp_conn_state(c), TCP_SYN_SENT);
+	assert_int_equal(H.app.closed, 0);
+	/* the peer's own SYN crosses ours */
+	th_inject(&H, F_SYN, PEER, 0, 65535, &MSS1460, NULL, 0);
+	s = th_next(&H);
+	assert_int_equal(s->flags, F_SYN | F_ACK);
+	assert_int_equal(s->seq, iss);
+	assert_int_equal(s->ack, PEER + 1);
+	assert_int_equal(tcp_conn_state(c), TCP_SYN_RECEIVED);
+	/* its SYN-ACK (for our SYN) completes the open */
+	th_inject(&H, F_SYN | F_ACK, PEER, iss + 1, 65535, &MSS1460, NULL, 0);
+	assert_int_equal(H.app.closed, 0);
+	assert_int_equal(H.app.accepted, 0);
+	assert_int_equal(H.app.connected, 1);
+	assert_int_equal(tcp_conn_state(c), TCP_ESTABLISHED);
+	th_drain(&H);
+	/* and it carries data */
+	assert_int_equal(tcp_send(c, "hi", 2), 2);
+	tcp_flush(c);
+	EXPECT_SEG(&H, F_ACK | F_PSH, iss + 1, PEER + 1);
+	tcp_abort(c);
+	th_drain(&H);
+	/* again, the open completed by a plain ACK this time */
+	memset(&H.app, 0, sizeof(H.app));
+	assert_int_equal(tcp_connect(H.s, TH_REMOTE_IP, TH_RPORT, &th_ops,
+				     &H.app, &c), 0);
+	s = th_next(&H);
+	iss = s->seq;
+	H.lport = s->sport;
+	th_inject(&H, F_SYN, PEER, 0, 65535, &MSS1460, NULL, 0);
+	assert_int_equal(th_next(&H)->flags, F_SYN | F_ACK);
+	th_inject(&H, F_ACK | F_PSH, PEER + 1, iss + 1, 65535, NULL, "yo", 2);
+	assert_int_equal(H.app.connected, 1);
+	assert_int_equal(H.app.closed, 0);
+	assert_int_equal(H.app.rx_len, 2);
+	assert_int_equal(tcp_conn_state(c), TCP_ESTABLISHED);
+	tcp_stack_stats(H.s, &sts);
+	assert_int_equal(sts.active_opens, 2);
+	assert_int_equal(sts.passive_opens, 0);
+	/* the RST for the bad ACK and the first tcp_abort, none since */
+	assert_int_equal(sts.resets_out, 2);
+	tcp_abort(c);
+	th_drain(&H);
+	th_stop(&H);
+}
+
+/* Closing before the handshake completes. tcp_shutdown() in SYN_SENT:
+ * the data and FIN go once the open completes; tcp_close() in SYN_SENT:
+ * the attempt is dropped and a late SYN-ACK is answered with RST. */
+static void
+test_close_during_active_open(void **st)
+{
+	struct tcp_conn *c;
+	struct th_seg *s;
+	uint32_t iss;
+
+	th_config(&H);
+	th_start(&H);
+	assert_int_equal(tcp_connect(H.s, TH_REMOTE_IP, TH_RPORT, &th_ops,
+				     &H.app, &c), 0);
+	s = th_next(&H);
+	iss = s->seq;
+	H.lport = s->sport;
+	assert_int_equal(tcp_send(c, "req", 3), 3);
+	assert_int_equal(tcp_shutdown(c), 0);
+	assert_int_equal(th_pending(&H), 0);	/* nothing before open */
+	th_inject(&H, F_SYN | F_ACK, PEER, iss + 1, 65535, &MSS1460, NULL, 0);
+	assert_int_equal(H.app.connected, 1);
+	s = th_next(&H);
+	assert_int_equal(s->flags, F_ACK | F_PSH | F_FIN);
+	assert_int_equal(s->seq, iss + 1);
+	assert_int_equal(s->len, 3);
+	assert_int_equal(tcp_conn_state(c), TCP_FIN_WAIT_1);
+	tcp_abort(c);
+	th_drain(&H);
+	/* tcp_close() while the SYN is out */
+	memset(&H.app, 0, sizeof(H.app));
+	assert_int_equal(tcp_connect(H.s, TH_REMOTE_IP, TH_RPORT, &th_ops,
+				     &H.app, &c), 0);
+	s = th_next(&H);
+	iss = s->seq;
+	H.lport = s->sport;
+	tcp_close(c);
+	for (int i = 0; i < 5; i++)	/* no SYN retransmission either */
+		th_advance(&H, 1000000);
+	while (th_pending(&H) > 0)
+		assert_false(th_next(&H)->flags & (F_SYN | F_FIN));
+	th_inject(&H, F_SYN | F_ACK, PEER, iss + 1, 65535, &MSS1460, NULL, 0);
+	s = th_next(&H);
+	assert_true(s->flags & F_RST);
+	assert_int_equal(H.app.connected, 0);
+	assert_int_equal(H.app.closed, 0);
+	assert_int_equal(nr_state(TCP_SYN_SENT), 0);
+	th_stop(&H);
+}
+
+/* tcp_unlisten() with a half-open connection: its handshake cannot
+ * complete (RST, nothing accepted), and listening again on the port
+ * starts with a whole backlog. */
+static void
+test_unlisten_with_half_open(void **st)
+{
+	struct tcp_stats sts;
+	struct th_seg *s;
+
+	th_config(&H);
+	th_start(&H);
+	assert_int_equal(tcp_listen(H.s, TH_PORT, 1, &th_ops, &H.app), 0);
+	th_inject(&H, F_SYN, PEER, 0, 65535, &MSS1460, NULL, 0);
+	s = th_next(&H);
+	assert_int_equal(tcp_unlisten(H.s, TH_PORT), 0);
+	th_inject(&H, F_ACK, PEER + 1, s->seq + 1, 65535, NULL, NULL, 0);
+	assert_true(th_next(&H)->flags & F_RST);
+	assert_int_equal(H.app.accepted, 0);
+	assert_int_equal(nr_state(TCP_SYN_RECEIVED), 0);
+	assert_int_equal(nr_state(TCP_ESTABLISHED), 0);
+	assert_int_equal(tcp_listen(H.s, TH_PORT, 1, &th_ops, &H.app), 0);
+	H.rport++;
+	th_inject(&H, F_SYN, 7000, 0, 65535, &MSS1460, NULL, 0);
+	assert_int_equal(th_next(&H)->flags, F_SYN | F_ACK);
+	tcp_stack_stats(H.s, &sts);
+	assert_int_equal(sts.syncookies_sent, 0);	/* a stateful one */
+	assert_int_equal(sts.conns[TCP_SYN_RECEIVED], 1);
+	th_stop(&H);
+}
+
+/* Data on a SYN is not kept (tcp_open.c): the SYN-ACK acknowledges the
+ * SYN alone, and the data, sent again after the handshake, is delivered
+ * once. */
+static void
+test_data_on_syn_not_kept(void **st)
+{
+	struct th_seg *s;
+
+	th_config(&H);
+	th_start(&H);
+	tcp_listen(H.s, TH_PORT, 0, &th_ops, &H.app);
+	th_inject(&H, F_SYN, PEER, 0, 65535, &MSS1460, "early", 5);
+	s = th_next(&H);
+	assert_int_equal(s->flags, F_SYN | F_ACK);
+	assert_int_equal(s->ack, PEER + 1);
+	th_inject(&H, F_ACK, PEER + 1, s->seq + 1, 65535, NULL, "early", 5);
+	assert_int_equal(H.app.accepted, 1);
+	assert_int_equal(H.app.rx_len, 5);
+	assert_memory_equal(H.app.rx, "early", 5);
+	th_drain(&H);
+	th_stop(&H);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_simultaneous_close),
+		cmocka_unit_test(test_closing_retransmits_fin),
+		cmocka_unit_test(test_data_after_close_resets),
+		cmocka_unit_test(test_data_after_shutdown_delivered),
+		cmocka_unit_test(test_time_wait_ignores_rst),
+		cmocka_unit_test(test_time_wait_new_syn_reopens),
+		cmocka_unit_test(test_time_wait_recycles_oldest),
+		cmocka_unit_test(test_rst_in_syn_received),
+		cmocka_unit_test(test_syn_backlog_from_config),
+		cmocka_unit_test(test_conn_limit_excludes_time_wait),
+		cmocka_unit_test(test_close_into_zero_window),
+		cmocka_unit_test(test_cookie_ack_respects_conn_limit),
+		cmocka_unit_test(
+			test_syn_sent_validation_and_simultaneous_open),
+		cmocka_unit_test(test_close_during_active_open),
+		cmocka_unit_test(test_unlisten_with_half_open),
+		cmocka_unit_test(test_data_on_syn_not_kept),
+	};
+	int rc;
+
+	th_eal_init();
+	rc = cmocka_run_group_tests(tests, NULL, NULL);
+	th_eal_fini();
+	return rc;
+}
