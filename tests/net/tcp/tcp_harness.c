@@ -379,6 +379,19 @@ const struct tcp_ops th_ops = {
 };
 
 uint32_t
+th_connect(struct th *h, struct tcp_conn **c)
+{
+	struct th_seg *s;
+
+	assert_int_equal(tcp_connect(h->s, TH_REMOTE_IP, TH_RPORT, &th_ops,
+				     &h->app, c), 0);
+	s = th_next(h);
+	assert_int_equal(s->flags, F_SYN);
+	h->lport = s->sport;
+	return s->seq;
+}
+
+uint32_t
 th_handshake(struct th *h, uint32_t peer_isn, const struct th_opts *o)
 {
 	return th_handshake_rtt(h, peer_isn, o, 0);

@@ -110,6 +110,10 @@ void th_advance(struct th *h, uint64_t us);
 /* Passive handshake on TH_PORT: returns our ISN; the peer's ISN is
  * peer_isn and its first data byte is peer_isn + 1. */
 uint32_t th_handshake(struct th *h, uint32_t peer_isn, const struct th_opts *o);
+/* Active open: tcp_connect() to TH_REMOTE_IP:TH_RPORT with the recording
+ * app; takes our SYN off the wire, keeps its source port in h->lport and
+ * returns its sequence number (our ISS). */
+uint32_t th_connect(struct th *h, struct tcp_conn **c);
 /* The same, the peer's ACK rtt_us after our SYN-ACK: the stack's first
  * RTT sample (SRTT, min RTT) is rtt_us. */
 uint32_t th_handshake_rtt(struct th *h, uint32_t peer_isn,

@@ -415,12 +415,7 @@ test_syn_sent_validation_and_simultaneous_open(void **st)
 
 	th_config(&H);
 	th_start(&H);
-	assert_int_equal(tcp_connect(H.s, TH_REMOTE_IP, TH_RPORT, &th_ops,
-				     &H.app, &c), 0);
-	s = th_next(&H);
-	assert_int_equal(s->flags, F_SYN);
-	iss = s->seq;
-	H.lport = s->sport;
+	iss = th_connect(&H, &c);
 	th_inject(&H, F_SYN | F_ACK, PEER, iss + 7, 65535, NULL, NULL, 0);
 	EXPECT_SEG(&H, F_RST, iss + 7, 0);
 	th_inject(&H, F_RST, PEER, 0, 0, NULL, NULL, 0);
@@ -449,11 +444,7 @@ test_syn_sent_validation_and_simultaneous_open(void **st)
 	th_drain(&H);
 	/* again, the open completed by a plain ACK this time */
 	memset(&H.app, 0, sizeof(H.app));
-	assert_int_equal(tcp_connect(H.s, TH_REMOTE_IP, TH_RPORT, &th_ops,
-				     &H.app, &c), 0);
-	s = th_next(&H);
-	iss = s->seq;
-	H.lport = s->sport;
+	iss = th_connect(&H, &c);
 	th_inject(&H, F_SYN, PEER, 0, 65535, &MSS1460, NULL, 0);
 	assert_int_equal(th_next(&H)->flags, F_SYN | F_ACK);
 	th_inject(&H, F_ACK | F_PSH, PEER + 1, iss + 1, 65535, NULL, "yo", 2);
@@ -483,11 +474,7 @@ test_close_during_active_open(void **st)
 
 	th_config(&H);
 	th_start(&H);
-	assert_int_equal(tcp_connect(H.s, TH_REMOTE_IP, TH_RPORT, &th_ops,
-				     &H.app, &c), 0);
-	s = th_next(&H);
-	iss = s->seq;
-	H.lport = s->sport;
+	iss = th_connect(&H, &c);
 	assert_int_equal(tcp_send(c, "req", 3), 3);
 	assert_int_equal(tcp_shutdown(c), 0);
 	assert_int_equal(th_pending(&H), 0);	/* nothing before open */
@@ -502,11 +489,7 @@ test_close_during_active_open(void **st)
 	th_drain(&H);
 	/* tcp_close() while the SYN is out */
 	memset(&H.app, 0, sizeof(H.app));
-	assert_int_equal(tcp_connect(H.s, TH_REMOTE_IP, TH_RPORT, &th_ops,
-				     &H.app, &c), 0);
-	s = th_next(&H);
-	iss = s->seq;
-	H.lport = s->sport;
+	iss = th_connect(&H, &c);
 	tcp_close(c);
 	for (int i = 0; i < 5; i++)	/* no SYN retransmission either */
 		th_advance(&H, 1000000);

@@ -327,11 +327,7 @@ test_active_open_peer_without_options(void **st)
 
 	th_config(&H);
 	th_start(&H);
-	assert_int_equal(tcp_connect(H.s, TH_REMOTE_IP, TH_RPORT, &th_ops,
-				     &H.app, &c), 0);
-	s = th_next(&H);
-	iss = s->seq;
-	H.lport = s->sport;
+	iss = th_connect(&H, &c);
 	th_inject(&H, F_SYN | F_ACK, PEER, iss + 1, 5000, NULL, NULL, 0);
 	assert_int_equal(H.app.connected, 1);
 	s = th_next(&H);
@@ -361,11 +357,7 @@ test_active_open_refused_and_syn_retries(void **st)
 
 	th_config(&H);
 	th_start(&H);
-	assert_int_equal(tcp_connect(H.s, TH_REMOTE_IP, TH_RPORT, &th_ops,
-				     &H.app, &c), 0);
-	s = th_next(&H);
-	iss = s->seq;
-	H.lport = s->sport;
+	iss = th_connect(&H, &c);
 	th_advance(&H, 1001000);
 	s = th_next(&H);
 	assert_int_equal(s->flags, F_SYN);
