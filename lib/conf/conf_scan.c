@@ -184,6 +184,7 @@ conf_scan(struct conf *c, const char *path, char *err, size_t errlen)
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		return rc;
 	}
+	errno = 0;
 	while ((n = getline(&line, &cap, f)) >= 0) {
 		lineno++;
 		if (n > 0 && line[n - 1] == '\n')
@@ -194,9 +195,33 @@ conf_scan(struct conf *c, const char *path, char *err, size_t errlen)
 				lineno);
 			break;
 		}
+		/* rte_cfgfile would read the BOM as part of the first name */
+		if (lineno == 1 && n >= 3 &&
+		    memcmp(line, "\xef\xbb\xbf", 3) == 0) {
+			rc = -EINVAL;
+			snprintf(err, errlen, "%s:1: the file starts with a "
+				"UTF-8 byte order mark (save it without one)",
+				path);
+			break;
+		}
+		/* only LF ends a line for rte_cfgfile (fgets): a CR before
+		 * the end would join lines silently (CRLF is fine) */
+		if (n > 1 && memchr(line, '\r', n - 1) != NULL) {
+			rc = -EINVAL;
+			snprintf(err, errlen, "%s:%u: bare CR inside the line "
+				"(line endings must be LF or CRLF)", path,
+				lineno);
+			break;
+		}
 		rc = scan_line(c, line, lineno, section, err, errlen);
 		if (rc < 0)
 			break;
+		errno = 0;
+	}
+	/* a read error (EISDIR, EIO) is not the end of the file */
+	if (rc == 0 && ferror(f)) {
+		rc = errno ? -errno : -EIO;
+		snprintf(err, errlen, "%s: %s", path, strerror(-rc));
 	}
 	free(line);
 	fclose(f);
