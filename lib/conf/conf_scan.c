@@ -18,6 +18,10 @@
 
 #include "conf_priv.h"
 
+/* Sections and keys of one file: a full config has a few hundred
+ * (CONF_MAX_UNITS shards of ~25 keys, CONF_MAX_PORTS ports). */
+#define CONF_MAX_ENTRIES 4096
+
 /* rte_cfgfile reads lines with fgets into NAME + VALUE + 4 bytes. */
 #define LINE_MAX_CHARS (CFG_NAME_LEN + CFG_VALUE_LEN + 1)
 
@@ -126,6 +130,10 @@ scan_line(struct conf *c, char *s, unsigned int lineno, char *section,
 	s = strip(s, end);
 	if (*s == '\0')
 		return 0;
+	/* every entry is checked against the earlier ones (duplicates):
+	 * bound the count, so a huge file is refused, not scanned for hours */
+	if (c->n_lines >= CONF_MAX_ENTRIES)
+		return ERR("more than %d sections and keys", CONF_MAX_ENTRIES);
 	if (*s == '[') {
 		end = strchr(s, ']');
 		if (end == NULL)

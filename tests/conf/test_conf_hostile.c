@@ -204,6 +204,33 @@ test_unreadable(void **state)
 	assert_int_equal(conf_load("", &c, err, sizeof(err)), -ENOENT);
 }
 
+/* Duplicate checks compare every entry with the earlier ones: a file of
+ * a million keys would take hours. A config has a few hundred entries
+ * (16 shards of ~25 keys, 8 ports); past 4096 it is refused, at once. */
+static void
+test_too_many_entries(void **state)
+{
+	size_t cap = 64 * 200000, n;
+	char *text = malloc(cap);
+
+	assert_non_null(text);
+	n = snprintf(text, cap, "[eal]\nargs = -l 0\n[shard a]\n");
+	for (int i = 0; n + 32 < cap && i < 200000; i++)
+		n += snprintf(text + n, cap - n, "k%d = 1\n", i);
+	expect_error(text, ":4097: more than 4096 sections and keys");
+	/* sections count too */
+	n = snprintf(text, cap, "[eal]\nargs = -l 0\n");
+	for (int i = 0; n + 32 < cap && i < 200000; i++)
+		n += snprintf(text + n, cap - n, "[s%d]\n", i);
+	expect_error(text, ":4097: more than 4096 sections and keys");
+	/* comments and empty lines are not entries */
+	n = snprintf(text, cap, BASE);
+	for (int i = 0; n + 32 < cap && i < 20000; i++)
+		n += snprintf(text + n, cap - n, "# %d\n\n", i);
+	expect_ok(text);
+	free(text);
+}
+
 static uint64_t rng = 0x853c49e6748fea9bull;
 
 static uint32_t
@@ -337,6 +364,7 @@ main(void)
 		cmocka_unit_test(test_bad_numbers),
 		cmocka_unit_test(test_eal_args_quote),
 		cmocka_unit_test(test_unreadable),
+		cmocka_unit_test(test_too_many_entries),
 		cmocka_unit_test(test_random_damage),
 	};
 
