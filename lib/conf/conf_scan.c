@@ -95,12 +95,17 @@ static int
 add_line(struct conf *c, const char *section, const char *key,
 		const char *value, unsigned int line)
 {
-	struct conf_line *l;
+	struct conf_line *l = c->lines;
+	unsigned int n = c->n_lines;
 
-	l = realloc(c->lines, (c->n_lines + 1) * sizeof(*l));
-	if (l == NULL)
-		return -ENOMEM;
-	c->lines = l;
+	/* capacity doubles at each power of two (implicit: n only grows
+	 * by one), so loading is not quadratic in copies */
+	if (n == 0 || (n >= 16 && (n & (n - 1)) == 0)) {
+		l = realloc(c->lines, (n ? 2 * n : 16) * sizeof(*l));
+		if (l == NULL)
+			return -ENOMEM;
+		c->lines = l;
+	}
 	l += c->n_lines++;
 	snprintf(l->section, sizeof(l->section), "%s", section);
 	snprintf(l->key, sizeof(l->key), "%s", key);

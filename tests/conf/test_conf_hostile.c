@@ -210,22 +210,22 @@ test_unreadable(void **state)
 static void
 test_too_many_entries(void **state)
 {
-	size_t cap = 64 * 200000, n;
+	size_t cap = 64 * 6000, n;
 	char *text = malloc(cap);
 
 	assert_non_null(text);
 	n = snprintf(text, cap, "[eal]\nargs = -l 0\n[shard a]\n");
-	for (int i = 0; n + 32 < cap && i < 200000; i++)
+	for (int i = 0; n + 32 < cap && i < 6000; i++)
 		n += snprintf(text + n, cap - n, "k%d = 1\n", i);
 	expect_error(text, ":4097: more than 4096 sections and keys");
 	/* sections count too */
 	n = snprintf(text, cap, "[eal]\nargs = -l 0\n");
-	for (int i = 0; n + 32 < cap && i < 200000; i++)
+	for (int i = 0; n + 32 < cap && i < 6000; i++)
 		n += snprintf(text + n, cap - n, "[s%d]\n", i);
 	expect_error(text, ":4097: more than 4096 sections and keys");
 	/* comments and empty lines are not entries */
 	n = snprintf(text, cap, BASE);
-	for (int i = 0; n + 32 < cap && i < 20000; i++)
+	for (int i = 0; n + 32 < cap && i < 5000; i++)
 		n += snprintf(text + n, cap - n, "# %d\n\n", i);
 	expect_ok(text);
 	free(text);
