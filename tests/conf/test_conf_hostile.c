@@ -350,6 +350,18 @@ test_random_damage(void **state)
 			rc == 0 ? ok++ : bad++;
 		}
 	}
+	/* pure junk: random bytes, then random lines of the INI alphabet */
+	for (int r = 0; r < 300; r++) {
+		size_t n = next() % 600;
+		int rc;
+
+		for (size_t i = 0; i < n; i++)
+			buf[i] = r % 2 ? (char)next() :
+				interesting[next() % (sizeof(interesting) - 1)];
+		rc = load_n(buf, n, err);
+		check_outcome(buf, n, rc, err);
+		assert_int_not_equal(rc, 0);
+	}
 	/* the damage reached both outcomes */
 	assert_true(ok > 0 && bad > 0);
 }
