@@ -8,7 +8,8 @@
  * time of writing (lib/wire is not the hunting helper's to change; see
  * its report to the lead), and registered with should_fail in meson, so
  * the suite reports EXPECTEDFAIL until wire_json.c is fixed, then an
- * unexpected pass that says to drop the flag. Model: vindex.md §3 (hidden 4, 2 layers).
+ * unexpected pass that says to drop the flag. Model: vindex.md §3
+ * (hidden 4, 2 layers).
  */
 #include <setjmp.h>
 #include <stdarg.h>
