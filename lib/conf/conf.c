@@ -539,6 +539,18 @@ conf_parse_sections(struct conf *c, struct rte_cfgfile *cfg, char *err,
 	if (!eal)
 		return conf_errf(c, err, errlen, NULL, NULL, NULL,
 			"missing section [eal]");
+	/* conf_eal_argv groups "double quotes": an odd count would take
+	 * the rest of the line as one argument, silently */
+	if (strchr(c->eal_args, '"') != NULL) {
+		unsigned int q = 0;
+
+		for (const char *s = c->eal_args; *s; s++)
+			q += *s == '"';
+		if (q % 2)
+			return conf_errf(c, err, errlen, "eal", "args",
+				conf_value_of(c, "eal", "args"),
+				"unterminated '\"'");
+	}
 	if (c->n_ports == 0)
 		return conf_errf(c, err, errlen, NULL, NULL, NULL,
 			"no [port N] section");

@@ -58,7 +58,10 @@
  *
  * Static rules (conf_load): every value's type and range; unknown
  * sections and keys, duplicate sections and keys, lines that are not
- * "[section]" or "key = value" are errors (typos never pass silently);
+ * "[section]" or "key = value" are errors (typos never pass silently),
+ * as are a UTF-8 byte order mark, a CR inside a line (LF or CRLF end
+ * lines), an unterminated '"' in [eal] args and more than 4096
+ * sections and keys;
  * at least one port and one shard; a shard's port exists; listen ports
  * unique per port (same IP); two shards with the same model directory
  * (compared as written, trailing '/' ignored) own disjoint layer ranges

@@ -18,6 +18,10 @@
 
 #include "conf_priv.h"
 
+/* Sections and keys of one file: a full config has a few hundred
+ * (CONF_MAX_UNITS shards of ~25 keys, CONF_MAX_PORTS ports). */
+#define CONF_MAX_ENTRIES 4096
+
 /* rte_cfgfile reads lines with fgets into NAME + VALUE + 4 bytes. */
 #define LINE_MAX_CHARS (CFG_NAME_LEN + CFG_VALUE_LEN + 1)
 
@@ -91,12 +95,17 @@ static int
 add_line(struct conf *c, const char *section, const char *key,
 		const char *value, unsigned int line)
 {
-	struct conf_line *l;
+	struct conf_line *l = c->lines;
+	unsigned int n = c->n_lines;
 
-	l = realloc(c->lines, (c->n_lines + 1) * sizeof(*l));
-	if (l == NULL)
-		return -ENOMEM;
-	c->lines = l;
+	/* capacity doubles at each power of two (implicit: n only grows
+	 * by one), so loading is not quadratic in copies */
+	if (n == 0 || (n >= 16 && (n & (n - 1)) == 0)) {
+		l = realloc(c->lines, (n ? 2 * n : 16) * sizeof(*l));
+		if (l == NULL)
+			return -ENOMEM;
+		c->lines = l;
+	}
 	l += c->n_lines++;
 	snprintf(l->section, sizeof(l->section), "%s", section);
 	snprintf(l->key, sizeof(l->key), "%s", key);
@@ -126,6 +135,10 @@ scan_line(struct conf *c, char *s, unsigned int lineno, char *section,
 	s = strip(s, end);
 	if (*s == '\0')
 		return 0;
+	/* every entry is checked against the earlier ones (duplicates):
+	 * bound the count, so a huge file is refused, not scanned for hours */
+	if (c->n_lines >= CONF_MAX_ENTRIES)
+		return ERR("more than %d sections and keys", CONF_MAX_ENTRIES);
 	if (*s == '[') {
 		end = strchr(s, ']');
 		if (end == NULL)
@@ -184,6 +197,7 @@ conf_scan(struct conf *c, const char *path, char *err, size_t errlen)
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		return rc;
 	}
+	errno = 0;
 	while ((n = getline(&line, &cap, f)) >= 0) {
 		lineno++;
 		if (n > 0 && line[n - 1] == '\n')
@@ -194,9 +208,33 @@ conf_scan(struct conf *c, const char *path, char *err, size_t errlen)
 				lineno);
 			break;
 		}
+		/* rte_cfgfile would read the BOM as part of the first name */
+		if (lineno == 1 && n >= 3 &&
+		    memcmp(line, "\xef\xbb\xbf", 3) == 0) {
+			rc = -EINVAL;
+			snprintf(err, errlen, "%s:1: the file starts with a "
+				"UTF-8 byte order mark (save it without one)",
+				path);
+			break;
+		}
+		/* only LF ends a line for rte_cfgfile (fgets): a CR before
+		 * the end would join lines silently (CRLF is fine) */
+		if (n > 1 && memchr(line, '\r', n - 1) != NULL) {
+			rc = -EINVAL;
+			snprintf(err, errlen, "%s:%u: bare CR inside the line "
+				"(line endings must be LF or CRLF)", path,
+				lineno);
+			break;
+		}
 		rc = scan_line(c, line, lineno, section, err, errlen);
 		if (rc < 0)
 			break;
+		errno = 0;
+	}
+	/* a read error (EISDIR, EIO) is not the end of the file */
+	if (rc == 0 && ferror(f)) {
+		rc = errno ? -errno : -EIO;
+		snprintf(err, errlen, "%s: %s", path, strerror(-rc));
 	}
 	free(line);
 	fclose(f);

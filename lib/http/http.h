@@ -58,9 +58,11 @@
  *    else is 400 (the routes of spec/wire.md §2 are all origin-form);
  *  - HTTP/1.0 and HTTP/1.x (x >= 1, served as 1.1); any other major
  *    version (0.9, 2.0, ...) is 505;
- *  - HTTP/1.1 without exactly one Host is 400 (§3.2 MUST);
+ *  - HTTP/1.1 without exactly one Host is 400 (§3.2 MUST); a Host value
+ *    that is not uri-host [":" port] is 400 in any version (§3.2 MUST);
  *  - Content-Length: several fields or a list of identical values are
- *    taken as one (RFC 9110 §8.6 MAY); differing values are 400;
+ *    taken as one (RFC 9110 §8.6 MAY); differing values are 400; a
+ *    value up to 2^64-1 is a number (over max_body: 413), beyond it 400;
  *  - Content-Length with Transfer-Encoding is 400 (§6.3 item 3 permits
  *    rejecting; it is the classic smuggling vector);
  *  - Transfer-Encoding: chunked must be the final coding and appear

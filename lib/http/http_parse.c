@@ -252,7 +252,9 @@ parse_content_length(struct http_parser *p, const char *v, size_t n)
 		while (i < n && (v[i] == ' ' || v[i] == '\t'))
 			i++;
 		while (i < n && v[i] >= '0' && v[i] <= '9') {
-			if (x > (UINT64_MAX - 9) / 10)
+			/* exact: up to UINT64_MAX is a number (then 413) */
+			if (x > UINT64_MAX / 10 || (x == UINT64_MAX / 10 &&
+			    (uint64_t)(v[i] - '0') > UINT64_MAX % 10))
 				return http_fail(p, 400, "invalid Content-Length");
 			x = x * 10 + (v[i] - '0');
 			i++;
@@ -333,6 +335,52 @@ parse_transfer_encoding(struct http_parser *p, const char *v, size_t n,
 	return 0;
 }
 
+/* Host = uri-host [ ":" port ] (RFC 9110 §7.2; RFC 3986 §3.2.2-3):
+ * reg-name / IPv4address bytes (unreserved, pct-encoded, sub-delims), or
+ * an IP-literal in brackets; port = *DIGIT. Empty is allowed (§7.2: a
+ * target without authority). */
+static bool
+host_ok(const char *v, size_t n)
+{
+	static const uint8_t regc[256] = {
+		['a' ... 'z'] = 1, ['A' ... 'Z'] = 1, ['0' ... '9'] = 1,
+		['-'] = 1, ['.'] = 1, ['_'] = 1, ['~'] = 1, ['!'] = 1,
+		['$'] = 1, ['&'] = 1, ['\''] = 1, ['('] = 1, [')'] = 1,
+		['*'] = 1, ['+'] = 1, [','] = 1, [';'] = 1, ['='] = 1,
+	};
+	size_t i = 0;
+
+	if (n > 0 && v[0] == '[') {
+		/* IP-literal: hex, ':', '.', and IPvFuture's characters */
+		for (i = 1; i < n && v[i] != ']'; i++)
+			if (!regc[(uint8_t)v[i]] && v[i] != ':')
+				return false;
+		if (i >= n)
+			return false;
+		i++;
+	} else {
+		for (; i < n && v[i] != ':'; i++) {
+			if (v[i] == '%') {
+				if (i + 2 >= n ||
+				    http_hexval((uint8_t)v[i + 1]) < 0 ||
+				    http_hexval((uint8_t)v[i + 2]) < 0)
+					return false;
+				i += 2;
+			} else if (!regc[(uint8_t)v[i]]) {
+				return false;
+			}
+		}
+	}
+	if (i == n)
+		return true;
+	if (v[i] != ':')
+		return false;
+	for (i++; i < n; i++)
+		if (v[i] < '0' || v[i] > '9')
+			return false;
+	return true;
+}
+
 static int
 parse_field(struct http_parser *p, const char *s, size_t n,
 		bool *te_seen, bool *te_unknown, int *hosts)
@@ -382,6 +430,9 @@ parse_field(struct http_parser *p, const char *s, size_t n,
 	} else if (IS("transfer-encoding")) {
 		return parse_transfer_encoding(p, v, vn, te_seen, te_unknown);
 	} else if (IS("host")) {
+		/* RFC 9112 §3.2: an invalid Host value MUST be 400 */
+		if (!host_ok(v, vn))
+			return http_fail(p, 400, "invalid Host");
 		(*hosts)++;
 		r->host.p = v;
 		r->host.len = vn;

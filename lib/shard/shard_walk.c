@@ -478,6 +478,24 @@ walk_json(struct shard_unit *u, const struct shard_http_req *rq,
 		wire_json_req_free(&jr);
 		return;
 	}
+	/* Features mode: nl gate passes and k (u32 id, f32 score) pairs
+	 * each; a feature-less pass (top_k 0) still costs one. */
+	if (!jr.full_output) {
+		uint64_t k = jr.top_k < ffn_model_info(u->model)->max_features ?
+			     jr.top_k : ffn_model_info(u->model)->max_features;
+
+		if (nl > u->max_response / ((k ? k : 1) * 8)) {
+			char msg[160];
+
+			snprintf(msg, sizeof(msg), "response of %zu layers x "
+				 "%llu features exceeds the shard's limit of "
+				 "%llu bytes", nl, (unsigned long long)k,
+				 (unsigned long long)u->max_response);
+			shard_resp_error(resp, 413, msg);
+			wire_json_req_free(&jr);
+			return;
+		}
+	}
 	t0 = shard_now_ns();
 	if (jr.full_output) {
 		size_t nv = (size_t)jr.seq_len * H;

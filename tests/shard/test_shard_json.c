@@ -340,6 +340,60 @@ test_bug_json_response_limit(void **state)
 	shard_resp_release(&r);
 }
 
+/*
+ * Features mode (full_output false) is bounded by the same limit: each
+ * listed layer costs a gate pass and k (id, score) pairs, so a JSON body
+ * of a few KB listing a layer thousands of times must not make the shard
+ * allocate nl x k pairs and compute without bound (head-of-line blocking
+ * every connection on that lcore). Counted as 8 bytes a feature (a u32
+ * id and an f32 score), the binary-equivalent size.
+ */
+static void
+test_json_features_response_limit(void **state)
+{
+	struct env *e = *state;
+	static const char head[] = "{\"residual\": [1, -2, 0.5, 3], "
+		"\"layers\": [0";
+	char req[sizeof(head) + 64 * 2 + 16];
+	struct shard_resp r;
+	size_t o = sizeof(head) - 1;
+	char *body;
+
+	memcpy(req, head, o);
+	for (int i = 1; i < 64; i++) {
+		req[o++] = ',';
+		req[o++] = (char)('0' + (i & 1));
+	}
+	memcpy(req + o, "]}", 3);
+	/* 64 layers x 3 features x 8 bytes = 1536: over */
+	e->u->max_response = 256;
+	body = post_json(e->u, req, &r);
+	assert_int_equal(r.status, 413);
+	assert_string_equal(r.content_type, CT_JSON);
+	assert_string_equal(body, "{\"error\":\"response of 64 layers x 3 "
+		"features exceeds the shard's limit of 256 bytes\"}");
+	free(body);
+	shard_resp_release(&r);
+	/* one layer (24 bytes) is within it; top_k 1 makes 64 layers fit */
+	body = post_json(e->u, "{\"layer\": 0, \"residual\": [1, -2, 0.5, "
+			 "3]}", &r);
+	assert_int_equal(r.status, 200);
+	free(body);
+	shard_resp_release(&r);
+	memcpy(req + o, "],\"top_k\":0}", 13);
+	body = post_json(e->u, req, &r);
+	assert_int_equal(r.status, 413);	/* 0 features still cost a pass */
+	free(body);
+	shard_resp_release(&r);
+	memcpy(req + o, "],\"top_k\":1}", 13);
+	e->u->max_response = 64 * 8;
+	body = post_json(e->u, req, &r);
+	e->u->max_response = 1ull << 30;
+	assert_int_equal(r.status, 200);
+	free(body);
+	shard_resp_release(&r);
+}
+
 static struct json_object *
 get_json(struct shard_unit *u, const char *path, struct shard_resp *r)
 {
@@ -637,6 +691,7 @@ main(void)
 		cmocka_unit_test(test_json_features),
 		cmocka_unit_test(test_json_errors),
 		cmocka_unit_test(test_bug_json_response_limit),
+		cmocka_unit_test(test_json_features_response_limit),
 		cmocka_unit_test(test_stats),
 		cmocka_unit_test(test_health_and_metrics),
 		cmocka_unit_test(test_metrics_switches),
