@@ -267,11 +267,12 @@ int wire_frame_finish(struct wire_frame *frame, struct iovec *iov,
 /* JSON path (§6). May allocate (bounded by the body size).           */
 /* ------------------------------------------------------------------ */
 /*
- * Known differences from the reference's serde parser (none matter to
- * LARQL clients, which send well-formed JSON): syntax-error details are
- * json-c's, not serde's; json-c also accepts single-quoted strings and a
- * repeated key (last wins) where serde errors; an integer literal beyond
- * u64 in `residual` is clamped to u64 max before the f32 conversion.
+ * Requests are read by a strict RFC 8259 parser that follows serde_json
+ * (wire_json_req.c): what serde refuses is refused (NaN, 1e999, raw
+ * control characters, bad UTF-8, lone surrogates, a known field twice,
+ * nesting past 127, trailing bytes), numbers are read as serde reads
+ * them. Known difference: the DETAIL of a syntax error is ours ("... at
+ * byte N"), serde's says "at line L column C".
  */
 
 /** A parsed JSON request. Free with wire_json_req_free(). */
@@ -289,8 +290,9 @@ struct wire_json_req {
 };
 
 /**
- * Parse a JSON request body (one object, trailing whitespace only).
- * Unknown keys are ignored; null counts as absent only for layer and
+ * Parse a JSON request body (one object, trailing whitespace only); the
+ * body needs no terminating NUL. Unknown keys are checked and ignored; a
+ * known key twice is an error (serde's "duplicate field"); null counts as absent only for layer and
  * layers (Option<> in the reference; null seq_len/top_k/full_output is a
  * type error there too). Errors are 400 "invalid JSON: DETAIL" (syntax,
  * missing `residual`, wrong types: layer(s)/seq_len/top_k must be

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright(c) 2026 ffn-shard authors
  *
- * The JSON path (spec/wire.md §6): request parsing with json-c, response
- * bodies written by hand so that keys, number layout and escaping are the
- * reference's (serde_json::json!, whose maps are sorted and whose f32
- * values are widened to f64 before printing).
+ * The JSON path (spec/wire.md §6): the request's accessors (its parser is
+ * wire_json_req.c) and the response bodies, written by hand so that keys,
+ * number layout and escaping are the reference's (serde_json::json!,
+ * whose maps are sorted and whose f32 values are widened to f64 before
+ * printing).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -13,155 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <json-c/json.h>
-
 #include "wire_priv.h"
 
-/* ---------------- request ---------------- */
-
-static int
-bad(struct wire_error *err, const char *detail)
-{
-	return wire_error_set(err, 400, "invalid JSON: %s", detail);
-}
-
-/* usize fields: a JSON integer >= 0 (serde rejects 1.0 and -1). */
-static int
-get_uint(struct json_object *o, uint64_t *v)
-{
-	if (!json_object_is_type(o, json_type_int) ||
-	    json_object_get_int64(o) < 0)
-		return -1;
-	*v = json_object_get_uint64(o);
-	return 0;
-}
-
-static int
-parse_fields(struct wire_json_req *r, struct json_object *root,
-	     struct wire_error *err)
-{
-	struct json_object *v;
-
-	if (!json_object_is_type(root, json_type_object))
-		return bad(err, "expected an object");
-
-	if (!json_object_object_get_ex(root, "residual", &v))
-		return bad(err, "missing field `residual`");
-	if (!json_object_is_type(v, json_type_array))
-		return bad(err, "'residual' must be an array of numbers");
-	r->n_residual = json_object_array_length(v);
-	r->residual = malloc((r->n_residual ? r->n_residual : 1) *
-			     sizeof(float));
-	if (r->residual == NULL)
-		return -ENOMEM;
-	for (size_t i = 0; i < r->n_residual; i++) {
-		struct json_object *e = json_object_array_get_idx(v, i);
-		double d;
-
-		if (json_object_is_type(e, json_type_double)) {
-			d = json_object_get_double(e);
-			/* NaN/Infinity literals and 1e400: not JSON numbers
-			 * serde accepts */
-			if (!isfinite(d))
-				return bad(err, "'residual' number out of range");
-			r->residual[i] = (float)d;
-		} else if (json_object_is_type(e, json_type_int)) {
-			int64_t s = json_object_get_int64(e);
-
-			r->residual[i] = s < 0 ? (float)s :
-				(float)json_object_get_uint64(e);
-		} else {
-			return bad(err, "'residual' must be an array of numbers");
-		}
-	}
-
-	if (json_object_object_get_ex(root, "layer", &v) && v != NULL) {
-		if (get_uint(v, &r->layer) != 0)
-			return bad(err, "'layer' must be a non-negative integer");
-		r->has_layer = true;
-	}
-	if (json_object_object_get_ex(root, "layers", &v) && v != NULL) {
-		if (!json_object_is_type(v, json_type_array))
-			return bad(err, "'layers' must be an array of non-negative integers");
-		r->n_layers = json_object_array_length(v);
-		r->layers = malloc((r->n_layers ? r->n_layers : 1) *
-				   sizeof(uint64_t));
-		if (r->layers == NULL)
-			return -ENOMEM;
-		for (size_t i = 0; i < r->n_layers; i++)
-			if (get_uint(json_object_array_get_idx(v, i),
-				     &r->layers[i]) != 0)
-				return bad(err, "'layers' must be an array of non-negative integers");
-		r->has_layers = true;
-	}
-	/* Not Option<> in the reference: present means a value, null too. */
-	if (json_object_object_get_ex(root, "seq_len", &v) &&
-	    get_uint(v, &r->seq_len) != 0)
-		return bad(err, "'seq_len' must be a non-negative integer");
-	if (json_object_object_get_ex(root, "top_k", &v) &&
-	    get_uint(v, &r->top_k) != 0)
-		return bad(err, "'top_k' must be a non-negative integer");
-	if (json_object_object_get_ex(root, "full_output", &v)) {
-		if (!json_object_is_type(v, json_type_boolean))
-			return bad(err, "'full_output' must be a boolean");
-		r->full_output = json_object_get_boolean(v);
-	}
-	return 0;
-}
-
-int
-wire_json_req_parse(struct wire_json_req *r, const char *body, size_t len,
-		    struct wire_error *err)
-{
-	struct json_tokener *tok;
-	struct json_object *root;
-	enum json_tokener_error jerr;
-	char *copy;
-	int rc;
-
-	memset(r, 0, sizeof(*r));
-	r->seq_len = 1;		/* §6 defaults */
-	r->top_k = 8092;
-	if (len >= (size_t)INT32_MAX)
-		return bad(err, "body too large");
-	/* json-c needs the terminating NUL to finish a trailing number. */
-	copy = malloc(len + 1);
-	tok = json_tokener_new();
-	if (copy == NULL || tok == NULL) {
-		free(copy);
-		if (tok)
-			json_tokener_free(tok);
-		return -ENOMEM;
-	}
-	if (len)
-		memcpy(copy, body, len);
-	copy[len] = '\0';
-	json_tokener_set_flags(tok, JSON_TOKENER_STRICT |
-				    JSON_TOKENER_VALIDATE_UTF8);
-	root = json_tokener_parse_ex(tok, copy, (int)len + 1);
-	jerr = json_tokener_get_error(tok);
-	if (root == NULL || jerr != json_tokener_success) {
-		if (jerr == json_tokener_continue ||
-		    jerr == json_tokener_error_parse_eof || len == 0)
-			rc = bad(err, "EOF while parsing");
-		else
-			rc = wire_error_set(err, 400,
-				"invalid JSON: %s at byte %zu",
-				json_tokener_error_desc(jerr),
-				json_tokener_get_parse_end(tok));
-	} else {
-		rc = parse_fields(r, root, err);
-	}
-	json_object_put(root);
-	json_tokener_free(tok);
-	free(copy);
-	if (rc != 0) {
-		wire_json_req_free(r);
-		if (rc == -ENOMEM)
-			wire_error_set(err, 500, "out of memory");
-	}
-	return rc;
-}
+/* ---------------- request (parsed in wire_json_req.c) ---------------- */
 
 void
 wire_json_req_free(struct wire_json_req *r)

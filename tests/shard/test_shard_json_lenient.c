@@ -2,14 +2,11 @@
  * Copyright(c) 2026 ffn-shard authors
  *
  * JSON that is not JSON (RFC 8259) through shard_handle: the reference
- * (serde_json) refuses it with 400 "invalid JSON: ..." (spec/wire.md §6),
- * json-c 0.16 accepts it even with JSON_TOKENER_STRICT. These tests name
- * what lib/wire (wire_json.c) lets through; they are known to FAIL at the
- * time of writing (lib/wire is not the hunting helper's to change; see
- * its report to the lead), and registered with should_fail in meson, so
- * the suite reports EXPECTEDFAIL until wire_json.c is fixed, then an
- * unexpected pass that says to drop the flag. Model: vindex.md §3
- * (hidden 4, 2 layers).
+ * (serde_json) refuses it with 400 "invalid JSON: ..." (spec/wire.md §6).
+ * json-c 0.16, which lib/wire used to parse requests with, accepted all of
+ * it even with JSON_TOKENER_STRICT and clamped integers beyond 64 bits;
+ * lib/wire's own parser (wire_json_req.c) follows serde. Model:
+ * vindex.md §3 (hidden 4, 2 layers).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -88,14 +85,10 @@ post_json(struct shard_unit *u, const char *json)
  * JSON -> 400); likewise raw control characters in strings, "1.",
  * bytes that are not UTF-8, single-quoted keys, a NUL in a key and bytes
  * after a NUL. json-c 0.16 accepts all of these even with
- * JSON_TOKENER_STRICT, and lib/wire (wire_json.c) checks finiteness
- * only in "residual", so these get 200. A fix in lib/wire: check the
- * parse end against the body length, walk the parsed tree for
- * non-finite doubles, and pre-scan the body for raw controls in strings,
- * '\'' outside strings, "\u0000", bad UTF-8 and a '.' without a digit.
+ * JSON_TOKENER_STRICT.
  */
 static void
-test_bug_json_lenient_parse(void **state)
+test_json_not_rfc8259_refused(void **state)
 {
 	struct env *e = *state;
 	static const char *const t[] = {
@@ -147,11 +140,10 @@ test_bug_json_lenient_parse(void **state)
  * reads it as an f64: -99999999999999999999 is -1e20). json-c clamps it
  * to INT64_MIN / UINT64_MAX, so the shard silently computes with
  * -9.22e18 / 1.84e19 and answers 200 with other scores (features
- * mode: gate . x, finite at these magnitudes). Known to FAIL
- * at the time of writing (lib/wire's, reported to the lead).
+ * mode: gate . x, finite at these magnitudes).
  */
 static void
-test_bug_json_big_integer_residual(void **state)
+test_json_big_integer_residual(void **state)
 {
 	struct env *e = *state;
 	static const char *const pairs[][2] = {
@@ -191,8 +183,8 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_bug_json_lenient_parse),
-		cmocka_unit_test(test_bug_json_big_integer_residual),
+		cmocka_unit_test(test_json_not_rfc8259_refused),
+		cmocka_unit_test(test_json_big_integer_residual),
 	};
 
 	st_filter();

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
@@ -145,6 +146,91 @@ test_parse_errors(void **state)
 			 "invalid JSON: 'full_output' must be a boolean");
 	/* invalid UTF-8 in a string */
 	expect_parse_err("{\"residual\":[],\"x\":\"\xff\"}", NULL);
+}
+
+/* serde_json's reading of numbers, keys and strings (wire_json_req.c). */
+static void
+test_parse_serde_rules(void **state)
+{
+	struct wire_json_req r;
+	struct wire_error e;
+	char deep[2 * 130 + 64];
+	size_t o;
+
+	(void)state;
+	/* integers: i64/u64 straight to f32; beyond 64 bits an f64 */
+	assert_int_equal(parse("{\"residual\":[-9223372036854775808,"
+			       "18446744073709551615,18446744073709551616,"
+			       "-99999999999999999999,-0,-0.0,1e-400,"
+			       "16777217]}", &r, &e), 0);
+	assert_int_equal(r.n_residual, 8);
+	assert_true(r.residual[0] == -9223372036854775808.0f);
+	assert_true(r.residual[1] == 18446744073709551616.0f);
+	assert_true(r.residual[2] == 18446744073709551616.0f);
+	assert_true(r.residual[3] == -1e20f);
+	assert_false(signbit(r.residual[4]));	/* -0 is the integer 0 */
+	assert_true(signbit(r.residual[5]) && r.residual[5] == 0.0f);
+	assert_true(r.residual[6] == 0.0f);	/* underflow is 0 */
+	assert_true(r.residual[7] == 16777216.0f);	/* rounded to even */
+	wire_json_req_free(&r);
+	/* an escaped key is the key it spells; a NUL makes another key */
+	assert_int_equal(parse("{\"resid\\u0075al\":[1],\"l\\u0061yer\":3,"
+			       "\"layers\\u0000\":\"x\"}", &r, &e), 0);
+	assert_int_equal(r.layer, 3);
+	assert_false(r.has_layers);
+	wire_json_req_free(&r);
+	/* strings: a surrogate pair and 4-byte UTF-8 are fine */
+	assert_int_equal(parse("{\"residual\":[],\"x\":\"\\ud83d\\ude00"
+			       "\xf0\x9f\x98\x80\"}", &r, &e), 0);
+	wire_json_req_free(&r);
+	expect_parse_err("{\"residual\":[],\"x\":\"\\ud83d\"}",
+			 "invalid JSON: lone surrogate in escape at byte 20");
+	expect_parse_err("{\"residual\":[],\"x\":\"\\ude00\"}",
+			 "invalid JSON: lone surrogate in escape at byte 20");
+	expect_parse_err("{\"residual\":[],\"x\":\"\xed\xa0\x80\"}",
+			 "invalid JSON: invalid UTF-8 at byte 20");
+	expect_parse_err("{\"residual\":[],\"x\":\"\xc0\xaf\"}",
+			 "invalid JSON: invalid UTF-8 at byte 20");
+	expect_parse_err("{\"residual\":[],\"x\":\"a\tb\"}",
+			 "invalid JSON: control character in a string at byte 21");
+	/* numbers that are not JSON, anywhere */
+	expect_parse_err("{\"residual\":[],\"x\":1.}",
+			 "invalid JSON: invalid number at byte 21");
+	expect_parse_err("{\"residual\":[],\"x\":01}",
+			 "invalid JSON: expected `,` or `}` at byte 20");
+	expect_parse_err("{\"residual\":[],\"x\":[1e999]}",
+			 "invalid JSON: number out of range at byte 20");
+	expect_parse_err("{\"residual\":[],\"x\":NaN}", NULL);
+	expect_parse_err("{\"residual\":[],\"x\":-Infinity}", NULL);
+	expect_parse_err("{\"residual\":[],\"layer\":18446744073709551616}",
+			 "invalid JSON: 'layer' must be a non-negative integer");
+	/* a field twice is refused; a key twice that is not ours is not */
+	expect_parse_err("{\"residual\":[],\"layer\":1,\"layer\":2}",
+			 "invalid JSON: duplicate field `layer`");
+	assert_int_equal(parse("{\"residual\":[],\"x\":1,\"x\":2}", &r, &e),
+			 0);
+	wire_json_req_free(&r);
+	/* anything but whitespace after the object, a NUL too */
+	expect_parse_err("{\"residual\":[]}\x01",
+			 "invalid JSON: trailing characters at byte 15");
+	expect_parse_err("{'residual':[]}",
+			 "invalid JSON: key must be a string at byte 1");
+	/* nesting: serde's recursion limit, 127 levels with the object */
+	for (int depth = 127; depth <= 128; depth++) {
+		o = (size_t)sprintf(deep, "{\"residual\":[],\"x\":");
+		for (int i = 1; i < depth; i++)
+			deep[o++] = '[';
+		for (int i = 1; i < depth; i++)
+			deep[o++] = ']';
+		strcpy(deep + o, "}");
+		if (depth == 127) {
+			assert_int_equal(parse(deep, &r, &e), 0);
+			wire_json_req_free(&r);
+		} else {
+			expect_parse_err(deep, "invalid JSON: recursion limit "
+					 "exceeded at byte 145");
+		}
+	}
 }
 
 static void
@@ -349,6 +435,7 @@ main(void)
 		cmocka_unit_test(test_parse_full_request),
 		cmocka_unit_test(test_parse_defaults),
 		cmocka_unit_test(test_parse_errors),
+		cmocka_unit_test(test_parse_serde_rules),
 		cmocka_unit_test(test_validate_order),
 		cmocka_unit_test(test_number_format),
 		cmocka_unit_test(test_full_output_bodies),

@@ -1,0 +1,690 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 ffn-shard authors
+ *
+ * The JSON request body (spec/wire.md §6), read by a strict RFC 8259
+ * parser of its own. json-c, used before, accepts what the reference's
+ * serde_json refuses (NaN and Infinity, 1e999, raw control characters
+ * in strings, "1.", overlong UTF-8, single quotes, bytes after a NUL),
+ * cuts keys at "\u0000", keeps the last of two equal keys and clamps
+ * integers beyond 64 bits: each of those gave 200 where the reference
+ * gives 400, or other numbers. This parser follows serde_json's rules:
+ *   - the grammar of RFC 8259 exactly, UTF-8 checked (§8.1), lone
+ *     surrogate escapes refused, nesting at most 127 deep (serde's
+ *     recursion limit), nothing but whitespace after the object;
+ *   - a number is an integer if it has no fraction or exponent and fits
+ *     64 bits; otherwise an f64, and an f64 that overflows is an error;
+ *   - a known field given twice is an error ("duplicate field"), other
+ *     keys are checked and ignored;
+ *   - a residual integer becomes f32 directly, an f64 by rounding.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "wire_priv.h"
+
+/* serde_json starts a budget of 128 and fails when it reaches 0: at most
+ * 127 nested arrays and objects. */
+#define JP_MAX_DEPTH 127
+#define JP_KEY_MAX 16		/* longer keys are none of ours */
+
+struct jp {
+	const unsigned char *s, *p, *end;
+	struct wire_error *err;
+	unsigned int depth;
+};
+
+/* A number token, classified as serde_json does. */
+struct jnum {
+	bool is_int;		/* no fraction/exponent, fits 64 bits */
+	bool neg;
+	uint64_t mag;		/* |value| when is_int */
+	double d;		/* the value as an f64 when !is_int */
+};
+
+static int
+jp_fail(struct jp *j, const char *what)
+{
+	if (j->p >= j->end)
+		return wire_error_set(j->err, 400,
+				      "invalid JSON: EOF while parsing");
+	return wire_error_set(j->err, 400, "invalid JSON: %s at byte %zu",
+			      what, (size_t)(j->p - j->s));
+}
+
+static int
+jp_type(struct jp *j, const char *msg)
+{
+	return wire_error_set(j->err, 400, "invalid JSON: %s", msg);
+}
+
+static void
+jp_ws(struct jp *j)
+{
+	while (j->p < j->end && (*j->p == ' ' || *j->p == '\t' ||
+				 *j->p == '\n' || *j->p == '\r'))
+		j->p++;
+}
+
+static int
+jp_lit(struct jp *j, const char *lit)
+{
+	size_t n = strlen(lit);
+
+	if ((size_t)(j->end - j->p) < n || memcmp(j->p, lit, n) != 0)
+		return jp_fail(j, "expected value");
+	j->p += n;
+	return 0;
+}
+
+static int
+hex4(const unsigned char *p, unsigned int *v)
+{
+	*v = 0;
+	for (int i = 0; i < 4; i++) {
+		unsigned int c = p[i], d;
+
+		if (c >= '0' && c <= '9')
+			d = c - '0';
+		else if ((c | 0x20) >= 'a' && (c | 0x20) <= 'f')
+			d = (c | 0x20) - 'a' + 10;
+		else
+			return -1;
+		*v = *v << 4 | d;
+	}
+	return 0;
+}
+
+/* Bytes of one UTF-8 sequence at p (RFC 3629 §4: no overlong forms, no
+ * surrogates, nothing past U+10FFFF), or 0. */
+static size_t
+utf8_len(const unsigned char *p, const unsigned char *end)
+{
+	unsigned char c = p[0];
+	unsigned char lo = 0x80, hi = 0xbf;
+	size_t n;
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		n = 2;
+	else if (c >= 0xe0 && c <= 0xef)
+		n = 3;
+	else if (c >= 0xf0 && c <= 0xf4)
+		n = 4;
+	else
+		return 0;
+	if (c == 0xe0)
+		lo = 0xa0;
+	else if (c == 0xed)
+		hi = 0x9f;
+	else if (c == 0xf0)
+		lo = 0x90;
+	else if (c == 0xf4)
+		hi = 0x8f;
+	if ((size_t)(end - p) < n || p[1] < lo || p[1] > hi)
+		return 0;
+	for (size_t i = 2; i < n; i++)
+		if (p[i] < 0x80 || p[i] > 0xbf)
+			return 0;
+	return n;
+}
+
+/* Append code point cp as UTF-8 to key (klen may pass JP_KEY_MAX: then
+ * only counted). */
+static void
+key_put(char *key, size_t *klen, unsigned int cp)
+{
+	unsigned char b[4];
+	size_t n;
+
+	if (cp < 0x80) {
+		b[0] = cp;
+		n = 1;
+	} else if (cp < 0x800) {
+		b[0] = 0xc0 | cp >> 6;
+		b[1] = 0x80 | (cp & 0x3f);
+		n = 2;
+	} else if (cp < 0x10000) {
+		b[0] = 0xe0 | cp >> 12;
+		b[1] = 0x80 | (cp >> 6 & 0x3f);
+		b[2] = 0x80 | (cp & 0x3f);
+		n = 3;
+	} else {
+		b[0] = 0xf0 | cp >> 18;
+		b[1] = 0x80 | (cp >> 12 & 0x3f);
+		b[2] = 0x80 | (cp >> 6 & 0x3f);
+		b[3] = 0x80 | (cp & 0x3f);
+		n = 4;
+	}
+	if (key != NULL && *klen + n <= JP_KEY_MAX)
+		memcpy(key + *klen, b, n);
+	*klen += n;
+}
+
+/* A string at j->p ('"' there); its decoded text goes to key when key is
+ * not NULL and it fits JP_KEY_MAX bytes (*klen is its full length). */
+static int
+jp_string(struct jp *j, char *key, size_t *klen)
+{
+	size_t kl = 0;
+
+	j->p++;
+	for (;;) {
+		unsigned int cp, lo;
+		size_t n;
+
+		if (j->p >= j->end)
+			return jp_fail(j, "");
+		if (*j->p == '"')
+			break;
+		if (*j->p < 0x20)	/* RFC 8259 §7: escape them */
+			return jp_fail(j, "control character in a string");
+		if (*j->p != '\\') {
+			n = utf8_len(j->p, j->end);
+			if (n == 0)
+				return jp_fail(j, "invalid UTF-8");
+			if (key != NULL && kl + n <= JP_KEY_MAX)
+				memcpy(key + kl, j->p, n);
+			kl += n;
+			j->p += n;
+			continue;
+		}
+		if (j->end - j->p < 2)
+			return jp_fail(j, "");
+		switch (j->p[1]) {
+		case '"': cp = '"'; break;
+		case '\\': cp = '\\'; break;
+		case '/': cp = '/'; break;
+		case 'b': cp = '\b'; break;
+		case 'f': cp = '\f'; break;
+		case 'n': cp = '\n'; break;
+		case 'r': cp = '\r'; break;
+		case 't': cp = '\t'; break;
+		case 'u':
+			if (j->end - j->p < 6 || hex4(j->p + 2, &cp) != 0)
+				return jp_fail(j, "invalid escape");
+			if (cp >= 0xdc00 && cp <= 0xdfff)
+				return jp_fail(j, "lone surrogate in escape");
+			if (cp >= 0xd800 && cp <= 0xdbff) {
+				if (j->end - j->p < 12 || j->p[6] != '\\' ||
+				    j->p[7] != 'u' ||
+				    hex4(j->p + 8, &lo) != 0 ||
+				    lo < 0xdc00 || lo > 0xdfff)
+					return jp_fail(j,
+						"lone surrogate in escape");
+				cp = 0x10000 + ((cp - 0xd800) << 10) +
+				     (lo - 0xdc00);
+				j->p += 6;
+			}
+			j->p += 4;
+			break;
+		default:
+			return jp_fail(j, "invalid escape");
+		}
+		j->p += 2;
+		key_put(key, &kl, cp);
+	}
+	j->p++;
+	if (klen != NULL)
+		*klen = kl;
+	return 0;
+}
+
+static int
+jp_number(struct jp *j, struct jnum *n)
+{
+	const unsigned char *t = j->p;
+	char buf[64], *copy = buf;
+	bool frac = false;
+
+	n->neg = false;
+	n->is_int = true;
+	n->mag = 0;
+	if (j->p < j->end && *j->p == '-') {
+		n->neg = true;
+		j->p++;
+	}
+	if (j->p >= j->end || *j->p < '0' || *j->p > '9')
+		return jp_fail(j, "invalid number");
+	if (*j->p == '0') {
+		j->p++;
+	} else {
+		while (j->p < j->end && *j->p >= '0' && *j->p <= '9') {
+			unsigned int d = *j->p++ - '0';
+
+			if (n->mag > (UINT64_MAX - d) / 10)
+				n->is_int = false;	/* an f64 then */
+			else
+				n->mag = n->mag * 10 + d;
+		}
+	}
+	if (j->p < j->end && *j->p == '.') {
+		j->p++;
+		if (j->p >= j->end || *j->p < '0' || *j->p > '9')
+			return jp_fail(j, "invalid number");
+		while (j->p < j->end && *j->p >= '0' && *j->p <= '9')
+			j->p++;
+		frac = true;
+	}
+	if (j->p < j->end && (*j->p == 'e' || *j->p == 'E')) {
+		j->p++;
+		if (j->p < j->end && (*j->p == '+' || *j->p == '-'))
+			j->p++;
+		if (j->p >= j->end || *j->p < '0' || *j->p > '9')
+			return jp_fail(j, "invalid number");
+		while (j->p < j->end && *j->p >= '0' && *j->p <= '9')
+			j->p++;
+		frac = true;
+	}
+	/* serde: a negative integer must fit i64, else it is an f64 */
+	if (frac || (n->neg && n->mag > (uint64_t)INT64_MAX + 1))
+		n->is_int = false;
+	if (n->is_int)
+		return 0;
+	/* strtod needs a terminated copy: the body is not. */
+	if ((size_t)(j->p - t) >= sizeof(buf)) {
+		copy = malloc(j->p - t + 1);
+		if (copy == NULL)
+			return -ENOMEM;
+	}
+	memcpy(copy, t, j->p - t);
+	copy[j->p - t] = '\0';
+	n->d = strtod(copy, NULL);
+	if (copy != buf)
+		free(copy);
+	if (isinf(n->d)) {
+		j->p = t;
+		return -ERANGE;		/* the caller names the field */
+	}
+	return 0;
+}
+
+/* A number anywhere: out of range is a syntax error (serde: "number out
+ * of range"). */
+static int
+jp_num_any(struct jp *j, struct jnum *n)
+{
+	int rc = jp_number(j, n);
+
+	return rc == -ERANGE ? jp_fail(j, "number out of range") : rc;
+}
+
+/* Does a number start at j->p? (Else the value is of another type.) */
+static bool
+jp_at_number(const struct jp *j)
+{
+	return *j->p == '-' || (*j->p >= '0' && *j->p <= '9');
+}
+
+/* Any value, checked and dropped. */
+static int
+jp_skip(struct jp *j)
+{
+	struct jnum n;
+	int rc;
+
+	jp_ws(j);
+	if (j->p >= j->end)
+		return jp_fail(j, "");
+	switch (*j->p) {
+	case '"':
+		return jp_string(j, NULL, NULL);
+	case 't':
+		return jp_lit(j, "true");
+	case 'f':
+		return jp_lit(j, "false");
+	case 'n':
+		return jp_lit(j, "null");
+	case '[':
+	case '{':
+		break;
+	default:
+		return jp_num_any(j, &n);
+	}
+	if (++j->depth > JP_MAX_DEPTH)
+		return jp_fail(j, "recursion limit exceeded");
+	if (*j->p++ == '[') {
+		jp_ws(j);
+		if (j->p < j->end && *j->p == ']') {
+			j->p++;
+		} else {
+			for (;;) {
+				if ((rc = jp_skip(j)) != 0)
+					return rc;
+				jp_ws(j);
+				if (j->p < j->end && *j->p == ',') {
+					j->p++;
+					continue;
+				}
+				if (j->p < j->end && *j->p == ']') {
+					j->p++;
+					break;
+				}
+				return jp_fail(j, "expected `,` or `]`");
+			}
+		}
+	} else {
+		jp_ws(j);
+		if (j->p < j->end && *j->p == '}') {
+			j->p++;
+		} else {
+			for (;;) {
+				jp_ws(j);
+				if (j->p >= j->end || *j->p != '"')
+					return jp_fail(j, "key must be a string");
+				if ((rc = jp_string(j, NULL, NULL)) != 0)
+					return rc;
+				jp_ws(j);
+				if (j->p >= j->end || *j->p != ':')
+					return jp_fail(j, "expected `:`");
+				j->p++;
+				if ((rc = jp_skip(j)) != 0)
+					return rc;
+				jp_ws(j);
+				if (j->p < j->end && *j->p == ',') {
+					j->p++;
+					continue;
+				}
+				if (j->p < j->end && *j->p == '}') {
+					j->p++;
+					break;
+				}
+				return jp_fail(j, "expected `,` or `}`");
+			}
+		}
+	}
+	j->depth--;
+	return 0;
+}
+
+/* A usize field of the reference: a JSON integer >= 0 that fits 64 bits
+ * (serde refuses 1.0, -1 and 2^64 for it). */
+static int
+jp_uint(struct jp *j, uint64_t *v, const char *msg)
+{
+	struct jnum n;
+	int rc;
+
+	jp_ws(j);
+	if (j->p >= j->end)
+		return jp_fail(j, "");
+	if (!jp_at_number(j))
+		return jp_type(j, msg);
+	if ((rc = jp_num_any(j, &n)) != 0)
+		return rc;
+	if (!n.is_int || (n.neg && n.mag != 0))
+		return jp_type(j, msg);
+	*v = n.mag;
+	return 0;
+}
+
+/* "[" elements "]" at j->p, each read by one(j, arg, index); the count
+ * goes to *count. */
+static int
+jp_array(struct jp *j, const char *msg, size_t *count,
+	 int (*one)(struct jp *, void *, size_t), void *arg)
+{
+	int rc;
+
+	jp_ws(j);
+	if (j->p >= j->end)
+		return jp_fail(j, "");
+	if (*j->p != '[')
+		return jp_type(j, msg);
+	j->p++;
+	*count = 0;
+	jp_ws(j);
+	if (j->p < j->end && *j->p == ']') {
+		j->p++;
+		return 0;
+	}
+	for (;;) {
+		if ((rc = one(j, arg, *count)) != 0)
+			return rc;
+		(*count)++;
+		jp_ws(j);
+		if (j->p < j->end && *j->p == ',') {
+			j->p++;
+			continue;
+		}
+		if (j->p < j->end && *j->p == ']') {
+			j->p++;
+			return 0;
+		}
+		return jp_fail(j, "expected `,` or `]`");
+	}
+}
+
+/* Room for element i of a malloc'd array of size-byte elements. */
+static int
+grow(void **a, size_t *cap, size_t i, size_t size)
+{
+	void *b;
+
+	if (i < *cap)
+		return 0;
+	b = realloc(*a, (*cap ? *cap * 2 : 64) * size);
+	if (b == NULL)
+		return -ENOMEM;
+	*a = b;
+	*cap = *cap ? *cap * 2 : 64;
+	return 0;
+}
+
+struct jp_vec {
+	void *a;
+	size_t cap;
+};
+
+static const char RESIDUAL_MSG[] = "'residual' must be an array of numbers";
+static const char LAYERS_MSG[] =
+	"'layers' must be an array of non-negative integers";
+
+static int
+residual_one(struct jp *j, void *arg, size_t i)
+{
+	struct jp_vec *v = arg;
+	struct jnum n;
+	float f;
+	int rc;
+
+	jp_ws(j);
+	if (j->p >= j->end)
+		return jp_fail(j, "");
+	if (!jp_at_number(j))
+		return jp_type(j, RESIDUAL_MSG);
+	rc = jp_number(j, &n);
+	if (rc == -ERANGE)
+		return jp_type(j, "'residual' number out of range");
+	if (rc != 0)
+		return rc;
+	/* serde: integers to f32 directly (i64/u64 as f32), others via f64 */
+	if (!n.is_int)
+		f = (float)n.d;
+	else if (!n.neg)
+		f = (float)n.mag;
+	else
+		f = n.mag > (uint64_t)INT64_MAX ? (float)INT64_MIN :
+		    (float)-(int64_t)n.mag;
+	if (grow(&v->a, &v->cap, i, sizeof(float)) != 0)
+		return -ENOMEM;
+	((float *)v->a)[i] = f;
+	return 0;
+}
+
+static int
+layer_one(struct jp *j, void *arg, size_t i)
+{
+	struct jp_vec *v = arg;
+	uint64_t l = 0;
+	int rc;
+
+	if ((rc = jp_uint(j, &l, LAYERS_MSG)) != 0)
+		return rc;
+	if (grow(&v->a, &v->cap, i, sizeof(uint64_t)) != 0)
+		return -ENOMEM;
+	((uint64_t *)v->a)[i] = l;
+	return 0;
+}
+
+/* null, for the reference's Option<> fields: true if it was there. */
+static bool
+jp_null(struct jp *j)
+{
+	jp_ws(j);
+	if (j->end - j->p >= 4 && memcmp(j->p, "null", 4) == 0) {
+		j->p += 4;
+		return true;
+	}
+	return false;
+}
+
+enum { K_RESIDUAL, K_LAYER, K_LAYERS, K_SEQ_LEN, K_TOP_K, K_FULL_OUTPUT,
+       K_COUNT };
+static const char *const KEYS[K_COUNT] = {
+	"residual", "layer", "layers", "seq_len", "top_k", "full_output",
+};
+
+static int
+jp_field(struct jp *j, int k, struct wire_json_req *r)
+{
+	struct jp_vec v = { NULL, 0 };
+	int rc;
+
+	switch (k) {
+	case K_RESIDUAL:
+		rc = jp_array(j, RESIDUAL_MSG, &r->n_residual, residual_one,
+			      &v);
+		r->residual = v.a;
+		if (rc == 0 && r->residual == NULL &&
+		    (r->residual = malloc(sizeof(float))) == NULL)
+			rc = -ENOMEM;
+		return rc;
+	case K_LAYER:
+		if (jp_null(j))
+			return 0;
+		r->has_layer = true;
+		return jp_uint(j, &r->layer,
+			       "'layer' must be a non-negative integer");
+	case K_LAYERS:
+		if (jp_null(j))
+			return 0;
+		rc = jp_array(j, LAYERS_MSG, &r->n_layers, layer_one, &v);
+		r->layers = v.a;
+		r->has_layers = true;
+		return rc;
+	case K_SEQ_LEN:
+		return jp_uint(j, &r->seq_len,
+			       "'seq_len' must be a non-negative integer");
+	case K_TOP_K:
+		return jp_uint(j, &r->top_k,
+			       "'top_k' must be a non-negative integer");
+	default:
+		jp_ws(j);
+		if (j->p < j->end && *j->p == 't')
+			return jp_lit(j, "true") == 0 ?
+			       (r->full_output = true, 0) : -EINVAL;
+		if (j->p < j->end && *j->p == 'f')
+			return jp_lit(j, "false") == 0 ?
+			       (r->full_output = false, 0) : -EINVAL;
+		if (j->p >= j->end)
+			return jp_fail(j, "");
+		return jp_type(j, "'full_output' must be a boolean");
+	}
+}
+
+/* The top-level object, j->p at its '{'. */
+static int
+jp_request(struct jp *j, struct wire_json_req *r)
+{
+	unsigned int seen = 0;
+	char key[JP_KEY_MAX];
+	size_t kl;
+	int rc, k;
+
+	j->p++;
+	j->depth = 1;
+	jp_ws(j);
+	if (j->p < j->end && *j->p == '}') {
+		j->p++;
+		goto end;
+	}
+	for (;;) {
+		jp_ws(j);
+		if (j->p >= j->end || *j->p != '"')
+			return jp_fail(j, "key must be a string");
+		if ((rc = jp_string(j, key, &kl)) != 0)
+			return rc;
+		jp_ws(j);
+		if (j->p >= j->end || *j->p != ':')
+			return jp_fail(j, "expected `:`");
+		j->p++;
+		for (k = 0; k < K_COUNT; k++)
+			if (kl == strlen(KEYS[k]) &&
+			    memcmp(key, KEYS[k], kl) == 0)
+				break;
+		if (k == K_COUNT) {
+			rc = jp_skip(j);
+		} else if (seen & 1u << k) {
+			return wire_error_set(j->err, 400, "invalid JSON: "
+					      "duplicate field `%s`", KEYS[k]);
+		} else {
+			seen |= 1u << k;
+			rc = jp_field(j, k, r);
+		}
+		if (rc != 0)
+			return rc;
+		jp_ws(j);
+		if (j->p < j->end && *j->p == ',') {
+			j->p++;
+			continue;
+		}
+		if (j->p < j->end && *j->p == '}') {
+			j->p++;
+			break;
+		}
+		return jp_fail(j, "expected `,` or `}`");
+	}
+end:
+	jp_ws(j);
+	if (j->p < j->end)
+		return jp_fail(j, "trailing characters");
+	if (!(seen & 1u << K_RESIDUAL))
+		return jp_type(j, "missing field `residual`");
+	return 0;
+}
+
+int
+wire_json_req_parse(struct wire_json_req *r, const char *body, size_t len,
+		    struct wire_error *err)
+{
+	struct jp j = {
+		.s = (const unsigned char *)body,
+		.p = (const unsigned char *)body,
+		.end = (const unsigned char *)body + len,
+		.err = err,
+	};
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	r->seq_len = 1;		/* §6 defaults */
+	r->top_k = 8092;
+	jp_ws(&j);
+	if (j.p >= j.end)
+		rc = jp_fail(&j, "");
+	else if (*j.p != '{')
+		rc = jp_type(&j, "expected an object");
+	else
+		rc = jp_request(&j, r);
+	if (rc != 0) {
+		wire_json_req_free(r);
+		if (rc == -ENOMEM)
+			wire_error_set(err, 500, "out of memory");
+	}
+	return rc;
+}
