@@ -321,11 +321,83 @@ jp_at_number(const struct jp *j)
 	return *j->p == '-' || (*j->p >= '0' && *j->p <= '9');
 }
 
+/* The rest of an array or object after its opening bracket: elements
+ * (members) read by one(j, arg, i), separated by ',', ended by close;
+ * their number goes to *count. */
+static int
+jp_seq(struct jp *j, unsigned char close,
+       int (*one)(struct jp *, void *, size_t), void *arg, size_t *count)
+{
+	size_t i = 0;
+	int rc;
+
+	jp_ws(j);
+	if (j->p < j->end && *j->p == close) {
+		j->p++;
+		*count = 0;
+		return 0;
+	}
+	for (;;) {
+		if ((rc = one(j, arg, i++)) != 0)
+			return rc;
+		jp_ws(j);
+		if (j->p < j->end && *j->p == ',') {
+			j->p++;
+			continue;
+		}
+		if (j->p < j->end && *j->p == close) {
+			j->p++;
+			*count = i;
+			return 0;
+		}
+		return jp_fail(j, close == ']' ? "expected `,` or `]`" :
+					      "expected `,` or `}`");
+	}
+}
+
+/* An object member's key and ':'; the key decoded into key (JP_KEY_MAX
+ * bytes; *klen is its full length). */
+static int
+jp_key(struct jp *j, char *key, size_t *klen)
+{
+	int rc;
+
+	jp_ws(j);
+	if (j->p >= j->end || *j->p != '"')
+		return jp_fail(j, "key must be a string");
+	if ((rc = jp_string(j, key, klen)) != 0)
+		return rc;
+	jp_ws(j);
+	if (j->p >= j->end || *j->p != ':')
+		return jp_fail(j, "expected `:`");
+	j->p++;
+	return 0;
+}
+
+static int jp_skip(struct jp *j);
+
+static int
+skip_elem(struct jp *j, void *arg, size_t i)
+{
+	(void)arg;
+	(void)i;
+	return jp_skip(j);
+}
+
+static int
+skip_member(struct jp *j, void *arg, size_t i)
+{
+	int rc = jp_key(j, NULL, NULL);
+
+	return rc != 0 ? rc : skip_elem(j, arg, i);
+}
+
 /* Any value, checked and dropped. */
 static int
 jp_skip(struct jp *j)
 {
 	struct jnum n;
+	size_t count;
 	int rc;
 
 	jp_ws(j);
@@ -348,58 +420,10 @@ jp_skip(struct jp *j)
 	}
 	if (++j->depth > JP_MAX_DEPTH)
 		return jp_fail(j, "recursion limit exceeded");
-	if (*j->p++ == '[') {
-		jp_ws(j);
-		if (j->p < j->end && *j->p == ']') {
-			j->p++;
-		} else {
-			for (;;) {
-				if ((rc = jp_skip(j)) != 0)
-					return rc;
-				jp_ws(j);
-				if (j->p < j->end && *j->p == ',') {
-					j->p++;
-					continue;
-				}
-				if (j->p < j->end && *j->p == ']') {
-					j->p++;
-					break;
-				}
-				return jp_fail(j, "expected `,` or `]`");
-			}
-		}
-	} else {
-		jp_ws(j);
-		if (j->p < j->end && *j->p == '}') {
-			j->p++;
-		} else {
-			for (;;) {
-				jp_ws(j);
-				if (j->p >= j->end || *j->p != '"')
-					return jp_fail(j, "key must be a string");
-				if ((rc = jp_string(j, NULL, NULL)) != 0)
-					return rc;
-				jp_ws(j);
-				if (j->p >= j->end || *j->p != ':')
-					return jp_fail(j, "expected `:`");
-				j->p++;
-				if ((rc = jp_skip(j)) != 0)
-					return rc;
-				jp_ws(j);
-				if (j->p < j->end && *j->p == ',') {
-					j->p++;
-					continue;
-				}
-				if (j->p < j->end && *j->p == '}') {
-					j->p++;
-					break;
-				}
-				return jp_fail(j, "expected `,` or `}`");
-			}
-		}
-	}
+	rc = *j->p++ == '[' ? jp_seq(j, ']', skip_elem, NULL, &count) :
+			      jp_seq(j, '}', skip_member, NULL, &count);
 	j->depth--;
-	return 0;
+	return rc;
 }
 
 /* A usize field of the reference: a JSON integer >= 0 that fits 64 bits
@@ -429,35 +453,13 @@ static int
 jp_array(struct jp *j, const char *msg, size_t *count,
 	 int (*one)(struct jp *, void *, size_t), void *arg)
 {
-	int rc;
-
 	jp_ws(j);
 	if (j->p >= j->end)
 		return jp_fail(j, "");
 	if (*j->p != '[')
 		return jp_type(j, msg);
 	j->p++;
-	*count = 0;
-	jp_ws(j);
-	if (j->p < j->end && *j->p == ']') {
-		j->p++;
-		return 0;
-	}
-	for (;;) {
-		if ((rc = one(j, arg, *count)) != 0)
-			return rc;
-		(*count)++;
-		jp_ws(j);
-		if (j->p < j->end && *j->p == ',') {
-			j->p++;
-			continue;
-		}
-		if (j->p < j->end && *j->p == ']') {
-			j->p++;
-			return 0;
-		}
-		return jp_fail(j, "expected `,` or `]`");
-	}
+	return jp_seq(j, ']', one, arg, count);
 }
 
 /* Room for element i of a malloc'd array of size-byte elements. */
@@ -598,63 +600,50 @@ jp_field(struct jp *j, int k, struct wire_json_req *r)
 	}
 }
 
-/* The top-level object, j->p at its '{'. */
+struct jp_req {
+	struct wire_json_req *r;
+	unsigned int seen;	/* bit k: KEYS[k] read */
+};
+
 static int
-jp_request(struct jp *j, struct wire_json_req *r)
+request_member(struct jp *j, void *arg, size_t i)
 {
-	unsigned int seen = 0;
+	struct jp_req *q = arg;
 	char key[JP_KEY_MAX];
 	size_t kl;
 	int rc, k;
 
+	(void)i;
+	if ((rc = jp_key(j, key, &kl)) != 0)
+		return rc;
+	for (k = 0; k < K_COUNT; k++)
+		if (kl == strlen(KEYS[k]) && memcmp(key, KEYS[k], kl) == 0)
+			break;
+	if (k == K_COUNT)
+		return jp_skip(j);
+	if (q->seen & 1u << k)
+		return wire_error_set(j->err, 400, "invalid JSON: "
+				      "duplicate field `%s`", KEYS[k]);
+	q->seen |= 1u << k;
+	return jp_field(j, k, q->r);
+}
+
+/* The top-level object, j->p at its '{'. */
+static int
+jp_request(struct jp *j, struct wire_json_req *r)
+{
+	struct jp_req q = { r, 0 };
+	size_t count;
+	int rc;
+
 	j->p++;
 	j->depth = 1;
-	jp_ws(j);
-	if (j->p < j->end && *j->p == '}') {
-		j->p++;
-		goto end;
-	}
-	for (;;) {
-		jp_ws(j);
-		if (j->p >= j->end || *j->p != '"')
-			return jp_fail(j, "key must be a string");
-		if ((rc = jp_string(j, key, &kl)) != 0)
-			return rc;
-		jp_ws(j);
-		if (j->p >= j->end || *j->p != ':')
-			return jp_fail(j, "expected `:`");
-		j->p++;
-		for (k = 0; k < K_COUNT; k++)
-			if (kl == strlen(KEYS[k]) &&
-			    memcmp(key, KEYS[k], kl) == 0)
-				break;
-		if (k == K_COUNT) {
-			rc = jp_skip(j);
-		} else if (seen & 1u << k) {
-			return wire_error_set(j->err, 400, "invalid JSON: "
-					      "duplicate field `%s`", KEYS[k]);
-		} else {
-			seen |= 1u << k;
-			rc = jp_field(j, k, r);
-		}
-		if (rc != 0)
-			return rc;
-		jp_ws(j);
-		if (j->p < j->end && *j->p == ',') {
-			j->p++;
-			continue;
-		}
-		if (j->p < j->end && *j->p == '}') {
-			j->p++;
-			break;
-		}
-		return jp_fail(j, "expected `,` or `}`");
-	}
-end:
+	if ((rc = jp_seq(j, '}', request_member, &q, &count)) != 0)
+		return rc;
 	jp_ws(j);
 	if (j->p < j->end)
 		return jp_fail(j, "trailing characters");
-	if (!(seen & 1u << K_RESIDUAL))
+	if (!(q.seen & 1u << K_RESIDUAL))
 		return jp_type(j, "missing field `residual`");
 	return 0;
 }
