@@ -54,8 +54,11 @@
  *  - empty lines before the request line are ignored (§2.2 SHOULD);
  *  - obs-fold is 400 (§5.2); whitespace between field name and colon is
  *    400 (§5.1 MUST); CTLs (NUL included) in field values are 400;
- *  - only origin-form targets are accepted ("/path?query"); anything
- *    else is 400 (the routes of spec/wire.md §2 are all origin-form);
+ *  - origin-form targets ("/path?query") and absolute-form ones
+ *    ("http://host/path?query", §3.2.2 MUST; the authority is then the
+ *    host and the Host field is ignored, an empty path is "/"); anything
+ *    else (authority-form, asterisk-form, other schemes, userinfo) is
+ *    400 (the routes of spec/wire.md §2 are all origin-form);
  *  - HTTP/1.0 and HTTP/1.x (x >= 1, served as 1.1); any other major
  *    version (0.9, 2.0, ...) is 505;
  *  - HTTP/1.1 without exactly one Host is 400 (§3.2 MUST); a Host value

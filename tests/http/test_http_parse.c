@@ -307,7 +307,7 @@ test_bad_request_line(void **state)
 		  "malformed request line: no version" },
 		{ "GET  / HTTP/1.1\r\nHost: a\r\n\r\n", 400,
 		  "malformed request target" },
-		{ "GET http://a/ HTTP/1.1\r\nHost: a\r\n\r\n", 400,
+		{ "GET ftp://a/ HTTP/1.1\r\nHost: a\r\n\r\n", 400,
 		  "malformed request target" },
 		{ "OPTIONS * HTTP/1.1\r\nHost: a\r\n\r\n", 400,
 		  "malformed request target" },
