@@ -71,6 +71,9 @@
  *  - Transfer-Encoding: chunked must be the final coding and appear
  *    once, else 400 (§6.3 item 4, §7); an unknown coding before a final
  *    chunked is 501 (§6.1); Transfer-Encoding in HTTP/1.0 is 400 (§6.1);
+ *  - a request line longer than the head limit is 414 (§3 MUST for a
+ *    target longer than the server parses); header fields beyond it
+ *    are 431 (RFC 6585 §5);
  *  - chunk extensions are skipped (§7.1.1) within HTTP_CHUNK_LINE_MAX
  *    per size line (else 400); trailers are read and dropped (§7.1.2)
  *    within the head limit (else 431);
@@ -165,7 +168,8 @@ struct http_parser {
 };
 
 /* Set up a parser; head_buf is the per-connection bounded head copy
- * (its size is the head limit: beyond it → 431). max_body 0 → default. */
+ * (its size is the head limit: beyond it → 414 in the request line,
+ * 431 after it). max_body 0 → default. */
 void http_parser_init(struct http_parser *p, char *head_buf,
 		uint32_t head_cap, uint64_t max_body);
 

@@ -562,7 +562,8 @@ parse_head(struct http_parser *p)
  * only (bare CR or LF is 400, RFC 9112 §2.2). Works a line at a time
  * (memchr), yet fails at the same byte as a byte-wise scan would, so the
  * outcome never depends on how the input was split: at byte k, first the
- * head limit (431), then the line-ending rules. */
+ * head limit (414 in the request line, 431 after it), then the
+ * line-ending rules. */
 static int
 scan_head(struct http_parser *p, const uint8_t *d, size_t len, size_t *used)
 {
@@ -613,6 +614,11 @@ scan_head(struct http_parser *p, const uint8_t *d, size_t len, size_t *used)
 		fit = p->head_cap - r->head_len;
 		if (fit < seg && fit <= bad) {
 			*used = i + fit;
+			/* RFC 9112 §3: a request-target longer than we parse
+			 * MUST be 414; the request line is still open while
+			 * line_start is 0. Header fields: 431 (RFC 6585 §5). */
+			if (p->line_start == 0)
+				return http_fail(p, 414, "request line too long");
 			return http_fail(p, 431, "request header fields too large");
 		}
 		if (why != NULL) {
