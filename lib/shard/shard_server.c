@@ -295,8 +295,13 @@ on_head(struct shard_conn *c)
 	return 0;
 }
 
-static int
-on_need_buf(struct shard_conn *c)
+/* HTTP_EV_NEED_BUF: a chunked body outgrew its buffer; double it.
+ * Returns 0, or the status to answer once the body is read and dropped:
+ * 413 past max_body, 503 when memory is short, as RFC 9110 §15.6.4
+ * has it for a temporary condition of the server (the client may retry;
+ * 413 would tell it the body itself is refused). */
+int
+shard_conn_need_buf(struct shard_conn *c)
 {
 	struct shard_pend *p = c->cur;
 	struct shard_srv_unit *su = c->su;
@@ -306,15 +311,26 @@ on_need_buf(struct shard_conn *c)
 	if (cap > su->lim.max_body)
 		cap = su->lim.max_body;
 	if (cap <= have)
-		return -EFBIG; /* the parser's limit answers 413 first */
+		return 413; /* the parser's limit answers 413 first */
 	nb = su->mem.alloc(su->mem.arg, cap);
 	if (nb == NULL)
-		return -ENOMEM;
+		return 503;
 	memcpy(nb, p->body, have);
 	su->mem.free(su->mem.arg, p->body);
 	p->body = nb;
 	p->body_cap = cap;
-	return http_body_buf(&c->hp, nb, cap);
+	return http_body_buf(&c->hp, nb, cap) == 0 ? 0 : 413;
+}
+
+const char *
+shard_reject_msg(int status)
+{
+	switch (status) {
+	case 404: return "not found";
+	case 405: return "method not allowed";
+	case 413: return "request body too large";
+	default:  return "out of memory for the request body";
+	}
 }
 
 /* Copy what shard_handle() needs of rq into p (the head buffer is
@@ -386,10 +402,7 @@ on_done(struct shard_conn *c)
 		c->stop_rx = true;
 	}
 	if (p->reject) {
-		pend_ready_error(p, p->reject, p->reject == 404 ?
-				 "not found" : p->reject == 405 ?
-				 "method not allowed" :
-				 "out of memory for the request body",
+		pend_ready_error(p, p->reject, shard_reject_msg(p->reject),
 				 p->resp.route);
 		return;
 	}
@@ -521,8 +534,10 @@ conn_process(struct shard_conn *c)
 				c->closing = true;
 			}
 		} else if (ev == HTTP_EV_NEED_BUF) {
-			if (on_need_buf(c) < 0) {
-				c->cur->reject = 413;
+			int st = shard_conn_need_buf(c);
+
+			if (st != 0) {
+				c->cur->reject = st;
 				http_body_discard(&c->hp);
 			}
 		} else if (ev == HTTP_EV_DONE) {
