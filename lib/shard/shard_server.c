@@ -564,7 +564,8 @@ conn_process(struct shard_conn *c)
 		drop_hold(c);
 	if (consumed)
 		tcp_recved(c->tc, consumed);
-	if (c->head_start_ns == 0 && http_parser_in_head(&c->hp))
+	if (c->head_start_ns == 0 && !c->stop_rx &&
+	    http_parser_in_head(&c->hp))
 		c->head_start_ns = net_now_ns();
 	conn_send(c);
 }
@@ -722,8 +723,31 @@ shard_conn_listen(struct shard_netlc *lc)
 	return 0;
 }
 
-/* Slow heads (slowloris) are closed; idle connections are the TCP
- * stack's (its idle timeout). */
+/* A head not complete after header_timeout_ms (slowloris): RFC 9110
+ * §15.5.9, 408 Request Timeout with Connection: close, then close. Only
+ * called with nothing queued, so no byte of another response is on the
+ * wire for this request. Without a pend to answer with: reset. */
+static void
+conn_head_timeout(struct shard_conn *c)
+{
+	struct shard_pend *p = pend_get(c->lc, c);
+
+	c->head_start_ns = 0;
+	if (p == NULL) {
+		tcp_abort(c->tc);
+		conn_destroy(c);
+		return;
+	}
+	enqueue(c, p);
+	pend_ready_error(p, 408, "request header timeout", SHARD_R_NONE);
+	c->closing = true;
+	c->stop_rx = true;
+	drop_hold(c);
+	conn_send(c);	/* closes once the answer is handed to TCP */
+}
+
+/* Slow heads (slowloris) are answered 408 and closed; idle connections
+ * are the TCP stack's (its idle timeout). */
 void
 shard_conn_sweep(struct shard_netlc *lc, uint64_t now_ns)
 {
@@ -735,9 +759,9 @@ shard_conn_sweep(struct shard_netlc *lc, uint64_t now_ns)
 			       1000000ull;
 
 		if (c->head_start_ns != 0 && lim != 0 &&
-		    now_ns - c->head_start_ns > lim && c->q_head == NULL) {
-			tcp_abort(c->tc);
-			conn_destroy(c);
+		    now_ns - c->head_start_ns > lim && c->q_head == NULL &&
+		    !c->stop_rx) {
+			conn_head_timeout(c);
 		} else if (lc->draining && c->q_head == NULL &&
 			   c->cur == NULL && !http_parser_in_head(&c->hp)) {
 			/* Stopping: an idle keep-alive connection has

@@ -231,13 +231,23 @@ def g_limits():
         if status in (400, 501):
             expect_close(c, what)
         c.close()
-    # A head that never completes is closed after header_timeout_ms
-    # (slowloris; issue 4).
+    # A head that never completes is answered 408 after header_timeout_ms
+    # (slowloris; issue 4), with Connection: close, then closed (RFC 9110
+    # §15.5.9; nothing of a response was sent on that request).
     if A.header_timeout_ms:
+        what = "an incomplete head after header_timeout_ms"
         c = conn()
+        c.s.settimeout(A.header_timeout_ms / 1000.0 + 5)
         c.send(b"GET /v1/health HTTP/1.1\r\nHost: x\r\n")
-        C.check(c.at_eof(wait=A.header_timeout_ms / 1000.0 + 5),
-                "an incomplete head is closed after header_timeout_ms")
+        try:
+            r = c.read_response()
+        except (OSError, fsa.Closed) as e:
+            C.check(False, what + ": answered 408 before the close", e)
+        else:
+            check_json_error(r, 408, what)
+            C.eq(r.header("connection"), "close",
+                 what + ": Connection: close")
+            C.check(c.at_eof(wait=5), what + ": closed after the 408")
         c.close()
     # Response size limit: the appliance refuses a batch whose answer
     # would exceed its limit (spec §4 last paragraph), with 413.
