@@ -54,8 +54,11 @@
  *  - empty lines before the request line are ignored (§2.2 SHOULD);
  *  - obs-fold is 400 (§5.2); whitespace between field name and colon is
  *    400 (§5.1 MUST); CTLs (NUL included) in field values are 400;
- *  - only origin-form targets are accepted ("/path?query"); anything
- *    else is 400 (the routes of spec/wire.md §2 are all origin-form);
+ *  - origin-form targets ("/path?query") and absolute-form ones
+ *    ("http://host/path?query", §3.2.2 MUST; the authority is then the
+ *    host and the Host field is ignored, an empty path is "/"); anything
+ *    else (authority-form, asterisk-form, other schemes, userinfo) is
+ *    400 (the routes of spec/wire.md §2 are all origin-form);
  *  - HTTP/1.0 and HTTP/1.x (x >= 1, served as 1.1); any other major
  *    version (0.9, 2.0, ...) is 505;
  *  - HTTP/1.1 without exactly one Host is 400 (§3.2 MUST); a Host value
@@ -68,6 +71,9 @@
  *  - Transfer-Encoding: chunked must be the final coding and appear
  *    once, else 400 (§6.3 item 4, §7); an unknown coding before a final
  *    chunked is 501 (§6.1); Transfer-Encoding in HTTP/1.0 is 400 (§6.1);
+ *  - a request line longer than the head limit is 414 (§3 MUST for a
+ *    target longer than the server parses); header fields beyond it
+ *    are 431 (RFC 6585 §5);
  *  - chunk extensions are skipped (§7.1.1) within HTTP_CHUNK_LINE_MAX
  *    per size line (else 400); trailers are read and dropped (§7.1.2)
  *    within the head limit (else 431);
@@ -162,7 +168,8 @@ struct http_parser {
 };
 
 /* Set up a parser; head_buf is the per-connection bounded head copy
- * (its size is the head limit: beyond it → 431). max_body 0 → default. */
+ * (its size is the head limit: beyond it → 414 in the request line,
+ * 431 after it). max_body 0 → default. */
 void http_parser_init(struct http_parser *p, char *head_buf,
 		uint32_t head_cap, uint64_t max_body);
 

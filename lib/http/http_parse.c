@@ -146,15 +146,12 @@ http_parser_in_head(const struct http_parser *p)
 
 /* --- head ------------------------------------------------------------- */
 
-/* request-target, origin-form: absolute-path [ "?" query ] (RFC 9112
- * §3.2.1, RFC 3986 pchar / "/" / "?"). */
+/* pchar / "/" / "?" bytes of a target (RFC 3986), '%' HEXDIG HEXDIG */
 static bool
-target_ok(const char *s, size_t n)
+target_chars_ok(const char *s, size_t n)
 {
 	size_t i;
 
-	if (n == 0 || s[0] != '/')
-		return false;
 	for (i = 0; i < n; i++) {
 		uint8_t c = s[i];
 
@@ -170,6 +167,60 @@ target_ok(const char *s, size_t n)
 		if (!tgchar[c])
 			return false;
 	}
+	return true;
+}
+
+/* request-target, origin-form: absolute-path [ "?" query ] (RFC 9112
+ * §3.2.1, RFC 3986 pchar / "/" / "?"). */
+static bool
+target_ok(const char *s, size_t n)
+{
+	return n > 0 && s[0] == '/' && target_chars_ok(s, n);
+}
+
+/* Host = uri-host [ ":" port ] (RFC 9110 §7.2; RFC 3986 §3.2.2-3):
+ * reg-name / IPv4address bytes (unreserved, pct-encoded, sub-delims), or
+ * an IP-literal in brackets; port = *DIGIT. Empty is allowed (§7.2: a
+ * target without authority). */
+static bool
+host_ok(const char *v, size_t n)
+{
+	static const uint8_t regc[256] = {
+		['a' ... 'z'] = 1, ['A' ... 'Z'] = 1, ['0' ... '9'] = 1,
+		['-'] = 1, ['.'] = 1, ['_'] = 1, ['~'] = 1, ['!'] = 1,
+		['$'] = 1, ['&'] = 1, ['\''] = 1, ['('] = 1, [')'] = 1,
+		['*'] = 1, ['+'] = 1, [','] = 1, [';'] = 1, ['='] = 1,
+	};
+	size_t i = 0;
+
+	if (n > 0 && v[0] == '[') {
+		/* IP-literal: hex, ':', '.', and IPvFuture's characters */
+		for (i = 1; i < n && v[i] != ']'; i++)
+			if (!regc[(uint8_t)v[i]] && v[i] != ':')
+				return false;
+		if (i >= n)
+			return false;
+		i++;
+	} else {
+		for (; i < n && v[i] != ':'; i++) {
+			if (v[i] == '%') {
+				if (i + 2 >= n ||
+				    http_hexval((uint8_t)v[i + 1]) < 0 ||
+				    http_hexval((uint8_t)v[i + 2]) < 0)
+					return false;
+				i += 2;
+			} else if (!regc[(uint8_t)v[i]]) {
+				return false;
+			}
+		}
+	}
+	if (i == n)
+		return true;
+	if (v[i] != ':')
+		return false;
+	for (i++; i < n; i++)
+		if (v[i] < '0' || v[i] > '9')
+			return false;
 	return true;
 }
 
@@ -195,7 +246,8 @@ method_of(const char *s, size_t n)
 
 /* request-line = method SP request-target SP HTTP-version (RFC 9112 §3) */
 static int
-parse_request_line(struct http_parser *p, const char *s, size_t n)
+parse_request_line(struct http_parser *p, const char *s, size_t n,
+		struct http_str *authority)
 {
 	struct http_request *r = &p->req;
 	size_t i = 0, t0, t1;
@@ -213,11 +265,29 @@ parse_request_line(struct http_parser *p, const char *s, size_t n)
 	t1 = i;
 	if (i >= n)
 		return http_fail(p, 400, "malformed request line: no version");
-	if (!target_ok(s + t0, t1 - t0))
-		return http_fail(p, 400, "malformed request target");
 	r->target.p = s + t0;
 	r->target.len = t1 - t0;
-	r->path = r->target;
+	/* absolute-form (RFC 9112 §3.2.2: a server MUST accept it): the
+	 * authority is the host (§3.2.2: the Host field is then ignored),
+	 * the rest an origin-form target, "/" if empty (RFC 9110 §4.2.3) */
+	if (t1 - t0 >= 7 && (mem_ieq(s + t0, 7, "http://") ||
+	    (t1 - t0 >= 8 && mem_ieq(s + t0, 8, "https://")))) {
+		size_t a0 = t0 + ((s[t0 + 4] | 0x20) == 's' ? 8 : 7);
+
+		for (i = a0; i < t1 && s[i] != '/' && s[i] != '?'; i++)
+			;
+		/* RFC 9110 §4.2.1, §4.2.4: no empty host, no userinfo */
+		if (i == a0 || !host_ok(s + a0, i - a0) ||
+		    !target_chars_ok(s + i, t1 - i))
+			return http_fail(p, 400, "malformed request target");
+		authority->p = s + a0;
+		authority->len = i - a0;
+		t0 = i;
+	} else if (!target_ok(s + t0, t1 - t0)) {
+		return http_fail(p, 400, "malformed request target");
+	}
+	r->path.p = s + t0;
+	r->path.len = t1 - t0;
 	for (i = t0; i < t1; i++) {
 		if (s[i] == '?') {
 			r->path.len = i - t0;
@@ -225,6 +295,10 @@ parse_request_line(struct http_parser *p, const char *s, size_t n)
 			r->query.len = t1 - i - 1;
 			break;
 		}
+	}
+	if (r->path.len == 0) {
+		r->path.p = "/";
+		r->path.len = 1;
 	}
 	/* HTTP-version = "HTTP" "/" DIGIT "." DIGIT (RFC 9112 §2.3) */
 	s += t1 + 1;
@@ -335,52 +409,6 @@ parse_transfer_encoding(struct http_parser *p, const char *v, size_t n,
 	return 0;
 }
 
-/* Host = uri-host [ ":" port ] (RFC 9110 §7.2; RFC 3986 §3.2.2-3):
- * reg-name / IPv4address bytes (unreserved, pct-encoded, sub-delims), or
- * an IP-literal in brackets; port = *DIGIT. Empty is allowed (§7.2: a
- * target without authority). */
-static bool
-host_ok(const char *v, size_t n)
-{
-	static const uint8_t regc[256] = {
-		['a' ... 'z'] = 1, ['A' ... 'Z'] = 1, ['0' ... '9'] = 1,
-		['-'] = 1, ['.'] = 1, ['_'] = 1, ['~'] = 1, ['!'] = 1,
-		['$'] = 1, ['&'] = 1, ['\''] = 1, ['('] = 1, [')'] = 1,
-		['*'] = 1, ['+'] = 1, [','] = 1, [';'] = 1, ['='] = 1,
-	};
-	size_t i = 0;
-
-	if (n > 0 && v[0] == '[') {
-		/* IP-literal: hex, ':', '.', and IPvFuture's characters */
-		for (i = 1; i < n && v[i] != ']'; i++)
-			if (!regc[(uint8_t)v[i]] && v[i] != ':')
-				return false;
-		if (i >= n)
-			return false;
-		i++;
-	} else {
-		for (; i < n && v[i] != ':'; i++) {
-			if (v[i] == '%') {
-				if (i + 2 >= n ||
-				    http_hexval((uint8_t)v[i + 1]) < 0 ||
-				    http_hexval((uint8_t)v[i + 2]) < 0)
-					return false;
-				i += 2;
-			} else if (!regc[(uint8_t)v[i]]) {
-				return false;
-			}
-		}
-	}
-	if (i == n)
-		return true;
-	if (v[i] != ':')
-		return false;
-	for (i++; i < n; i++)
-		if (v[i] < '0' || v[i] > '9')
-			return false;
-	return true;
-}
-
 static int
 parse_field(struct http_parser *p, const char *s, size_t n,
 		bool *te_seen, bool *te_unknown, int *hosts)
@@ -479,11 +507,12 @@ parse_head(struct http_parser *p)
 	struct http_request *r = &p->req;
 	const char *s = p->head, *end = p->head + r->head_len - 2;
 	const char *eol;
+	struct http_str authority = { NULL, 0 };
 	bool te_seen = false, te_unknown = false;
 	int hosts = 0, rc;
 
 	eol = memchr(s, '\r', end - s + 2);
-	rc = parse_request_line(p, s, eol - s);
+	rc = parse_request_line(p, s, eol - s, &authority);
 	if (rc < 0)
 		return rc;
 	for (s = eol + 2; s < end; s = eol + 2) {
@@ -494,6 +523,8 @@ parse_head(struct http_parser *p)
 	}
 	if (r->minor == 1 && hosts != 1)	/* RFC 9112 §3.2 */
 		return http_fail(p, 400, hosts ? "duplicate Host" : "missing Host");
+	if (authority.p != NULL)		/* RFC 9112 §3.2.2 */
+		r->host = authority;
 	if (te_seen) {
 		if (r->minor == 0)		/* RFC 9112 §6.1 */
 			return http_fail(p, 400,
@@ -531,7 +562,8 @@ parse_head(struct http_parser *p)
  * only (bare CR or LF is 400, RFC 9112 §2.2). Works a line at a time
  * (memchr), yet fails at the same byte as a byte-wise scan would, so the
  * outcome never depends on how the input was split: at byte k, first the
- * head limit (431), then the line-ending rules. */
+ * head limit (414 in the request line, 431 after it), then the
+ * line-ending rules. */
 static int
 scan_head(struct http_parser *p, const uint8_t *d, size_t len, size_t *used)
 {
@@ -582,6 +614,11 @@ scan_head(struct http_parser *p, const uint8_t *d, size_t len, size_t *used)
 		fit = p->head_cap - r->head_len;
 		if (fit < seg && fit <= bad) {
 			*used = i + fit;
+			/* RFC 9112 §3: a request-target longer than we parse
+			 * MUST be 414; the request line is still open while
+			 * line_start is 0. Header fields: 431 (RFC 6585 §5). */
+			if (p->line_start == 0)
+				return http_fail(p, 414, "request line too long");
 			return http_fail(p, 431, "request header fields too large");
 		}
 		if (why != NULL) {

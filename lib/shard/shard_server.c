@@ -295,8 +295,13 @@ on_head(struct shard_conn *c)
 	return 0;
 }
 
-static int
-on_need_buf(struct shard_conn *c)
+/* HTTP_EV_NEED_BUF: a chunked body outgrew its buffer; double it.
+ * Returns 0, or the status to answer once the body is read and dropped:
+ * 413 past max_body, 503 when memory is short, as RFC 9110 §15.6.4
+ * has it for a temporary condition of the server (the client may retry;
+ * 413 would tell it the body itself is refused). */
+int
+shard_conn_need_buf(struct shard_conn *c)
 {
 	struct shard_pend *p = c->cur;
 	struct shard_srv_unit *su = c->su;
@@ -306,15 +311,26 @@ on_need_buf(struct shard_conn *c)
 	if (cap > su->lim.max_body)
 		cap = su->lim.max_body;
 	if (cap <= have)
-		return -EFBIG; /* the parser's limit answers 413 first */
+		return 413; /* the parser's limit answers 413 first */
 	nb = su->mem.alloc(su->mem.arg, cap);
 	if (nb == NULL)
-		return -ENOMEM;
+		return 503;
 	memcpy(nb, p->body, have);
 	su->mem.free(su->mem.arg, p->body);
 	p->body = nb;
 	p->body_cap = cap;
-	return http_body_buf(&c->hp, nb, cap);
+	return http_body_buf(&c->hp, nb, cap) == 0 ? 0 : 413;
+}
+
+const char *
+shard_reject_msg(int status)
+{
+	switch (status) {
+	case 404: return "not found";
+	case 405: return "method not allowed";
+	case 413: return "request body too large";
+	default:  return "out of memory for the request body";
+	}
 }
 
 /* Copy what shard_handle() needs of rq into p (the head buffer is
@@ -386,10 +402,7 @@ on_done(struct shard_conn *c)
 		c->stop_rx = true;
 	}
 	if (p->reject) {
-		pend_ready_error(p, p->reject, p->reject == 404 ?
-				 "not found" : p->reject == 405 ?
-				 "method not allowed" :
-				 "out of memory for the request body",
+		pend_ready_error(p, p->reject, shard_reject_msg(p->reject),
 				 p->resp.route);
 		return;
 	}
@@ -521,8 +534,10 @@ conn_process(struct shard_conn *c)
 				c->closing = true;
 			}
 		} else if (ev == HTTP_EV_NEED_BUF) {
-			if (on_need_buf(c) < 0) {
-				c->cur->reject = 413;
+			int st = shard_conn_need_buf(c);
+
+			if (st != 0) {
+				c->cur->reject = st;
 				http_body_discard(&c->hp);
 			}
 		} else if (ev == HTTP_EV_DONE) {
@@ -549,7 +564,8 @@ conn_process(struct shard_conn *c)
 		drop_hold(c);
 	if (consumed)
 		tcp_recved(c->tc, consumed);
-	if (c->head_start_ns == 0 && http_parser_in_head(&c->hp))
+	if (c->head_start_ns == 0 && !c->stop_rx &&
+	    http_parser_in_head(&c->hp))
 		c->head_start_ns = net_now_ns();
 	conn_send(c);
 }
@@ -707,8 +723,31 @@ shard_conn_listen(struct shard_netlc *lc)
 	return 0;
 }
 
-/* Slow heads (slowloris) are closed; idle connections are the TCP
- * stack's (its idle timeout). */
+/* A head not complete after header_timeout_ms (slowloris): RFC 9110
+ * §15.5.9, 408 Request Timeout with Connection: close, then close. Only
+ * called with nothing queued, so no byte of another response is on the
+ * wire for this request. Without a pend to answer with: reset. */
+static void
+conn_head_timeout(struct shard_conn *c)
+{
+	struct shard_pend *p = pend_get(c->lc, c);
+
+	c->head_start_ns = 0;
+	if (p == NULL) {
+		tcp_abort(c->tc);
+		conn_destroy(c);
+		return;
+	}
+	enqueue(c, p);
+	pend_ready_error(p, 408, "request header timeout", SHARD_R_NONE);
+	c->closing = true;
+	c->stop_rx = true;
+	drop_hold(c);
+	conn_send(c);	/* closes once the answer is handed to TCP */
+}
+
+/* Slow heads (slowloris) are answered 408 and closed; idle connections
+ * are the TCP stack's (its idle timeout). */
 void
 shard_conn_sweep(struct shard_netlc *lc, uint64_t now_ns)
 {
@@ -720,9 +759,9 @@ shard_conn_sweep(struct shard_netlc *lc, uint64_t now_ns)
 			       1000000ull;
 
 		if (c->head_start_ns != 0 && lim != 0 &&
-		    now_ns - c->head_start_ns > lim && c->q_head == NULL) {
-			tcp_abort(c->tc);
-			conn_destroy(c);
+		    now_ns - c->head_start_ns > lim && c->q_head == NULL &&
+		    !c->stop_rx) {
+			conn_head_timeout(c);
 		} else if (lc->draining && c->q_head == NULL &&
 			   c->cur == NULL && !http_parser_in_head(&c->hp)) {
 			/* Stopping: an idle keep-alive connection has

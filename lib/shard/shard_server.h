@@ -38,11 +38,11 @@ extern "C" {
 /** Per-unit limits (config keys of [shard NAME], lib/conf). */
 struct shard_limits {
 	uint64_t max_body;		/**< 413 beyond (64 MiB) */
-	uint32_t max_header;		/**< 431 beyond (8 KiB) */
+	uint32_t max_header;		/**< 414/431 beyond (8 KiB) */
 	uint32_t max_connections;	/**< per network lcore */
 	uint32_t pipeline_depth;	/**< responses queued per connection */
 	uint32_t idle_timeout_ms;	/**< no bytes from the peer: close */
-	uint32_t header_timeout_ms;	/**< head not complete: close */
+	uint32_t header_timeout_ms;	/**< head not complete: 408, close */
 };
 
 struct shard_srv_unit;

@@ -117,6 +117,11 @@ void shard_conn_job_done(struct shard_netlc *lc, struct shard_job *job);
 void shard_conn_sweep(struct shard_netlc *lc, uint64_t now_ns);
 void shard_conn_close_all(struct shard_netlc *lc);
 void shard_pend_try_free(struct shard_netlc *lc, struct shard_pend *p);
+/* A chunked body's buffer is full: grow it; 0, or 413 (max_body) or 503
+ * (no memory), the status to answer. Needs no EAL (unit-tested). */
+int shard_conn_need_buf(struct shard_conn *c);
+/* The JSON error message of a status decided before the body is in. */
+const char *shard_reject_msg(int status);
 
 /* shard_lcore.c */
 extern volatile int shard_stop_flag;

@@ -313,6 +313,56 @@ test_host_value(void **state)
 		"invalid Host");
 }
 
+/* RFC 9112 §3.2.2: "a server MUST accept the absolute-form in
+ * requests"; the authority is the host, the Host field is ignored. */
+static void
+test_absolute_form(void **state)
+{
+	static const struct {
+		const char *target;
+		const char *log;	/* the part of the harness log */
+	} ok[] = {
+		{ "http://shard:8080/v1/health",
+		  "target='http://shard:8080/v1/health' path='/v1/health' "
+		  "query=(none) host='shard:8080'" },
+		{ "HTTPS://[::1]/v1/walk-ffn?a=%20",
+		  "target='HTTPS://[::1]/v1/walk-ffn?a=%20' path='/v1/walk-ffn' "
+		  "query='a=%20' host='[::1]'" },
+		{ "http://a", "path='/' query=(none) host='a'" },
+		{ "http://a?x=1", "path='/' query='x=1' host='a'" },
+	};
+	static const char *const bad[] = {
+		"http://", "http:///x", "http://u@a/", "http://a/#f",
+		"http://a b/", "ftp://a/", "http:/a/", "http://a/%zz",
+		"http://[::1/", "a:80",
+	};
+	struct outcome out;
+	char req[256];
+	int n;
+
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		n = snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: "
+			"other\r\n\r\n", ok[i].target);
+		drive_all_splits(&dflt, req, n, &out);
+		assert_int_equal(out.status, 0);
+		assert_int_equal(out.requests, 1);
+		if (strstr(out.log, ok[i].log) == NULL)
+			print_error("%s\n", out.log);
+		assert_non_null(strstr(out.log, ok[i].log));
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		n = snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: a"
+			"\r\n\r\n", bad[i]);
+		expect_err(&dflt, req, n, 0, 400, NULL);
+	}
+	/* Host is still required in HTTP/1.1 (§3.2), not in 1.0 */
+	expect_err(&dflt, S("GET http://a/ HTTP/1.1\r\n\r\n"), 0, 400,
+		"missing Host");
+	drive_all_splits(&dflt, S("GET http://a/ HTTP/1.0\r\n\r\n"), &out);
+	assert_int_equal(out.requests, 1);
+	assert_non_null(strstr(out.log, "host='a'"));
+}
+
 /* --- a stream of random valid requests ------------------------------- */
 
 static uint64_t rng = 0xda942042e4dd58b5ull;
@@ -480,6 +530,7 @@ main(void)
 		cmocka_unit_test(test_expect_variants),
 		cmocka_unit_test(test_long_names_and_values),
 		cmocka_unit_test(test_host_value),
+		cmocka_unit_test(test_absolute_form),
 		cmocka_unit_test(test_random_valid_stream),
 	};
 

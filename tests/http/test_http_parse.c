@@ -307,7 +307,7 @@ test_bad_request_line(void **state)
 		  "malformed request line: no version" },
 		{ "GET  / HTTP/1.1\r\nHost: a\r\n\r\n", 400,
 		  "malformed request target" },
-		{ "GET http://a/ HTTP/1.1\r\nHost: a\r\n\r\n", 400,
+		{ "GET ftp://a/ HTTP/1.1\r\nHost: a\r\n\r\n", 400,
 		  "malformed request target" },
 		{ "OPTIONS * HTTP/1.1\r\nHost: a\r\n\r\n", 400,
 		  "malformed request target" },
@@ -515,8 +515,8 @@ test_limits(void **state)
 	static const struct bad t[] = {
 		/* request line alone over the head limit */
 		{ "GET /aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
-		  "aaaaaaaaaaa HTTP/1.1\r\nHost: a\r\n\r\n", 431,
-		  "request header fields too large" },
+		  "aaaaaaaaaaa HTTP/1.1\r\nHost: a\r\n\r\n", 414,
+		  "request line too long" },
 		{ "GET / HTTP/1.1\r\nHost: a\r\nX: bbbbbbbbbbbbbbbbbbbbbbbbbbb"
 		  "bbbbbbbbbbbbbb\r\n\r\n", 431,
 		  "request header fields too large" },
@@ -553,6 +553,26 @@ test_head_limit_exact(void **state)
 
 	expect_ok(&fit, S(req), 1, NULL);
 	expect_err(&over, S(req), 431, "request header fields too large");
+}
+
+static void
+test_request_line_limit(void **state)
+{
+	/* RFC 9112 §3: the request line over the head limit is 414, down to
+	 * its last byte (the LF); once it fits, the fields overflow: 431 */
+	static const char req[] = "GET /abcdef HTTP/1.1\r\nHost: a\r\n\r\n";
+	const uint32_t line = sizeof("GET /abcdef HTTP/1.1\r\n") - 1;
+	struct drive_opts o = { .head_cap = line - 1 };
+
+	expect_err(&o, S(req), 414, "request line too long");
+	o.head_cap = 8;
+	expect_err(&o, S(req), 414, "request line too long");
+	/* leading empty lines are not part of the request line (§2.2) */
+	o.head_cap = line - 1;
+	expect_err(&o, S("\r\n\r\nGET /abcdef HTTP/1.1\r\nHost: a\r\n\r\n"),
+		414, "request line too long");
+	o.head_cap = line;
+	expect_err(&o, S(req), 431, "request header fields too large");
 }
 
 static void
@@ -594,6 +614,7 @@ main(void)
 		cmocka_unit_test(test_chunk_line_limit),
 		cmocka_unit_test(test_limits),
 		cmocka_unit_test(test_head_limit_exact),
+		cmocka_unit_test(test_request_line_limit),
 		cmocka_unit_test(test_str_eq),
 	};
 
