@@ -96,6 +96,39 @@ st_unit(struct shard_unit *u, const char *dir, int first, int last,
 	return rc;
 }
 
+/* A cmocka group fixture: the vindex.md §3 example model in a temporary
+ * directory and a unit over all its layers, with API key key or none. */
+struct st_env {
+	char dir[64];
+	struct shard_unit *u;
+};
+
+static inline int
+st_env_setup(void **state, const char *key)
+{
+	struct st_env *e = calloc(1, sizeof(*e));
+
+	if (e == NULL || st_write_model(e->dir, sizeof(e->dir), 1) < 0)
+		return -1;
+	e->u = calloc(1, sizeof(*e->u));
+	if (e->u == NULL || st_unit(e->u, e->dir, -1, -1, key) < 0)
+		return -1;
+	*state = e;
+	return 0;
+}
+
+static inline int
+st_env_teardown(void **state)
+{
+	struct st_env *e = *state;
+
+	shard_unit_fini(e->u);
+	st_rmtree(e->dir);
+	free(e->u);
+	free(e);
+	return 0;
+}
+
 static inline void
 st_put32(uint8_t *p, uint32_t v)
 {

@@ -28,36 +28,13 @@
 #define CT_F16 "application/x-larql-ffn-f16"
 #define CT_I8 "application/x-larql-ffn-i8"
 
-struct env {
-	char dir[64];
-	struct shard_unit *u;
-};
-
 static int
 setup(void **state)
 {
-	struct env *e = calloc(1, sizeof(*e));
-
-	if (e == NULL || st_write_model(e->dir, sizeof(e->dir), 1) < 0)
-		return -1;
-	e->u = calloc(1, sizeof(*e->u));
-	if (e->u == NULL || st_unit(e->u, e->dir, -1, -1, ST_KEY) < 0)
-		return -1;
-	*state = e;
-	return 0;
+	return st_env_setup(state, ST_KEY);
 }
 
-static int
-teardown(void **state)
-{
-	struct env *e = *state;
-
-	shard_unit_fini(e->u);
-	st_rmtree(e->dir);
-	free(e->u);
-	free(e);
-	return 0;
-}
+#define teardown st_env_teardown
 
 static uint64_t rng = 0x2545f4914f6cdd1dull;
 
@@ -163,7 +140,7 @@ post_json(struct shard_unit *u, const char *json)
 static void
 test_json_hostile(void **state)
 {
-	struct env *e = *state;
+	struct st_env *e = *state;
 	static const struct {
 		const char *json;
 		int status;
@@ -256,7 +233,7 @@ test_json_hostile(void **state)
 static void
 test_json_deep_and_huge(void **state)
 {
-	struct env *e = *state;
+	struct st_env *e = *state;
 	size_t n = 100000, o = 0;
 	char *b = malloc(16 * n + 128);
 
@@ -355,7 +332,7 @@ mutate(const uint8_t *in, size_t n, uint8_t *out, const char *alpha,
 static void
 test_json_mutated(void **state)
 {
-	struct env *e = *state;
+	struct st_env *e = *state;
 	uint8_t buf[512];
 	int count[600] = { 0 };
 
@@ -378,7 +355,7 @@ test_json_mutated(void **state)
 static void
 test_binary_mutated(void **state)
 {
-	struct env *e = *state;
+	struct st_env *e = *state;
 	static const char *const cts[] = { CT_F32, CT_F16, CT_I8,
 		CT_F32 "; charset=x", "application/x-larql-ffn-q8k" };
 	static const uint32_t layers[] = { 0, 1, 0 };
@@ -425,7 +402,7 @@ test_binary_mutated(void **state)
 static void
 test_routes_and_auth(void **state)
 {
-	struct env *e = *state;
+	struct st_env *e = *state;
 	static const char *const paths[] = {
 		"/v1/walk-ffn", "/v1/walk-ffn/", "/v1/walk-ffn\0x",
 		"/V1/WALK-FFN", "/v1/stats", "/v1/health", "/metrics", "",

@@ -25,36 +25,13 @@
 static const char *jstr(struct json_object *o, const char *k);
 static int64_t jint(struct json_object *o, const char *k);
 
-struct env {
-	char dir[64];
-	struct shard_unit *u;
-};
-
 static int
 setup(void **state)
 {
-	struct env *e = calloc(1, sizeof(*e));
-
-	if (e == NULL || st_write_model(e->dir, sizeof(e->dir), 1) < 0)
-		return -1;
-	e->u = calloc(1, sizeof(*e->u));
-	if (e->u == NULL || st_unit(e->u, e->dir, -1, -1, NULL) < 0)
-		return -1;
-	*state = e;
-	return 0;
+	return st_env_setup(state, NULL);
 }
 
-static int
-teardown(void **state)
-{
-	struct env *e = *state;
-
-	shard_unit_fini(e->u);
-	st_rmtree(e->dir);
-	free(e->u);
-	free(e);
-	return 0;
-}
+#define teardown st_env_teardown
 
 /* One request through shard_handle; returns the flat body. */
 static char *
@@ -138,7 +115,7 @@ output_text(struct shard_unit *u, uint32_t L, char *out, size_t cap)
 static void
 test_json_full_output(void **state)
 {
-	struct env *e = *state;
+	struct st_env *e = *state;
 	char o0[256], o1[256], want[1024];
 	struct shard_resp r;
 	char *body;
@@ -204,7 +181,7 @@ test_json_full_output(void **state)
 static void
 test_json_features(void **state)
 {
-	struct env *e = *state;
+	struct st_env *e = *state;
 	struct shard_resp r;
 	const char *rest;
 	char *body;
@@ -267,7 +244,7 @@ expect_json_error(struct shard_unit *u, const char *req, int status,
 static void
 test_json_errors(void **state)
 {
-	struct env *e = *state;
+	struct st_env *e = *state;
 	static const char inv[] = "{\"error\":\"invalid JSON: ";
 
 	expect_json_error(e->u, "{\"residual\": [1, 2, 3, 4], "
@@ -316,7 +293,7 @@ test_json_errors(void **state)
 static void
 test_bug_json_response_limit(void **state)
 {
-	struct env *e = *state;
+	struct st_env *e = *state;
 	static const char head[] = "{\"residual\": [1, -2, 0.5, 3], "
 		"\"full_output\": true, \"layers\": [0";
 	char req[sizeof(head) + 64 * 2 + 4];
@@ -351,7 +328,7 @@ test_bug_json_response_limit(void **state)
 static void
 test_json_features_response_limit(void **state)
 {
-	struct env *e = *state;
+	struct st_env *e = *state;
 	static const char head[] = "{\"residual\": [1, -2, 0.5, 3], "
 		"\"layers\": [0";
 	char req[sizeof(head) + 64 * 2 + 16];
@@ -434,7 +411,7 @@ jint(struct json_object *o, const char *k)
 static void
 test_stats(void **state)
 {
-	struct env *e = *state;
+	struct st_env *e = *state;
 	struct shard_unit *part = calloc(1, sizeof(*part));
 	struct json_object *o, *ol;
 	struct shard_resp r;
@@ -491,7 +468,7 @@ test_stats(void **state)
 static void
 test_health_and_metrics(void **state)
 {
-	struct env *e = *state;
+	struct st_env *e = *state;
 	struct shard_unit *u = calloc(1, sizeof(*u));
 	static const char js[] = "{\"layer\": 1, \"residual\": "
 		"[1, -2, 0.5, 3], \"full_output\": true}";
@@ -597,7 +574,7 @@ extra(void *arg, char *buf, size_t cap)
 static void
 test_metrics_switches(void **state)
 {
-	struct env *e = *state;
+	struct st_env *e = *state;
 	struct shard_resp r;
 	char *t;
 
@@ -626,7 +603,7 @@ test_metrics_switches(void **state)
 static void
 test_auth_handle(void **state)
 {
-	struct env *e = *state;
+	struct st_env *e = *state;
 	struct shard_unit *u = calloc(1, sizeof(*u));
 	static const char *const paths[] = { "/v1/stats", "/metrics" };
 	struct st_body b;

@@ -25,36 +25,13 @@
 #define CT_F16 "application/x-larql-ffn-f16"
 #define CT_I8 "application/x-larql-ffn-i8"
 
-struct env {
-	char dir[64];
-	struct shard_unit *u;
-};
-
 static int
 setup(void **state)
 {
-	struct env *e = calloc(1, sizeof(*e));
-
-	if (e == NULL || st_write_model(e->dir, sizeof(e->dir), 1) < 0)
-		return -1;
-	e->u = calloc(1, sizeof(*e->u));
-	if (e->u == NULL || st_unit(e->u, e->dir, -1, -1, ST_KEY) < 0)
-		return -1;
-	*state = e;
-	return 0;
+	return st_env_setup(state, ST_KEY);
 }
 
-static int
-teardown(void **state)
-{
-	struct env *e = *state;
-
-	shard_unit_fini(e->u);
-	st_rmtree(e->dir);
-	free(e->u);
-	free(e);
-	return 0;
-}
+#define teardown st_env_teardown
 
 #define AUTH "Bearer " ST_KEY
 
@@ -90,7 +67,7 @@ post_json(struct shard_unit *u, const char *json)
 static void
 test_json_not_rfc8259_refused(void **state)
 {
-	struct env *e = *state;
+	struct st_env *e = *state;
 	static const char *const t[] = {
 		"{\"residual\": [1,-2,0.5,3], \"layer\": 0, \"y\": NaN}",
 		"{\"residual\": [1,-2,0.5,3], \"layer\": 0, \"y\": "
@@ -145,7 +122,7 @@ test_json_not_rfc8259_refused(void **state)
 static void
 test_json_big_integer_residual(void **state)
 {
-	struct env *e = *state;
+	struct st_env *e = *state;
 	static const char *const pairs[][2] = {
 		{ "{\"residual\": [-99999999999999999999,0,0,0], \"layer\": 0}",
 		  "{\"residual\": [-1e20,0,0,0], \"layer\": 0}" },
