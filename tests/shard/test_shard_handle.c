@@ -463,13 +463,12 @@ test_errors_table(void **state)
  * §4 "a layer ≥ the model's layer count": a unit over the whole model
  * (first/last -1, as ffn-frame runs without --layers) has no owned range,
  * like the reference without --layers (tests/e2e/pyref/wire.py
- * check_layers), so the message is the out-of-range one. Known to FAIL
- * at the time of writing: shard_unit_init sets facts.owns_all = false
- * unconditionally, so the answer is "layer 2 not served by this shard
- * (owned: 0–1)" and this row of §4 is unreachable (reported to the lead).
+ * check_layers), so the message is the out-of-range one (shard_unit_init
+ * once set facts.owns_all = false always, answering "layer 2 not served
+ * by this shard (owned: 0–1)", which left this row of §4 unreachable).
  */
 static void
-test_bug_error_out_of_range(void **state)
+test_error_out_of_range(void **state)
 {
 	struct env *e = *state;
 	char want[256];
@@ -593,7 +592,7 @@ main(void)
 		cmocka_unit_test(test_batch_frames),
 		cmocka_unit_test(test_batch_i8),
 		cmocka_unit_test(test_errors_table),
-		cmocka_unit_test(test_bug_error_out_of_range),
+		cmocka_unit_test(test_error_out_of_range),
 		cmocka_unit_test(test_partial_unit_serves),
 		cmocka_unit_test(test_gelu_model),
 		cmocka_unit_test(test_route_errors),

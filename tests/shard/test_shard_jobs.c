@@ -77,7 +77,7 @@ test_mix_equals_alone_kernel(void **state)
  * not equal bytes.
  */
 static void
-test_bug_mix_equals_alone_auto(void **state)
+test_mix_equals_alone_auto(void **state)
 {
 	struct env *e = *state;
 
@@ -485,7 +485,7 @@ scribble_stack(void)
  * over before the body is read), and no job memory stays allocated.
  */
 static void
-test_bug_compute_failure_handle(void **state)
+test_compute_failure_handle(void **state)
 {
 	struct env *e = *state;
 	static const struct spec sp = { { 1 }, SINGLE, 1, CT_F32, NULL };
@@ -523,9 +523,9 @@ test_bug_compute_failure_handle(void **state)
 }
 
 /* Two jobs in one pass: both are answered 500 "FFN compute failed", not
- * only the one that led the pass (see test_bug_compute_failure_handle). */
+ * only the one that led the pass (see test_compute_failure_handle). */
 static void
-test_bug_compute_failure_every_job(void **state)
+test_compute_failure_every_job(void **state)
 {
 	struct env *e = *state;
 	static const struct spec sp = { { 1 }, SINGLE, 1, CT_F32, NULL };
@@ -573,7 +573,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		T(test_mix_equals_alone_kernel),
-		T(test_bug_mix_equals_alone_auto),
+		T(test_mix_equals_alone_auto),
 		T(test_mix_unaligned),
 		T(test_two_units),
 		T(test_payload_view_or_copy),
@@ -582,8 +582,8 @@ main(void)
 		T(test_counters),
 		T(test_release_idempotent),
 		T(test_alloc_failure),
-		T(test_bug_compute_failure_handle),
-		T(test_bug_compute_failure_every_job),
+		T(test_compute_failure_handle),
+		T(test_compute_failure_every_job),
 	};
 
 	st_filter();

@@ -221,7 +221,7 @@ test_auth_health_exempt(void **state)
  * writing: shard_authorized memcmp()s the scheme (reported to the lead).
  */
 static void
-test_bug_auth_scheme_case_insensitive(void **state)
+test_auth_scheme_case_insensitive(void **state)
 {
 	struct shard_unit *u = unit_with_key("abcd");
 
@@ -247,7 +247,7 @@ main(void)
 		cmocka_unit_test(test_auth_with_key),
 		cmocka_unit_test(test_auth_uses_len),
 		cmocka_unit_test(test_auth_health_exempt),
-		cmocka_unit_test(test_bug_auth_scheme_case_insensitive),
+		cmocka_unit_test(test_auth_scheme_case_insensitive),
 	};
 
 	st_filter();
