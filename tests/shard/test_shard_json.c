@@ -281,6 +281,24 @@ test_json_errors(void **state)
 	}
 }
 
+/* head (ending in "[0") then ",1,0,1,...": 64 layers, then "]}"; returns
+ * where the "]" is. */
+#define LAYERS64_MAX 256
+static size_t
+layers64(char *req, const char *head)
+{
+	size_t o = strlen(head);
+
+	assert_true(o + 63 * 2 + 16 <= LAYERS64_MAX);
+	memcpy(req, head, o);
+	for (int i = 1; i < 64; i++) {
+		req[o++] = ',';
+		req[o++] = (char)('0' + (i & 1));
+	}
+	memcpy(req + o, "]}", 3);
+	return o;
+}
+
 /*
  * The shard's response limit (u->max_response, spec/wire.md §4 last
  * paragraph) bounds the JSON path too: the router fans requests out to
@@ -293,19 +311,12 @@ static void
 test_json_response_limit(void **state)
 {
 	struct st_env *e = *state;
-	static const char head[] = "{\"residual\": [1, -2, 0.5, 3], "
-		"\"full_output\": true, \"layers\": [0";
-	char req[sizeof(head) + 64 * 2 + 4];
+	char req[LAYERS64_MAX];
 	struct shard_resp r;
-	size_t o = sizeof(head) - 1;
 	char *body;
 
-	memcpy(req, head, o);
-	for (int i = 1; i < 64; i++) {
-		req[o++] = ',';
-		req[o++] = (char)('0' + (i & 1));
-	}
-	memcpy(req + o, "]}", 3);
+	layers64(req, "{\"residual\": [1, -2, 0.5, 3], "
+		 "\"full_output\": true, \"layers\": [0");
 	e->u->max_response = 256;	/* 64 results of 16 bytes: over */
 	body = post_json(e->u, req, &r);
 	e->u->max_response = 1ull << 30;
@@ -328,19 +339,12 @@ static void
 test_json_features_response_limit(void **state)
 {
 	struct st_env *e = *state;
-	static const char head[] = "{\"residual\": [1, -2, 0.5, 3], "
-		"\"layers\": [0";
-	char req[sizeof(head) + 64 * 2 + 16];
+	char req[LAYERS64_MAX];
 	struct shard_resp r;
-	size_t o = sizeof(head) - 1;
+	size_t o;
 	char *body;
 
-	memcpy(req, head, o);
-	for (int i = 1; i < 64; i++) {
-		req[o++] = ',';
-		req[o++] = (char)('0' + (i & 1));
-	}
-	memcpy(req + o, "]}", 3);
+	o = layers64(req, "{\"residual\": [1, -2, 0.5, 3], \"layers\": [0");
 	/* 64 layers x 3 features x 8 bytes = 1536: over */
 	e->u->max_response = 256;
 	body = post_json(e->u, req, &r);
