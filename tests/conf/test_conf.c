@@ -19,25 +19,11 @@
 #include <cmocka.h>
 
 #include "conf.h"
+#include "conf_test_util.h"
 
 #ifndef CONFIGS_DIR
 #error CONFIGS_DIR must be defined by the build
 #endif
-
-static char tmp_path[64];
-
-static const char *
-write_tmp(const char *text)
-{
-	int fd;
-
-	snprintf(tmp_path, sizeof(tmp_path), "/tmp/ffn-conf-XXXXXX");
-	fd = mkstemp(tmp_path);
-	assert_true(fd >= 0);
-	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
-	close(fd);
-	return tmp_path;
-}
 
 /* text must fail with exactly "<path>" + want */
 static void
@@ -68,12 +54,6 @@ expect_ok(const char *text, struct conf *c)
 	assert_int_equal(rc, 0);
 }
 
-#define EAL "[eal]\nargs = -l 0-3 --no-pci\n"			/* 1-2 */
-#define PORT0 "[port 0]\ndevice = net_tap0\naddress = 198.18.10.2/24\n"
-								/* 3-5 */
-#define UNIT_A "[shard a]\nmodel = m\nlayers = 0-3\nlisten = 8080\n" \
-	"net_lcores = 0\n"					/* 6-10 */
-#define BASE EAL PORT0 UNIT_A
 
 /* --- shipped configs -------------------------------------------------- */
 

@@ -22,21 +22,7 @@
 #include <cmocka.h>
 
 #include "conf.h"
-
-static char tmp_path[64];
-
-static const char *
-write_tmp_n(const char *text, size_t n)
-{
-	int fd;
-
-	snprintf(tmp_path, sizeof(tmp_path), "/tmp/ffn-conf-XXXXXX");
-	fd = mkstemp(tmp_path);
-	assert_true(fd >= 0);
-	assert_int_equal(write(fd, text, n), (ssize_t)n);
-	close(fd);
-	return tmp_path;
-}
+#include "conf_test_util.h"
 
 static int
 load_n(const char *text, size_t n, char *err)
@@ -74,12 +60,6 @@ expect_ok(const char *text)
 	assert_int_equal(rc, 0);
 }
 
-#define EAL "[eal]\nargs = -l 0-3 --no-pci\n"			/* 1-2 */
-#define PORT0 "[port 0]\ndevice = net_tap0\naddress = 198.18.10.2/24\n"
-								/* 3-5 */
-#define UNIT_A "[shard a]\nmodel = m\nlayers = 0-3\nlisten = 8080\n" \
-	"net_lcores = 0\n"					/* 6-10 */
-#define BASE EAL PORT0 UNIT_A
 
 /* LF, CRLF and a last line without its newline all read the same. */
 static void
