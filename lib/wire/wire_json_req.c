@@ -314,11 +314,26 @@ jp_num_any(struct jp *j, struct jnum *n)
 	return rc == -ERANGE ? jp_fail(j, "number out of range") : rc;
 }
 
-/* Does a number start at j->p? (Else the value is of another type.) */
-static bool
-jp_at_number(const struct jp *j)
+/* The start of a value: whitespace skipped, not at the end. */
+static int
+jp_begin(struct jp *j)
 {
-	return *j->p == '-' || (*j->p >= '0' && *j->p <= '9');
+	jp_ws(j);
+	return j->p < j->end ? 0 : jp_fail(j, "");
+}
+
+/* A value that must be a number: msg (a type error) if it is another
+ * type; -ERANGE if it overflows an f64 (j->p at it). */
+static int
+jp_number_as(struct jp *j, struct jnum *n, const char *msg)
+{
+	int rc = jp_begin(j);
+
+	if (rc != 0)
+		return rc;
+	if (*j->p != '-' && (*j->p < '0' || *j->p > '9'))
+		return jp_type(j, msg);
+	return jp_number(j, n);
 }
 
 /* The rest of an array or object after its opening bracket: elements
@@ -400,9 +415,8 @@ jp_skip(struct jp *j)
 	size_t count;
 	int rc;
 
-	jp_ws(j);
-	if (j->p >= j->end)
-		return jp_fail(j, "");
+	if ((rc = jp_begin(j)) != 0)
+		return rc;
 	switch (*j->p) {
 	case '"':
 		return jp_string(j, NULL, NULL);
@@ -434,12 +448,10 @@ jp_uint(struct jp *j, uint64_t *v, const char *msg)
 	struct jnum n;
 	int rc;
 
-	jp_ws(j);
-	if (j->p >= j->end)
-		return jp_fail(j, "");
-	if (!jp_at_number(j))
-		return jp_type(j, msg);
-	if ((rc = jp_num_any(j, &n)) != 0)
+	rc = jp_number_as(j, &n, msg);
+	if (rc == -ERANGE)
+		return jp_fail(j, "number out of range");
+	if (rc != 0)
 		return rc;
 	if (!n.is_int || (n.neg && n.mag != 0))
 		return jp_type(j, msg);
@@ -453,9 +465,10 @@ static int
 jp_array(struct jp *j, const char *msg, size_t *count,
 	 int (*one)(struct jp *, void *, size_t), void *arg)
 {
-	jp_ws(j);
-	if (j->p >= j->end)
-		return jp_fail(j, "");
+	int rc = jp_begin(j);
+
+	if (rc != 0)
+		return rc;
 	if (*j->p != '[')
 		return jp_type(j, msg);
 	j->p++;
@@ -495,12 +508,7 @@ residual_one(struct jp *j, void *arg, size_t i)
 	float f;
 	int rc;
 
-	jp_ws(j);
-	if (j->p >= j->end)
-		return jp_fail(j, "");
-	if (!jp_at_number(j))
-		return jp_type(j, RESIDUAL_MSG);
-	rc = jp_number(j, &n);
+	rc = jp_number_as(j, &n, RESIDUAL_MSG);
 	if (rc == -ERANGE)
 		return jp_type(j, "'residual' number out of range");
 	if (rc != 0)
