@@ -10,6 +10,11 @@
  *     aggregate bytes/s of one-row compute vs aggregate streaming read;
  *   - 1 row, f16 weights: time ratio vs f32 (target <= 0.6x);
  *   - 8 rows batched vs 1 row (target <= 2x), OpenBLAS sgemm beside it;
+ *   - the FMA floor: this core's peak FMA rate, measured in registers,
+ *     and the time 8 rows of FMAs alone take at that rate, against the
+ *     1-row times (8 rows of f16 weights cost the same FMAs as f32 while
+ *     one row of f16 reads half the bytes, so the floor, not the memory,
+ *     bounds how close 8 rows f16 can come to one row f16);
  *   - an engine table (our kernels vs OpenBLAS per row count), from
  *     which ffn_compute.c's FFN_BLAS_MIN_ROWS_DEFAULT is chosen.
  * Figures are the best of --iters runs of this thread's CPU time: on a
@@ -105,6 +110,81 @@ sum_avx2(const float *p, size_t n)
 }
 
 static volatile float sink;
+
+/*
+ * Peak FMA rate of this core in vector FMAs per second: 12 independent
+ * accumulator chains (more than latency x issue width on current x86),
+ * operands in registers, so nothing but the FMA units limits it.
+ */
+#define FMA_CHAINS 12
+#define FMA_ITERS (1u << 22)
+
+__attribute__((target("avx512f"))) static double
+fma_rate_avx512(void)
+{
+	__m512 a[FMA_CHAINS], m = _mm512_set1_ps(0.999999f),
+	       c = _mm512_set1_ps(1e-7f);
+	double t;
+	unsigned i;
+	int k;
+
+	for (k = 0; k < FMA_CHAINS; k++)
+		a[k] = _mm512_set1_ps((float)k);
+	t = now();
+	for (i = 0; i < FMA_ITERS; i++)
+		for (k = 0; k < FMA_CHAINS; k++)
+			a[k] = _mm512_fmadd_ps(a[k], m, c);
+	t = now() - t;
+	for (k = 1; k < FMA_CHAINS; k++)
+		a[0] = _mm512_add_ps(a[0], a[k]);
+	sink = _mm512_reduce_add_ps(a[0]);
+	return (double)FMA_ITERS * FMA_CHAINS / t;
+}
+
+__attribute__((target("avx2,fma"))) static double
+fma_rate_avx2(void)
+{
+	__m256 a[FMA_CHAINS], m = _mm256_set1_ps(0.999999f),
+	       c = _mm256_set1_ps(1e-7f);
+	float o[8];
+	double t;
+	unsigned i;
+	int k;
+
+	for (k = 0; k < FMA_CHAINS; k++)
+		a[k] = _mm256_set1_ps((float)k);
+	t = now();
+	for (i = 0; i < FMA_ITERS; i++)
+		for (k = 0; k < FMA_CHAINS; k++)
+			a[k] = _mm256_fmadd_ps(a[k], m, c);
+	t = now() - t;
+	for (k = 1; k < FMA_CHAINS; k++)
+		a[0] = _mm256_add_ps(a[0], a[k]);
+	_mm256_storeu_ps(o, a[0]);
+	sink = o[0];
+	return (double)FMA_ITERS * FMA_CHAINS / t;
+}
+
+/* Best of iters: floats multiplied-and-added per second by the active
+ * kernels' vector width (0 for the scalar kernels: no floor printed). */
+static double
+fma_peak(int iters)
+{
+	enum ffn_isa isa = ffn_active_isa();
+	double best = 0;
+	int it;
+
+	if (isa == FFN_ISA_SCALAR)
+		return 0;
+	for (it = 0; it < iters; it++) {
+		double r = isa == FFN_ISA_AVX512 ? 16 * fma_rate_avx512() :
+						   8 * fma_rate_avx2();
+
+		if (r > best)
+			best = r;
+	}
+	return best;
+}
 
 /* Best-of-iters read bandwidth (bytes/s) over the three matrices. */
 static double
@@ -271,7 +351,7 @@ bench(const char *name, unsigned H, unsigned nf, int iters, int table)
 	struct ffn_model *m32, *m16;
 	struct ffn_scratch *s;
 	float *x, *y;
-	double bw, t1, t1b, t16, t8, t8b, t816;
+	double bw, t1, t1b, t16, t8, t8b, t816, fl, fma;
 	int c;
 
 	for (c = 0; c < 3; c++) {
@@ -310,6 +390,7 @@ bench(const char *name, unsigned H, unsigned nf, int iters, int table)
 	fill(x, (size_t)64 * H, 1.0f, 99);
 
 	bw = stream_bw(w, n, iters);
+	fma = fma_peak(iters);
 	ffn_model_set_engine(m32, FFN_ENGINE_KERNEL, 0);
 	t1 = time_compute(m32, s, x, y, H, 1, iters);
 	t8 = time_compute(m32, s, x, y, H, 8, iters);
@@ -381,8 +462,16 @@ bench(const char *name, unsigned H, unsigned nf, int iters, int table)
 	       t8 * 1e3, t8 / t1);
 	printf("8 rows f32 OpenBLAS sgemm: %8.2f ms  %5.2fx 1-row kernel\n",
 	       t8b * 1e3, t8b / t1);
-	printf("8 rows f16 kernel        : %8.2f ms  %5.2fx 1-row f16\n",
-	       t816 * 1e3, t816 / t16);
+	printf("8 rows f16 kernel        : %8.2f ms  %5.2fx 1-row f16, %5.2fx 1-row f32\n",
+	       t816 * 1e3, t816 / t16, t816 / t1);
+	if (fma > 0) {
+		/* gate, up and down: 3 * nf * H multiply-adds per row */
+		fl = 3.0 * n * 8 / fma;
+		printf("FMA peak (1 core)        : %8.2f G floats/s (%s, in registers)\n",
+		       fma / 1e9, ffn_isa_name(ffn_active_isa()));
+		printf("8 rows, FMAs alone       : %8.2f ms  %5.2fx 1-row f16, %5.2fx 1-row f32 (floor)\n",
+		       fl * 1e3, fl / t16, fl / t1);
+	}
 	if (table) {
 		static const unsigned rs[] = { 1, 2, 3, 4, 6, 8, 12, 16, 17,
 					       24, 32, 48, 64 };
