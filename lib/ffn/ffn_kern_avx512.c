@@ -133,6 +133,24 @@
  * reloads and stores the 24 y accumulators per 384 FMAs); layer ~20 ms
  * against 8.7 ms for one row, 2.2-2.3x. The FMA floor alone is 13.4 ms
  * (1.5x): <= 2x needs >= 75% of peak with DRAM hidden.
+ *
+ * Fourth round (s6; gate alone, old and new kernels in one binary,
+ * interleaved, median of 15-31 per-round ratios, weights flushed from
+ * the caches before each call):
+ *   - the spread prefetch computed its offset with two 64-bit divides per
+ *     h step; now quotient and remainder are carried: 0.99-1.03x alone,
+ *     but it is what lets the next change pay (with the divides: 1.01x);
+ *   - kept: MV_ADJ, tiles of 6 adjacent rows when the prefetch is spread
+ *     (f16, two or more row blocks), so the next tile is one contiguous
+ *     block: 8 rows f16 0.86-0.96x (Llama size, typically 0.92x), 0.87-
+ *     0.97x (Gemma size); 12 rows 0.98x, 16 rows 0.92x. Adjacent rows
+ *     lost where the prefetch is not spread (one row block: 2 rows 1.34x,
+ *     3-4 rows 1.13-1.19x; f32 8 rows 1.09x), so those keep the chunks;
+ *   - x rows contiguous (as a request's) or padded by 64-128 B: the same.
+ * In the whole layer the gain is inside this VM's noise: the memory
+ * itself changed speed between runs of one hour (8 rows f32 31 -> 40 ms),
+ * and 8 rows f16 measured 1.73-2.15x of one row in paired bench-ffn runs
+ * of the old and new kernels.
  */
 #ifndef MV_NF
 #define MV_NF(R) ((R) <= 2 ? 4u : 6u)
@@ -147,6 +165,9 @@
 #endif
 #ifndef MV_PFN
 #define MV_PFN 1
+#endif
+#ifndef MV_ADJ
+#define MV_ADJ 1
 #endif
 
 #define KNAME ffn_kernels_avx512

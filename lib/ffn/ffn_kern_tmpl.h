@@ -68,9 +68,23 @@ ldw_t(const uint8_t *row, size_t h, unsigned n, int f16)
 #endif
 
 /*
+ * With the spread prefetch (MV_PFN: f16, two or more row blocks) a tile
+ * takes NF adjacent weight rows, one contiguous NF x H block, instead of
+ * row j of NF far-apart chunks: the next tile, which the blocks prefetch
+ * between them, is then the next contiguous block. Set by
+ * ffn_kern_avx512.c, where it was measured (see there); one row keeps
+ * its chunked streams (mv_streams), and so do one row block and f32,
+ * where adjacent rows measured slower.
+ */
+#ifndef MV_ADJ
+#define MV_ADJ 0
+#endif
+
+/*
  * out[j * ostride + i * fs] = W_i . x[j] for NF weight rows W_i rs bytes
  * apart and NR input rows. pf = nb << 8 | b: row block b of nb (nb 0: no
- * prefetch); the next tile's rows start rs / fs bytes after these.
+ * prefetch); the next tile's rows start NF * rs (MV_ADJ: adjacent rows)
+ * or rs / fs (chunked: the next row of each chunk) bytes after these.
  */
 AI void
 mv_tile(const uint8_t *w, size_t rs, unsigned H, int f16,
@@ -82,7 +96,16 @@ mv_tile(const uint8_t *w, size_t rs, unsigned H, int f16,
 	const float *xr[8];
 	const size_t es = f16 ? 2 : 4, b = pf & 255, nb = (size_t)pf >> 8;
 	const int spread = MV_PFN && f16 && nb >= 2;
-	const size_t nrow = spread ? rs / fs : 0;
+	const size_t nrow = !spread ? 0 : MV_ADJ ? NF * rs : rs / fs;
+	/*
+	 * This block's share of the next tile: byte off = (b * H + h) * es
+	 * / nb of each row at step h, kept as quotient and remainder so the
+	 * loop does no division (two 64-bit divides per step cost more than
+	 * the prefetching gained). A line is prefetched when off enters it.
+	 */
+	const size_t step = VL * es, d = spread ? nb : 1;
+	const size_t dq = step / d, dr = step % d;
+	size_t off = b * H * es / d, rem = b * H * es % d;
 	size_t h;
 	int i, j;
 
@@ -98,14 +121,18 @@ mv_tile(const uint8_t *w, size_t rs, unsigned H, int f16,
 		V xv[8];
 
 		if (spread) {
-			size_t off = (b * H * es + h * es) / nb;
-
-			if ((off & 63) < VL * es / nb)
+			if ((off & 63) < dq)
 #pragma GCC unroll 8
 				for (i = 0; i < NF; i++)
 					__builtin_prefetch(w + i * rs + nrow +
 							   (off & ~(size_t)63),
 							   0, 3);
+			off += dq;
+			rem += dr;
+			if (rem >= d) {
+				off++;
+				rem -= d;
+			}
 		} else if (MV_PFD && nb && b == 0) {
 #pragma GCC unroll 8
 			for (i = 0; i < NF; i++)
@@ -266,14 +293,21 @@ matvec(const struct ffn_mat *w, const float *const *x, unsigned R,
 	const unsigned nf = w->rows, H = w->cols;
 	const unsigned NF = R == 1 ? S_STREAMS : MV_NF(R);
 	const unsigned q = nf / NF;
+	/* exactly when mv_tile spreads its prefetch (its nrow relies on it) */
+	const int adj = MV_ADJ && MV_PFN && w->dtype == FFN_DT_F16 &&
+			R > MV_NR;
 	unsigned f, r0;
 
 	/*
 	 * A tile's NF weight rows are row j of NF far-apart chunks (rows
-	 * i * q + j), so each is one long sequential stream (see mv_streams).
+	 * i * q + j), so each is one long sequential stream (see mv_streams);
+	 * with adj, rows f * NF .. f * NF + NF - 1 (see MV_ADJ).
 	 * Features outermost: a weight row is fetched once for all rows.
 	 */
 	for (f = 0; f < q; f++) {
+		const size_t tw = adj ? (size_t)f * NF : f;
+		const size_t trs = adj ? rb : q * rb, tfs = adj ? 1 : q;
+
 		if (R == 1) {
 			mv(0xf1, base + f * rb, q * rb, H, x, out + f, 0, q);
 			continue;
@@ -283,8 +317,8 @@ matvec(const struct ffn_mat *w, const float *const *x, unsigned R,
 
 			mv((int)(((R + MV_NR - 1) / MV_NR << 8 | r0 / MV_NR)
 				 << 8 | NF << 4 | nr),
-			   base + f * rb, q * rb, H,
-			   x + r0, out + r0 * ostride + f, ostride, q);
+			   base + tw * rb, trs, H,
+			   x + r0, out + r0 * ostride + tw, ostride, tfs);
 		}
 	}
 	/* the nf % NF rows left over, one at a time */
