@@ -584,7 +584,8 @@ test_plan(void **state)
 		"jobs of 8+ rows, each layer's features across 6 workers\n"
 		"    limits: body "
 		"64 MiB, header 8 KiB, 4096 connections, pipeline 16, idle "
-		"60000 ms, header 10000 ms; auth Bearer key\n"));
+		"60000 ms, header 10000 ms, body 20000 ms (+1 s per 500 "
+		"bytes); auth Bearer key\n"));
 	assert_non_null(strstr(buf, "network lcores 1-2; worker lcores "
 		"3-7\n    wire: f32, f16 on, i8 off; batches of up to 64 rows, "
 		"wait 200 us\n    layer split: off\n"));
