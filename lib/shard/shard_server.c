@@ -182,6 +182,20 @@ send_pend(struct shard_conn *c, struct shard_pend *p)
 	return true;
 }
 
+/* The interim 100 (Continue), whole or not at all: a part of it would
+ * corrupt the stream. Without room the client goes on after its own
+ * wait (RFC 9110 §10.1.1). */
+static void
+send_continue(struct shard_conn *c)
+{
+	char buf[64];
+	ssize_t n = http_write_continue(buf, sizeof(buf));
+
+	if (n > 0 && tcp_send_space(c->tc) >= (uint32_t)n &&
+	    tcp_send(c->tc, buf, (uint32_t)n) == n)
+		tcp_flush(c->tc);
+}
+
 static void
 conn_send(struct shard_conn *c)
 {
@@ -201,6 +215,16 @@ conn_send(struct shard_conn *c)
 		p->queued = true;
 		p->next = NULL;
 		shard_pend_try_free(lc, p);
+	}
+	if (c->continue_owed && c->q_head == NULL) {
+		/* The answers ahead are out: the 100 withheld at the head
+		 * (on_head) follows them, unless the client went on without
+		 * it; the body's clock starts with it. */
+		c->continue_owed = false;
+		if (c->cur != NULL && !c->stop_rx && c->hp.req.body_len == 0) {
+			send_continue(c);
+			shard_body_clock_start(c, shard_lc_now(lc));
+		}
 	}
 	/* An ACK owed for whole requests whose next answer is still being
 	 * computed waits for that answer, which carries it (or for the
@@ -283,14 +307,14 @@ on_head(struct shard_conn *c)
 		return 0;
 	}
 	http_body_buf(&c->hp, p->body, p->body_cap);
-	/* RFC 9110 §10.1.1: tell the client to go on, unless an earlier
-	 * response is still due (interim responses must not jump it). */
-	if (rq->expect_continue && c->q_head == NULL) {
-		char buf[64];
-		ssize_t n = http_write_continue(buf, sizeof(buf));
-
-		if (n > 0 && tcp_send(c->tc, buf, (uint32_t)n) == n)
-			tcp_flush(c->tc);
+	/* RFC 9110 §10.1.1: tell the client to go on, once no earlier
+	 * response is due (interim responses must not jump it): now, or
+	 * when they are out (conn_send). */
+	if (rq->expect_continue) {
+		if (c->q_head == NULL)
+			send_continue(c);
+		else
+			c->continue_owed = true;
 	}
 	return 0;
 }
@@ -395,6 +419,7 @@ on_done(struct shard_conn *c)
 
 	c->cur = NULL;
 	c->body_start_ns = 0;	/* the body is in: its clock stops */
+	c->continue_owed = false;
 	p->keep_alive = hr->keep_alive;
 	p->body_in = rq.body_len;
 	enqueue(c, p);

@@ -79,6 +79,8 @@ struct shard_conn {
 	bool closing;			/* close after the queued responses */
 	bool stop_rx;			/* input ignored (error, close) */
 	bool gone;			/* TCP connection is closed */
+	bool continue_owed;		/* a 100 withheld behind earlier
+					 * answers (on_head) */
 	struct shard_conn *prev_c, *next_c;	/* the lcore's list */
 	char head_buf[];		/* lim.max_header bytes */
 };

@@ -46,14 +46,15 @@ shard_body_deadline(const struct shard_conn *c)
 }
 
 /* The server, not the client, holds c's request up: an answer queued
- * ahead of it is still being computed. A client that pipelines waits
- * for those answers (and one that sent Expect: 100-continue gets no 100
- * until they are out, on_head), so the body clock starts again once they
- * are. Answers computed but not yet taken by TCP wait for the client to
- * read: its clock runs on. A full pipeline (pipeline_depth) leaves input
- * unread only between requests, never inside a body (a request is not
- * begun past the depth), so it needs no case here: that is the head's
- * (head_start_ns is set only when input is parsed). */
+ * ahead of it is still being computed. A client may wait for those
+ * answers (one that sent Expect: 100-continue gets its 100 only once
+ * they are out, conn_send, which starts the clock again), so the body
+ * clock starts again while they are computed. Answers computed but not
+ * yet taken by TCP wait for the client to read: its clock runs on. A
+ * full pipeline (pipeline_depth) leaves input unread only between
+ * requests, never inside a body (a request is not begun past the
+ * depth), so it needs no case here: that is the head's (head_start_ns
+ * is set only when input is parsed). */
 static bool
 server_holds(const struct shard_conn *c)
 {

@@ -367,6 +367,45 @@ test_queued_ahead_holds_clock(void **state)
 	conn_fini();
 }
 
+/* Expect: 100-continue behind an answer still being computed: no 100
+ * may jump that answer (RFC 9110 §10.1.1), so it follows it, and the
+ * body's clock starts with the 100, not at the head. */
+static void
+test_queued_ahead_continue(void **state)
+{
+	static const char c100[] = "HTTP/1.1 100 Continue\r\n\r\n";
+	struct shard_job *job = NULL;
+	const char *at;
+
+	(void)state;
+	conn_open(20000, 500);
+	E.su->jobs = rte_ring_create("t_jobs", 64, SOCKET_ID_ANY, 0);
+	assert_non_null(E.su->jobs);
+	peer_str("POST /v1/walk-ffn HTTP/1.1\r\nHost: a\r\n"
+		 "Content-Type: application/json\r\nContent-Length: 2\r\n\r\n"
+		 "{}"
+		 "POST /v1/walk-ffn HTTP/1.1\r\nHost: a\r\n"
+		 "Content-Type: application/json\r\nExpect: 100-continue\r\n"
+		 "Content-Length: 100\r\n\r\n");
+	sweep_at(T0 + 60 * SEC);
+	expect_quiet();			/* no 100 ahead of the answer */
+	E.lc->now_ns = T0 + 70 * SEC;
+	assert_int_equal(rte_ring_dequeue(E.su->jobs, (void **)&job), 0);
+	shard_resp_error(&job->resp, 503, "busy");
+	shard_conn_job_done(E.lc, job);
+	take_out();
+	assert_true(strncmp(E.out, "HTTP/1.1 503 ", 13) == 0);
+	at = strstr(E.out, c100);
+	assert_non_null(at);
+	assert_string_equal(at, c100);	/* after the answer, last */
+	out_clear();
+	sweep_at(T0 + 89 * SEC);
+	expect_quiet();
+	sweep_at(T0 + 91 * SEC);
+	expect_408("request body timeout");
+	conn_fini();
+}
+
 /* body_min_rate 0: no extension, the deadline is body_timeout_ms however
  * much came in. */
 static void
@@ -397,6 +436,7 @@ main(void)
 		cmocka_unit_test(test_expect_continue_408),
 		cmocka_unit_test(test_keepalive_next_starts_clean),
 		cmocka_unit_test(test_queued_ahead_holds_clock),
+		cmocka_unit_test(test_queued_ahead_continue),
 		cmocka_unit_test(test_min_rate_zero),
 	};
 	int rc;
