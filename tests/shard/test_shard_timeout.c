@@ -406,6 +406,22 @@ test_queued_ahead_continue(void **state)
 	conn_fini();
 }
 
+/* The head's deadline, through the same 408 (shard_conn_timeout): a
+ * head begun and not finished is answered header_timeout_ms after its
+ * first byte, with its own message. */
+static void
+test_head_timeout_408(void **state)
+{
+	(void)state;
+	conn_open(20000, 500);
+	peer_str("GET /v1/health HTTP/1.1\r\nHost: a\r\n");
+	sweep_at(T0 + 9999 * MSEC);
+	expect_quiet();
+	sweep_at(T0 + 10001 * MSEC);
+	expect_408("request header timeout");
+	conn_fini();
+}
+
 /* body_min_rate 0: no extension, the deadline is body_timeout_ms however
  * much came in. */
 static void
@@ -438,6 +454,7 @@ main(void)
 		cmocka_unit_test(test_queued_ahead_holds_clock),
 		cmocka_unit_test(test_queued_ahead_continue),
 		cmocka_unit_test(test_min_rate_zero),
+		cmocka_unit_test(test_head_timeout_408),
 	};
 	int rc;
 
