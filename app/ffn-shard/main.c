@@ -165,6 +165,8 @@ load_units(void)
 			.pipeline_depth = cu->pipeline_depth,
 			.idle_timeout_ms = cu->idle_timeout_ms,
 			.header_timeout_ms = cu->header_timeout_ms,
+			.body_timeout_ms = cu->body_timeout_ms,
+			.body_min_rate = cu->body_min_rate,
 		};
 		char err[512];
 		int rc;

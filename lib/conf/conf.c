@@ -83,6 +83,8 @@ static const struct key unit_keys[] = {
 	  CONF_IDLE_TIMEOUT_MS_MAX, false },
 	{ "header_timeout_ms", K_UINT, U(header_timeout_ms), 1, 3600000,
 	  false },
+	{ "body_timeout_ms", K_UINT, U(body_timeout_ms), 1, 3600000, false },
+	{ "body_min_rate", K_UINT, U(body_min_rate), 0, 1000000000, false },
 	{ "api_key", K_STR, U(api_key), 0, 0, false },
 	{ "batch_max_rows", K_UINT, U(batch_max_rows), 1, 65536, false },
 	{ "batch_wait_us", K_UINT, U(batch_wait_us), 0, 1000000, false },
@@ -401,6 +403,9 @@ unit_defaults(struct conf_unit *u)
 	u->pipeline_depth = 16;
 	u->idle_timeout_ms = 60000;
 	u->header_timeout_ms = 10000;
+	/* Apache mod_reqtimeout's body=20,MinRate=500 */
+	u->body_timeout_ms = 20000;
+	u->body_min_rate = 500;
 	u->batch_max_rows = 64;
 	u->batch_wait_us = 200;
 	u->split_min_rows = 0;	/* split only when asked: a split job's

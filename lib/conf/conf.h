@@ -41,6 +41,11 @@
  *                  max_connections (4096), pipeline_depth (16)
  *                  idle_timeout_ms (60000; at most 86400000, 24 h),
  *                              header_timeout_ms (10000)
+ *                  body_timeout_ms  1..3600000: a body not complete this
+ *                              long after its head: 408, close (20000)
+ *                  body_min_rate  bytes/s, 0..1000000000: each such
+ *                              many body bytes received move that
+ *                              deadline one second later; 0: never (500)
  *                  api_key     Bearer key; absent: no auth; never empty
  *                  batch_max_rows (64), batch_wait_us (200)
  *                  split_min_rows  0..65536: a binary walk-ffn job of at
@@ -151,6 +156,8 @@ struct conf_unit {
 	uint32_t pipeline_depth;
 	uint32_t idle_timeout_ms;
 	uint32_t header_timeout_ms;
+	uint32_t body_timeout_ms;
+	uint32_t body_min_rate;		/* bytes/s; 0: no extension */
 	bool has_api_key;
 	char api_key[CONF_STR_MAX];
 	uint32_t batch_max_rows;

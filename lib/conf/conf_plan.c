@@ -244,9 +244,13 @@ conf_print_plan(const struct conf *c, FILE *out)
 				"layer's features across %u workers\n",
 				u->split_min_rows, u->worker_lcores.count);
 		fprintf(out, "    limits: body %s, header %s, %u connections, "
-			"pipeline %u, idle %u ms, header %u ms; auth %s\n",
+			"pipeline %u, idle %u ms, header %u ms, body %u ms",
 			s1, s2, u->max_connections, u->pipeline_depth,
 			u->idle_timeout_ms, u->header_timeout_ms,
+			u->body_timeout_ms);
+		if (u->body_min_rate != 0)
+			fprintf(out, " (+1 s per %u bytes)", u->body_min_rate);
+		fprintf(out, "; auth %s\n",
 			u->has_api_key ? "Bearer key" : "none");
 	}
 }

@@ -182,6 +182,20 @@ send_pend(struct shard_conn *c, struct shard_pend *p)
 	return true;
 }
 
+/* The interim 100 (Continue), whole or not at all: a part of it would
+ * corrupt the stream. Without room the client goes on after its own
+ * wait (RFC 9110 §10.1.1). */
+static void
+send_continue(struct shard_conn *c)
+{
+	char buf[64];
+	ssize_t n = http_write_continue(buf, sizeof(buf));
+
+	if (n > 0 && tcp_send_space(c->tc) >= (uint32_t)n &&
+	    tcp_send(c->tc, buf, (uint32_t)n) == n)
+		tcp_flush(c->tc);
+}
+
 static void
 conn_send(struct shard_conn *c)
 {
@@ -201,6 +215,16 @@ conn_send(struct shard_conn *c)
 		p->queued = true;
 		p->next = NULL;
 		shard_pend_try_free(lc, p);
+	}
+	if (c->continue_owed && c->q_head == NULL) {
+		/* The answers ahead are out: the 100 withheld at the head
+		 * (on_head) follows them, unless the client went on without
+		 * it; the body's clock starts with it. */
+		c->continue_owed = false;
+		if (c->cur != NULL && !c->stop_rx && c->hp.req.body_len == 0) {
+			send_continue(c);
+			shard_body_clock_start(c, shard_lc_now(lc));
+		}
 	}
 	/* An ACK owed for whole requests whose next answer is still being
 	 * computed waits for that answer, which carries it (or for the
@@ -283,14 +307,14 @@ on_head(struct shard_conn *c)
 		return 0;
 	}
 	http_body_buf(&c->hp, p->body, p->body_cap);
-	/* RFC 9110 §10.1.1: tell the client to go on, unless an earlier
-	 * response is still due (interim responses must not jump it). */
-	if (rq->expect_continue && c->q_head == NULL) {
-		char buf[64];
-		ssize_t n = http_write_continue(buf, sizeof(buf));
-
-		if (n > 0 && tcp_send(c->tc, buf, (uint32_t)n) == n)
-			tcp_flush(c->tc);
+	/* RFC 9110 §10.1.1: tell the client to go on, once no earlier
+	 * response is due (interim responses must not jump it): now, or
+	 * when they are out (conn_send). */
+	if (rq->expect_continue) {
+		if (c->q_head == NULL)
+			send_continue(c);
+		else
+			c->continue_owed = true;
 	}
 	return 0;
 }
@@ -394,6 +418,8 @@ on_done(struct shard_conn *c)
 	unsigned int ui;
 
 	c->cur = NULL;
+	c->body_start_ns = 0;	/* the body is in: its clock stops */
+	c->continue_owed = false;
 	p->keep_alive = hr->keep_alive;
 	p->body_in = rq.body_len;
 	enqueue(c, p);
@@ -517,6 +543,7 @@ conn_process(struct shard_conn *c)
 					       pend_get(c->lc, c);
 
 			c->cur = NULL;
+			c->body_start_ns = 0;
 			if (p != NULL) {
 				enqueue(c, p);
 				pend_ready_error(p, c->hp.status, c->hp.err,
@@ -532,6 +559,10 @@ conn_process(struct shard_conn *c)
 			if (on_head(c) < 0) {
 				c->stop_rx = true;
 				c->closing = true;
+			} else if (c->hp.req.has_body) {
+				/* The body's deadline runs from here (after
+				 * the 100 Continue, when on_head sent one). */
+				shard_body_clock_start(c, shard_lc_now(c->lc));
 			}
 		} else if (ev == HTTP_EV_NEED_BUF) {
 			int st = shard_conn_need_buf(c);
@@ -566,7 +597,7 @@ conn_process(struct shard_conn *c)
 		tcp_recved(c->tc, consumed);
 	if (c->head_start_ns == 0 && !c->stop_rx &&
 	    http_parser_in_head(&c->hp))
-		c->head_start_ns = net_now_ns();
+		c->head_start_ns = shard_lc_now(c->lc);
 	conn_send(c);
 }
 
@@ -588,7 +619,7 @@ on_accepted(void *listen_arg, struct tcp_conn *tc, void **conn_arg)
 	c->tc = tc;
 	c->lc = lc;
 	c->su = su;
-	c->last_rx_ns = net_now_ns();
+	c->last_rx_ns = shard_lc_now(lc);
 	http_parser_init(&c->hp, c->head_buf, su->lim.max_header,
 			 su->lim.max_body);
 	tcp_set_manual_recv(tc, true);
@@ -607,7 +638,7 @@ on_data(void *arg, struct tcp_conn *tc, struct rte_mbuf *m)
 	struct shard_conn *c = arg;
 
 	(void)tc;
-	c->last_rx_ns = net_now_ns();
+	c->last_rx_ns = shard_lc_now(c->lc);
 	if (c->stop_rx) {
 		tcp_recved(c->tc, m->pkt_len);
 		rte_pktmbuf_free(m);
@@ -723,63 +754,43 @@ shard_conn_listen(struct shard_netlc *lc)
 	return 0;
 }
 
-/* A head not complete after header_timeout_ms (slowloris): RFC 9110
- * §15.5.9, 408 Request Timeout with Connection: close, then close. Only
- * called with nothing queued, so no byte of another response is on the
- * wire for this request. Without a pend to answer with: reset. */
-static void
-conn_head_timeout(struct shard_conn *c)
+/* A head not complete after header_timeout_ms (slowloris), or a body
+ * after body_timeout_ms (shard_timeout.c): RFC 9110 §15.5.9, 408 Request
+ * Timeout with Connection: close, then close. Only called with nothing
+ * queued, so no byte of another response is on the wire for this
+ * request. Without a pend to answer with: reset. */
+void
+shard_conn_timeout(struct shard_conn *c, const char *msg)
 {
-	struct shard_pend *p = pend_get(c->lc, c);
+	struct shard_pend *p = c->cur != NULL ? c->cur : pend_get(c->lc, c);
 
 	c->head_start_ns = 0;
+	c->body_start_ns = 0;
+	c->cur = NULL;
 	if (p == NULL) {
 		tcp_abort(c->tc);
 		conn_destroy(c);
 		return;
 	}
+	p->keep_alive = false;
 	enqueue(c, p);
-	pend_ready_error(p, 408, "request header timeout", SHARD_R_NONE);
+	pend_ready_error(p, 408, msg, p->resp.route);
 	c->closing = true;
 	c->stop_rx = true;
 	drop_hold(c);
 	conn_send(c);	/* closes once the answer is handed to TCP */
 }
 
-/* Slow heads (slowloris) are answered 408 and closed; idle connections
- * are the TCP stack's (its idle timeout). */
 void
-shard_conn_sweep(struct shard_netlc *lc, uint64_t now_ns)
+shard_conn_close(struct shard_conn *c)
 {
-	struct shard_conn *c = lc->conns;
-
-	while (c != NULL) {
-		struct shard_conn *next = c->next_c;
-		uint64_t lim = (uint64_t)c->su->lim.header_timeout_ms *
-			       1000000ull;
-
-		if (c->head_start_ns != 0 && lim != 0 &&
-		    now_ns - c->head_start_ns > lim && c->q_head == NULL &&
-		    !c->stop_rx) {
-			conn_head_timeout(c);
-		} else if (lc->draining && c->q_head == NULL &&
-			   c->cur == NULL && !http_parser_in_head(&c->hp)) {
-			/* Stopping: an idle keep-alive connection has
-			 * nothing in flight; close it now (RFC 9112 §9.6). */
-			tcp_close(c->tc);
-			conn_destroy(c);
-		}
-		c = next;
-	}
+	tcp_close(c->tc);
+	conn_destroy(c);
 }
 
 void
 shard_conn_close_all(struct shard_netlc *lc)
 {
-	while (lc->conns != NULL) {
-		struct shard_conn *c = lc->conns;
-
-		tcp_close(c->tc);
-		conn_destroy(c);
-	}
+	while (lc->conns != NULL)
+		shard_conn_close(lc->conns);
 }

@@ -43,6 +43,11 @@ struct shard_limits {
 	uint32_t pipeline_depth;	/**< responses queued per connection */
 	uint32_t idle_timeout_ms;	/**< no bytes from the peer: close */
 	uint32_t header_timeout_ms;	/**< head not complete: 408, close */
+	uint32_t body_timeout_ms;	/**< body not complete this long after
+					 *   its head: 408, close */
+	uint32_t body_min_rate;		/**< bytes/s: each this many body bytes
+					 *   received move the body deadline
+					 *   1 s later; 0: never */
 };
 
 struct shard_srv_unit;

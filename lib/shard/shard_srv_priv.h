@@ -74,9 +74,13 @@ struct shard_conn {
 	uint32_t hold_off;
 	uint64_t last_rx_ns;
 	uint64_t head_start_ns;		/* 0: not inside a head */
+	uint64_t body_start_ns;		/* 0: no body clock (shard_timeout.c) */
+	uint64_t body_base;		/* body bytes in when it (re)started */
 	bool closing;			/* close after the queued responses */
 	bool stop_rx;			/* input ignored (error, close) */
 	bool gone;			/* TCP connection is closed */
+	bool continue_owed;		/* a 100 withheld behind earlier
+					 * answers (on_head) */
 	struct shard_conn *prev_c, *next_c;	/* the lcore's list */
 	char head_buf[];		/* lim.max_header bytes */
 };
@@ -101,6 +105,8 @@ struct shard_netlc {
 	unsigned int n_local;
 	struct http_date_cache date;
 	uint64_t next_sweep_ns;
+	uint64_t now_ns;		/* a test's virtual clock; 0: the TSC
+					 * (shard_lc_now) */
 	struct ffn_scratch *scratch[SHARD_MAX_UNITS];	/* single-lcore */
 	bool draining;
 } __rte_cache_aligned;
@@ -111,10 +117,22 @@ struct shard_worker {
 	struct ffn_scratch *scratch;
 } __rte_cache_aligned;
 
+/* The server's clock (ns): the TSC, or the virtual one a test set. */
+static inline uint64_t
+shard_lc_now(const struct shard_netlc *lc)
+{
+	return lc->now_ns != 0 ? lc->now_ns : net_now_ns();
+}
+
 /* shard_server.c */
 int shard_conn_listen(struct shard_netlc *lc);
 void shard_conn_job_done(struct shard_netlc *lc, struct shard_job *job);
-void shard_conn_sweep(struct shard_netlc *lc, uint64_t now_ns);
+/* 408 Request Timeout with the JSON error msg, Connection: close, then
+ * close; the request being received (if any) is the one answered. Only
+ * with nothing queued and rx not stopped; without memory: reset. */
+void shard_conn_timeout(struct shard_conn *c, const char *msg);
+/* Close c (FIN after what TCP holds) and free it. */
+void shard_conn_close(struct shard_conn *c);
 void shard_conn_close_all(struct shard_netlc *lc);
 void shard_pend_try_free(struct shard_netlc *lc, struct shard_pend *p);
 /* A chunked body's buffer is full: grow it; 0, or 413 (max_body) or 503
@@ -122,6 +140,15 @@ void shard_pend_try_free(struct shard_netlc *lc, struct shard_pend *p);
 int shard_conn_need_buf(struct shard_conn *c);
 /* The JSON error message of a status decided before the body is in. */
 const char *shard_reject_msg(int status);
+
+/* shard_timeout.c */
+/* Slow heads and bodies: 408 and close (header_timeout_ms,
+ * body_timeout_ms and body_min_rate); the drain's idle closes. */
+void shard_conn_sweep(struct shard_netlc *lc, uint64_t now_ns);
+/* (Re)start the body clock of c's request at now_ns. */
+void shard_body_clock_start(struct shard_conn *c, uint64_t now_ns);
+/* When the body of c's request is due (ns); its clock runs. */
+uint64_t shard_body_deadline(const struct shard_conn *c);
 
 /* shard_lcore.c */
 extern volatile int shard_stop_flag;

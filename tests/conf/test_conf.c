@@ -154,6 +154,8 @@ test_defaults(void **state)
 	assert_int_equal(u->pipeline_depth, 16);
 	assert_int_equal(u->idle_timeout_ms, 60000);
 	assert_int_equal(u->header_timeout_ms, 10000);
+	assert_int_equal(u->body_timeout_ms, 20000);
+	assert_int_equal(u->body_min_rate, 500);
 	assert_int_equal(u->batch_max_rows, 64);
 	assert_int_equal(u->batch_wait_us, 200);
 	assert_int_equal(u->split_min_rows, 0);	/* never split */
@@ -175,6 +177,7 @@ test_values(void **state)
 		"f16 = off\ni8 = Yes\nmax_body = 1G\nmax_header = 16KiB\n"
 		"api_key = abc-_.~+/==\nq6k_layout = ggml\nnuma_node = 1\n"
 		"split_min_rows = 4\nidle_timeout_ms = 86400000\n"
+		"body_timeout_ms = 3600000\nbody_min_rate = 0\n"
 		"[log]\nlevel = debug\n[telemetry]\nmetrics = no\n", &c);
 	assert_int_equal(c.ports[0].gateway, (198u << 24) | (18 << 16) |
 		(10 << 8) | 1);
@@ -199,6 +202,9 @@ test_values(void **state)
 	assert_int_equal(u->numa_node, 1);
 	/* the largest idle timeout: 24 h */
 	assert_int_equal(u->idle_timeout_ms, 86400000);
+	/* the longest body timeout, no min-rate extension */
+	assert_int_equal(u->body_timeout_ms, 3600000);
+	assert_int_equal(u->body_min_rate, 0);
 	assert_string_equal(c.log_level, "debug");
 	assert_false(c.metrics);
 	conf_free(&c);
@@ -307,6 +313,14 @@ test_err_values(void **state)
 		  "\"86400001\": out of range 1..86400000" },
 		{ "idle_timeout_ms = 0", "[shard a] idle_timeout_ms: "
 		  "\"0\": out of range 1..86400000" },
+		{ "body_timeout_ms = 0", "[shard a] body_timeout_ms: "
+		  "\"0\": out of range 1..3600000" },
+		{ "body_timeout_ms = 3600001", "[shard a] body_timeout_ms: "
+		  "\"3600001\": out of range 1..3600000" },
+		{ "body_min_rate = 1000000001", "[shard a] body_min_rate: "
+		  "\"1000000001\": out of range 0..1000000000" },
+		{ "body_min_rate = 5k", "[shard a] body_min_rate: \"5k\": "
+		  "not a number" },
 	};
 	char text[1024], want[512];
 	size_t i;
@@ -570,7 +584,8 @@ test_plan(void **state)
 		"jobs of 8+ rows, each layer's features across 6 workers\n"
 		"    limits: body "
 		"64 MiB, header 8 KiB, 4096 connections, pipeline 16, idle "
-		"60000 ms, header 10000 ms; auth Bearer key\n"));
+		"60000 ms, header 10000 ms, body 20000 ms (+1 s per 500 "
+		"bytes); auth Bearer key\n"));
 	assert_non_null(strstr(buf, "network lcores 1-2; worker lcores "
 		"3-7\n    wire: f32, f16 on, i8 off; batches of up to 64 rows, "
 		"wait 200 us\n    layer split: off\n"));

@@ -249,6 +249,31 @@ def g_limits():
                  what + ": Connection: close")
             C.check(c.at_eof(wait=5), what + ": closed after the 408")
         c.close()
+    # A body that stops after its head is answered 408 after
+    # body_timeout_ms (+ 5 bytes / body_min_rate, 10 ms at the default),
+    # with Connection: close, then closed: a trickle under the TCP idle
+    # timeout no longer holds the connection.
+    if A.body_timeout_ms:
+        what = "a body stalled after body_timeout_ms"
+        c = conn()
+        c.s.settimeout(A.body_timeout_ms / 1000.0 + 5)
+        c.send(b"POST /v1/walk-ffn HTTP/1.1\r\nHost: x\r\n"
+               b"Content-Type: " + wire.CT_F32.encode() + b"\r\n" +
+               b"".join(b"%s: %s\r\n" % (k.encode(), v.encode())
+                        for k, v in AUTH) +
+               b"Content-Length: 100\r\n\r\n12345")
+        try:
+            r = c.read_response()
+        except (OSError, fsa.Closed) as e:
+            C.check(False, what + ": answered 408 before the close", e)
+        else:
+            check_json_error(r, 408, what)
+            C.eq(r.body, b'{"error":"request body timeout"}',
+                 what + ": its message")
+            C.eq(r.header("connection"), "close",
+                 what + ": Connection: close")
+            C.check(c.at_eof(wait=5), what + ": closed after the 408")
+        c.close()
     # Response size limit: the appliance refuses a batch whose answer
     # would exceed its limit (spec §4 last paragraph), with 413.
     if not A.max_body or A.max_body > 5 << 20:

@@ -5,7 +5,8 @@
 
     test_routes.py --host IP --port P --model DIR --owned A-B
                    [--i8 0|1] [--f16 0|1] [--api-key KEY] [--max-body N]
-                   [--header-timeout-ms MS] [--groups routes,binary,...]
+                   [--header-timeout-ms MS] [--body-timeout-ms MS]
+                   [--groups routes,binary,...]
 
 Run by test_routes.sh / test_worker.sh inside the test's namespace, against
 an appliance serving DIR's layers A-B. --i8/--f16 say which response
@@ -44,6 +45,7 @@ def main():
     ap.add_argument("--api-key")
     ap.add_argument("--max-body", type=int, default=0)
     ap.add_argument("--header-timeout-ms", type=int, default=0)
+    ap.add_argument("--body-timeout-ms", type=int, default=0)
     ap.add_argument("--groups", default=DEFAULT)
     ap.add_argument("--name", default="test_routes")
     A = ap.parse_args()

@@ -12,7 +12,8 @@
 #
 # Runs (one appliance each, single-lcore on lcore 0):
 #   A  llama, f32 weights (feature-major), owns 1-4 of 6, i8 = on by the
-#      config, max_body = 128K, header_timeout_ms = 1500: all groups
+#      config, max_body = 128K, header_timeout_ms = 1500,
+#      body_timeout_ms = 1500: all groups
 #      but auth; and curl POSTs a binary walk-ffn body from a file.
 #   B  gemma3, f16 weights (dense, §2.3), owns all 4, i8 off in the config
 #      but LARQL_I8_WIRE in the environment, api_key set: every request
@@ -90,11 +91,11 @@ fsa_model "$m/gemma3-f16" --hidden 256 --features 512 --layers 4 \
 	"$m/gemma3-il" >/dev/null
 
 fsa_conf "$FSA_DIR/a.conf" "$m/llama-f32" 1-4 i8=on max_body=128K \
-	header_timeout_ms=1500
+	header_timeout_ms=1500 body_timeout_ms=1500
 fsa_start "$FSA_DIR/a.conf"
 FSA_STEP="run A"
 routes --name "A llama-f32" --model "$m/llama-f32" --owned 1-4 --i8 1 \
-	--max-body 131072 --header-timeout-ms 1500
+	--max-body 131072 --header-timeout-ms 1500 --body-timeout-ms 1500
 FSA_STEP="run A: curl POST"
 curl_walk || fails="$fails $FSA_STEP"
 fsa_stop

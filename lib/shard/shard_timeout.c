@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 ffn-shard authors
+ *
+ * Deadlines of requests still arriving (slowloris and its slow-body
+ * variant): a head must be complete header_timeout_ms after its first
+ * byte; a body body_timeout_ms after its head, each body_min_rate bytes
+ * received moving that deadline one second later (Apache mod_reqtimeout's
+ * body=20,MinRate=500), so a large body on a slow but steady link
+ * completes and a trickle under the TCP idle timeout does not hold a
+ * connection and its body buffer forever. Either is answered RFC 9110
+ * §15.5.9 408 and closed (shard_conn_timeout). Runs on the network lcore
+ * that owns the connections.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "shard_srv_priv.h"
+
+#define TO_NS_PER_MS 1000000ull
+#define TO_NS_PER_S 1000000000ull
+
+void
+shard_body_clock_start(struct shard_conn *c, uint64_t now_ns)
+{
+	/* 0 means "no clock": a clock at 0 (a test's) starts at 1 ns. */
+	c->body_start_ns = now_ns != 0 ? now_ns : 1;
+	c->body_base = c->hp.req.body_len;
+}
+
+uint64_t
+shard_body_deadline(const struct shard_conn *c)
+{
+	const struct shard_limits *lim = &c->su->lim;
+	uint64_t at = c->body_start_ns +
+		      (uint64_t)lim->body_timeout_ms * TO_NS_PER_MS;
+	uint64_t got = c->hp.req.body_len - c->body_base;
+	uint32_t rate = lim->body_min_rate;
+
+	/* got / rate seconds, in two parts so got * 1e9 cannot overflow
+	 * (got is at most max_body, 4 GiB, but a discarded body is not
+	 * bounded by it). */
+	if (rate != 0)
+		at += got / rate * TO_NS_PER_S +
+		      got % rate * TO_NS_PER_S / rate;
+	return at;
+}
+
+/* The server, not the client, holds c's request up: an answer queued
+ * ahead of it is still being computed. A client may wait for those
+ * answers (one that sent Expect: 100-continue gets its 100 only once
+ * they are out, conn_send, which starts the clock again), so the body
+ * clock starts again while they are computed. Answers computed but not
+ * yet taken by TCP wait for the client to read: its clock runs on. A
+ * full pipeline (pipeline_depth) leaves input unread only between
+ * requests, never inside a body (a request is not begun past the
+ * depth), so it needs no case here: that is the head's (head_start_ns
+ * is set only when input is parsed). */
+static bool
+server_holds(const struct shard_conn *c)
+{
+	for (const struct shard_pend *p = c->q_head; p != NULL; p = p->next)
+		if (!p->ready)
+			return true;
+	return false;
+}
+
+void
+shard_conn_sweep(struct shard_netlc *lc, uint64_t now_ns)
+{
+	struct shard_conn *c = lc->conns;
+
+	while (c != NULL) {
+		struct shard_conn *next = c->next_c;
+		uint64_t lim = (uint64_t)c->su->lim.header_timeout_ms *
+			       TO_NS_PER_MS;
+		/* A 408 goes out only with nothing queued ahead of it (the
+		 * answers before it would have to leave first) and only
+		 * while the connection still reads. */
+		bool may_answer = c->q_head == NULL && !c->stop_rx;
+
+		if (c->body_start_ns != 0 && server_holds(c))
+			shard_body_clock_start(c, now_ns);
+		if (c->head_start_ns != 0 && lim != 0 &&
+		    now_ns - c->head_start_ns > lim && may_answer) {
+			shard_conn_timeout(c, "request header timeout");
+		} else if (c->body_start_ns != 0 && may_answer &&
+			   now_ns > shard_body_deadline(c)) {
+			shard_conn_timeout(c, "request body timeout");
+		} else if (lc->draining && c->q_head == NULL &&
+			   c->cur == NULL && !http_parser_in_head(&c->hp)) {
+			/* Stopping: an idle keep-alive connection has
+			 * nothing in flight; close it now (RFC 9112 §9.6). */
+			shard_conn_close(c);
+		}
+		c = next;
+	}
+}
