@@ -439,3 +439,57 @@ th_send_and_take(struct th *h, const uint8_t *data, uint32_t bytes,
 	}
 	assert_int_equal(th_pending(h), 0);
 }
+
+uint32_t
+th_open(struct th *h, enum tcp_cc_algo cc, uint32_t peer_isn,
+	const struct th_opts *o, uint64_t rtt_us)
+{
+	th_config(h);
+	h->cfg.cc = cc;
+	th_start(h);
+	return th_handshake_rtt(h, peer_isn, o, rtt_us);
+}
+
+void
+th_ack_sack(struct th *h, uint32_t seq, uint32_t ack, unsigned int n,
+	    const uint32_t (*b)[2])
+{
+	struct th_opts o = { .nr_sack = (int)n };
+
+	assert_true(n <= RTE_DIM(o.sack));
+	if (n > 0)
+		memcpy(o.sack, b, n * sizeof(b[0]));
+	th_inject(h, F_ACK, seq, ack, 65535, &o, NULL, 0);
+}
+
+unsigned int
+th_take_all(struct th *h, uint32_t *first_seq)
+{
+	unsigned int n = 0;
+
+	while (th_pending(h) > 0) {
+		struct th_seg *s = th_next(h);
+
+		if (n++ == 0 && first_seq != NULL)
+			*first_seq = s->seq;
+	}
+	return n;
+}
+
+struct tcp_stats
+th_stats(const struct th *h)
+{
+	struct tcp_stats st;
+
+	tcp_stack_stats(h->s, &st);
+	return st;
+}
+
+struct tcp_conn_info
+th_info(const struct th *h)
+{
+	struct tcp_conn_info ci;
+
+	tcp_conn_info(h->app.conn, &ci);
+	return ci;
+}
