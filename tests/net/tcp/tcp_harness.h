@@ -150,6 +150,12 @@ struct tcp_conn_info th_info(const struct th *h);
 	_n;								\
 })
 
+/* SACK block i of the decoded segment s is [st, en). */
+#define TH_SACK_IS(s, i, st, en) do {					\
+	assert_int_equal((s)->sack[i][0], (uint32_t)(st));		\
+	assert_int_equal((s)->sack[i][1], (uint32_t)(en));		\
+} while (0)
+
 #define EXPECT_SEG(h, fl, sq, ak) do {					\
 	struct th_seg *_s = th_next(h);					\
 	assert_int_equal(_s->flags, (fl));				\
