@@ -450,6 +450,14 @@ th_open(struct th *h, enum tcp_cc_algo cc, uint32_t peer_isn,
 	return th_handshake_rtt(h, peer_isn, o, rtt_us);
 }
 
+uint32_t
+th_open_active(struct th *h, struct tcp_conn **c)
+{
+	th_config(h);
+	th_start(h);
+	return th_connect(h, c);
+}
+
 void
 th_ack_sack(struct th *h, uint32_t seq, uint32_t ack, unsigned int n,
 	    const uint32_t (*b)[2])

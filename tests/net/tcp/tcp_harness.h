@@ -130,6 +130,9 @@ void th_send_and_take(struct th *h, const uint8_t *data, uint32_t bytes,
  * test. Returns our ISS. */
 uint32_t th_open(struct th *h, enum tcp_cc_algo cc, uint32_t peer_isn,
 		 const struct th_opts *o, uint64_t rtt_us);
+/* th_config, th_start and th_connect: a fresh stack (default config)
+ * with one active open under way, our SYN taken. Returns our ISS. */
+uint32_t th_open_active(struct th *h, struct tcp_conn **c);
 /* A pure ACK from the peer (seq: its next sequence number) acknowledging
  * ack, carrying the n SACK blocks b (RFC 2018; n 0: none). */
 void th_ack_sack(struct th *h, uint32_t seq, uint32_t ack, unsigned int n,

@@ -426,9 +426,7 @@ test_syn_sent_validation_and_simultaneous_open(void **st)
 	struct th_seg *s;
 	uint32_t iss;
 
-	th_config(&H);
-	th_start(&H);
-	iss = th_connect(&H, &c);
+	iss = th_open_active(&H, &c);
 	th_inject(&H, F_SYN | F_ACK, PEER, iss + 7, 65535, NULL, NULL, 0);
 	EXPECT_SEG(&H, F_RST, iss + 7, 0);
 	th_inject(&H, F_RST, PEER, 0, 0, NULL, NULL, 0);
@@ -485,9 +483,7 @@ test_close_during_active_open(void **st)
 	struct th_seg *s;
 	uint32_t iss;
 
-	th_config(&H);
-	th_start(&H);
-	iss = th_connect(&H, &c);
+	iss = th_open_active(&H, &c);
 	assert_int_equal(tcp_send(c, "req", 3), 3);
 	assert_int_equal(tcp_shutdown(c), 0);
 	assert_int_equal(th_pending(&H), 0);	/* nothing before open */
