@@ -8,8 +8,6 @@
  * window has passed, long before the RTO, and the congestion window is
  * lowered a second time (RFC 5681 §4.3), once per recovery. */
 
-#include <string.h>
-
 #include "tcp_harness.h"
 
 static struct th H;

@@ -9,8 +9,6 @@
  * shows whether it repaired a loss and the reduction when it did, one
  * probe per episode, none in recovery, and the RTO behind it. */
 
-#include <string.h>
-
 #include "tcp_harness.h"
 
 static struct th H;
