@@ -118,22 +118,23 @@ th_stop(struct th *h)
 	assert_int_equal(rte_mempool_in_use_count(th_pool), th_baseline);
 }
 
-static uint16_t
-th_cksum(const struct rte_mbuf *m, uint32_t src, uint32_t dst)
+/* The IPv4 header whose addresses, protocol and length make the TCP
+ * pseudo-header (RFC 9293 §3.1) of segment m from src to dst. The
+ * checksums are DPDK's (rte_ipv4_udptcp_cksum_mbuf*), not the stack's
+ * own code: the oracle stays apart from what it checks. */
+static struct rte_ipv4_hdr
+th_pseudo(const struct rte_mbuf *m, uint32_t src, uint32_t dst)
 {
-	struct {
-		uint32_t src, dst;
-		uint8_t zero, proto;
-		uint16_t len;
-	} __rte_packed ph = { src, dst, 0, IPPROTO_TCP,
-			      rte_cpu_to_be_16((uint16_t)m->pkt_len) };
-	uint16_t raw = 0;
-	uint32_t sum;
+	struct rte_ipv4_hdr ip = {
+		.version_ihl = RTE_IPV4_VHL_DEF,
+		.total_length = rte_cpu_to_be_16((uint16_t)(sizeof(ip) +
+							   m->pkt_len)),
+		.next_proto_id = IPPROTO_TCP,
+		.src_addr = src,
+		.dst_addr = dst,
+	};
 
-	rte_raw_cksum_mbuf(m, 0, m->pkt_len, &raw);
-	sum = (uint32_t)raw + rte_raw_cksum(&ph, sizeof(ph));
-	sum = (sum & 0xffff) + (sum >> 16);
-	return (uint16_t)sum;
+	return ip;
 }
 
 void
@@ -143,6 +144,7 @@ th_inject(struct th *h, uint8_t flags, uint32_t seq, uint32_t ack,
 {
 	struct rte_mbuf *m = rte_pktmbuf_alloc(th_pool);
 	uint8_t opt[64], *p;
+	struct rte_ipv4_hdr ip;
 	struct rte_tcp_hdr *th;
 	int n = 0, i;
 
@@ -197,7 +199,8 @@ th_inject(struct th *h, uint8_t flags, uint32_t seq, uint32_t ack,
 	memcpy(p + sizeof(*th), opt, n);
 	if (len)
 		memcpy(p + sizeof(*th) + n, data, len);
-	th->cksum = ~th_cksum(m, TH_REMOTE_IP, TH_LOCAL_IP);
+	ip = th_pseudo(m, TH_REMOTE_IP, TH_LOCAL_IP);
+	th->cksum = rte_ipv4_udptcp_cksum_mbuf(m, &ip, 0);
 	tcp_input(h->s, m, TH_REMOTE_IP, TH_LOCAL_IP, h->now);
 }
 
@@ -267,13 +270,15 @@ th_decode(struct rte_mbuf *m, struct th_seg *s)
 struct th_seg *
 th_next(struct th *h)
 {
+	struct rte_ipv4_hdr ip;
 	struct rte_mbuf *m;
 
 	if (h->cap_head == h->cap_tail)
 		fail_msg("expected a segment, none was sent");
 	m = h->cap[h->cap_head++ % TH_CAP];
 	/* Every emitted segment carries a valid checksum (software). */
-	assert_int_equal(th_cksum(m, TH_LOCAL_IP, TH_REMOTE_IP), 0xffff);
+	ip = th_pseudo(m, TH_LOCAL_IP, TH_REMOTE_IP);
+	assert_int_equal(rte_ipv4_udptcp_cksum_mbuf_verify(m, &ip, 0), 0);
 	assert_true(rte_pktmbuf_headroom(m) >= TCP_OUT_HEADROOM);
 	th_decode(m, &h->seg);
 	rte_pktmbuf_free(m);
@@ -438,4 +443,66 @@ th_send_and_take(struct th *h, const uint8_t *data, uint32_t bytes,
 		assert_int_equal(s->len, mss);
 	}
 	assert_int_equal(th_pending(h), 0);
+}
+
+uint32_t
+th_open(struct th *h, enum tcp_cc_algo cc, uint32_t peer_isn,
+	const struct th_opts *o, uint64_t rtt_us)
+{
+	th_config(h);
+	h->cfg.cc = cc;
+	th_start(h);
+	return th_handshake_rtt(h, peer_isn, o, rtt_us);
+}
+
+uint32_t
+th_open_active(struct th *h, struct tcp_conn **c)
+{
+	th_config(h);
+	th_start(h);
+	return th_connect(h, c);
+}
+
+void
+th_ack_sack(struct th *h, uint32_t seq, uint32_t ack, unsigned int n,
+	    const uint32_t (*b)[2])
+{
+	struct th_opts o = { .nr_sack = (int)n };
+
+	assert_true(n <= RTE_DIM(o.sack));
+	if (n > 0)
+		memcpy(o.sack, b, n * sizeof(b[0]));
+	th_inject(h, F_ACK, seq, ack, 65535, &o, NULL, 0);
+}
+
+unsigned int
+th_take_all(struct th *h, uint32_t *first_seq)
+{
+	unsigned int n = 0;
+
+	while (th_pending(h) > 0) {
+		struct th_seg *s = th_next(h);
+
+		if (n++ == 0 && first_seq != NULL)
+			*first_seq = s->seq;
+	}
+	return n;
+}
+
+struct tcp_stats
+th_stats(const struct th *h)
+{
+	struct tcp_stats st;
+
+	tcp_stack_stats(h->s, &st);
+	return st;
+}
+
+struct tcp_conn_info
+th_info(const struct th *h)
+{
+	struct tcp_conn_info ci;
+
+	tcp_conn_info(h->app.conn, &ci);
+	return ci;
 }

@@ -125,6 +125,40 @@ uint32_t th_handshake_rtt(struct th *h, uint32_t peer_isn,
 void th_send_and_take(struct th *h, const uint8_t *data, uint32_t bytes,
 		      uint32_t iss, unsigned int k, uint32_t mss);
 
+/* th_config with congestion control cc, th_start, and th_handshake_rtt
+ * (rtt_us 0: th_handshake): the usual opening of a scripted transfer
+ * test. Returns our ISS. */
+uint32_t th_open(struct th *h, enum tcp_cc_algo cc, uint32_t peer_isn,
+		 const struct th_opts *o, uint64_t rtt_us);
+/* th_config, th_start and th_connect: a fresh stack (default config)
+ * with one active open under way, our SYN taken. Returns our ISS. */
+uint32_t th_open_active(struct th *h, struct tcp_conn **c);
+/* A pure ACK from the peer (seq: its next sequence number) acknowledging
+ * ack, carrying the n SACK blocks b (RFC 2018; n 0: none). */
+void th_ack_sack(struct th *h, uint32_t seq, uint32_t ack, unsigned int n,
+		 const uint32_t (*b)[2]);
+/* Pop every segment waiting; returns how many, *first_seq (if not NULL)
+ * the sequence number of the first. */
+unsigned int th_take_all(struct th *h, uint32_t *first_seq);
+/* The stack's counters and the app connection's state, by value so that
+ * a check reads as one expression. */
+struct tcp_stats th_stats(const struct th *h);
+struct tcp_conn_info th_info(const struct th *h);
+
+/* Pop the next emitted segment, which must start at sq; evaluates to it
+ * (a macro, so a failure names the test's line). */
+#define TH_NEXT_AT(h, sq) ({						\
+	struct th_seg *_n = th_next(h);					\
+	assert_int_equal(_n->seq, (uint32_t)(sq));			\
+	_n;								\
+})
+
+/* SACK block i of the decoded segment s is [st, en). */
+#define TH_SACK_IS(s, i, st, en) do {					\
+	assert_int_equal((s)->sack[i][0], (uint32_t)(st));		\
+	assert_int_equal((s)->sack[i][1], (uint32_t)(en));		\
+} while (0)
+
 #define EXPECT_SEG(h, fl, sq, ak) do {					\
 	struct th_seg *_s = th_next(h);					\
 	assert_int_equal(_s->flags, (fl));				\

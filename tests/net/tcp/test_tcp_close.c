@@ -31,10 +31,52 @@ setup(void)
 static uint64_t
 nr_state(enum tcp_state st)
 {
+	return th_stats(&H).conns[st];
+}
+
+/* Established, then we half-close (tcp_shutdown) or close (tcp_close):
+ * our FIN goes at once. Returns our ISS. */
+static uint32_t
+fin_sent(bool full_close)
+{
+	uint32_t iss;
+
+	th_config(&H);
+	iss = setup();
+	if (full_close)
+		tcp_close(H.app.conn);
+	else
+		assert_int_equal(tcp_shutdown(H.app.conn), 0);
+	EXPECT_SEG(&H, F_ACK | F_FIN, iss + 1, PEER + 1);
+	return iss;
+}
+
+/* A listener with backlog and the peer's SYN to it: returns our answer
+ * (not checked here). */
+static struct th_seg *
+syn_to_listener(int backlog)
+{
+	th_config(&H);
+	th_start(&H);
+	assert_int_equal(tcp_listen(H.s, TH_PORT, backlog, &th_ops, &H.app),
+			 0);
+	th_inject(&H, F_SYN, PEER, 0, 65535, &MSS1460, NULL, 0);
+	return th_next(&H);
+}
+
+/* The backlog of 1 has room: a SYN from a new port gets state, not a
+ * cookie, and is the one half-open connection. */
+static void
+expect_stateful_syn(void)
+{
 	struct tcp_stats sts;
 
-	tcp_stack_stats(H.s, &sts);
-	return sts.conns[st];
+	H.rport++;
+	th_inject(&H, F_SYN, 7000, 0, 65535, &MSS1460, NULL, 0);
+	assert_int_equal(th_next(&H)->flags, F_SYN | F_ACK);
+	sts = th_stats(&H);
+	assert_int_equal(sts.syncookies_sent, 0);
+	assert_int_equal(sts.conns[TCP_SYN_RECEIVED], 1);
 }
 
 /* RFC 9293 §3.6 figure 13: both FINs cross; each side ACKs the other's,
@@ -42,12 +84,8 @@ nr_state(enum tcp_state st)
 static void
 test_simultaneous_close(void **st)
 {
-	uint32_t iss;
+	uint32_t iss = fin_sent(false);
 
-	th_config(&H);
-	iss = setup();
-	assert_int_equal(tcp_shutdown(H.app.conn), 0);
-	EXPECT_SEG(&H, F_ACK | F_FIN, iss + 1, PEER + 1);
 	/* the peer's FIN, sent before ours arrived: it does not ACK it */
 	th_inject(&H, F_ACK | F_FIN, PEER + 1, iss + 1, 65535, NULL, NULL, 0);
 	assert_int_equal(tcp_conn_state(H.app.conn), TCP_CLOSING);
@@ -70,12 +108,8 @@ test_simultaneous_close(void **st)
 static void
 test_closing_retransmits_fin(void **st)
 {
-	uint32_t iss;
+	uint32_t iss = fin_sent(false);
 
-	th_config(&H);
-	iss = setup();
-	tcp_shutdown(H.app.conn);
-	EXPECT_SEG(&H, F_ACK | F_FIN, iss + 1, PEER + 1);
 	th_inject(&H, F_ACK | F_FIN, PEER + 1, iss + 1, 65535, NULL, NULL, 0);
 	EXPECT_SEG(&H, F_ACK, iss + 2, PEER + 2);
 	th_advance(&H, 1100000);	/* any RTO is below 1.1 s here */
@@ -90,13 +124,9 @@ test_closing_retransmits_fin(void **st)
 static void
 test_data_after_close_resets(void **st)
 {
+	uint32_t iss = fin_sent(true);
 	struct tcp_stats sts;
-	uint32_t iss;
 
-	th_config(&H);
-	iss = setup();
-	tcp_close(H.app.conn);
-	EXPECT_SEG(&H, F_ACK | F_FIN, iss + 1, PEER + 1);
 	th_inject(&H, F_ACK | F_PSH, PEER + 1, iss + 2, 65535, NULL, "late",
 		  4);
 	assert_true(th_next(&H)->flags & F_RST);
@@ -124,12 +154,8 @@ test_data_after_close_resets(void **st)
 static void
 test_data_after_shutdown_delivered(void **st)
 {
-	uint32_t iss;
+	uint32_t iss = fin_sent(false);
 
-	th_config(&H);
-	iss = setup();
-	tcp_shutdown(H.app.conn);
-	EXPECT_SEG(&H, F_ACK | F_FIN, iss + 1, PEER + 1);
 	th_inject(&H, F_ACK | F_PSH, PEER + 1, iss + 2, 65535, NULL, "late",
 		  4);
 	assert_int_equal(H.app.rx_len, 4);
@@ -237,15 +263,7 @@ test_time_wait_recycles_oldest(void **st)
 static void
 test_rst_in_syn_received(void **st)
 {
-	struct tcp_stats sts;
-	struct th_seg *s;
-
-	th_config(&H);
-	th_start(&H);
-	assert_int_equal(tcp_listen(H.s, TH_PORT, 1, &th_ops, &H.app), 0);
-	th_inject(&H, F_SYN, PEER, 0, 65535, &MSS1460, NULL, 0);
-	s = th_next(&H);
-	assert_int_equal(s->flags, F_SYN | F_ACK);
+	assert_int_equal(syn_to_listener(1)->flags, F_SYN | F_ACK);
 	/* out of window: ignored; in window but not exact: challenge ACK */
 	th_inject(&H, F_RST, PEER + 1 + 300000, 0, 0, NULL, NULL, 0);
 	assert_int_equal(th_pending(&H), 0);
@@ -259,12 +277,7 @@ test_rst_in_syn_received(void **st)
 	assert_int_equal(H.app.accepted, 0);
 	assert_int_equal(H.app.closed, 0);
 	/* the backlog of 1 is free: the next SYN gets state, not a cookie */
-	H.rport++;
-	th_inject(&H, F_SYN, 7000, 0, 65535, &MSS1460, NULL, 0);
-	assert_int_equal(th_next(&H)->flags, F_SYN | F_ACK);
-	tcp_stack_stats(H.s, &sts);
-	assert_int_equal(sts.syncookies_sent, 0);
-	assert_int_equal(sts.conns[TCP_SYN_RECEIVED], 1);
+	expect_stateful_syn();
 	th_stop(&H);
 }
 
@@ -413,9 +426,7 @@ test_syn_sent_validation_and_simultaneous_open(void **st)
 	struct th_seg *s;
 	uint32_t iss;
 
-	th_config(&H);
-	th_start(&H);
-	iss = th_connect(&H, &c);
+	iss = th_open_active(&H, &c);
 	th_inject(&H, F_SYN | F_ACK, PEER, iss + 7, 65535, NULL, NULL, 0);
 	EXPECT_SEG(&H, F_RST, iss + 7, 0);
 	th_inject(&H, F_RST, PEER, 0, 0, NULL, NULL, 0);
@@ -472,9 +483,7 @@ test_close_during_active_open(void **st)
 	struct th_seg *s;
 	uint32_t iss;
 
-	th_config(&H);
-	th_start(&H);
-	iss = th_connect(&H, &c);
+	iss = th_open_active(&H, &c);
 	assert_int_equal(tcp_send(c, "req", 3), 3);
 	assert_int_equal(tcp_shutdown(c), 0);
 	assert_int_equal(th_pending(&H), 0);	/* nothing before open */
@@ -510,14 +519,8 @@ test_close_during_active_open(void **st)
 static void
 test_unlisten_with_half_open(void **st)
 {
-	struct tcp_stats sts;
-	struct th_seg *s;
+	struct th_seg *s = syn_to_listener(1);
 
-	th_config(&H);
-	th_start(&H);
-	assert_int_equal(tcp_listen(H.s, TH_PORT, 1, &th_ops, &H.app), 0);
-	th_inject(&H, F_SYN, PEER, 0, 65535, &MSS1460, NULL, 0);
-	s = th_next(&H);
 	assert_int_equal(tcp_unlisten(H.s, TH_PORT), 0);
 	th_inject(&H, F_ACK, PEER + 1, s->seq + 1, 65535, NULL, NULL, 0);
 	assert_true(th_next(&H)->flags & F_RST);
@@ -525,12 +528,7 @@ test_unlisten_with_half_open(void **st)
 	assert_int_equal(nr_state(TCP_SYN_RECEIVED), 0);
 	assert_int_equal(nr_state(TCP_ESTABLISHED), 0);
 	assert_int_equal(tcp_listen(H.s, TH_PORT, 1, &th_ops, &H.app), 0);
-	H.rport++;
-	th_inject(&H, F_SYN, 7000, 0, 65535, &MSS1460, NULL, 0);
-	assert_int_equal(th_next(&H)->flags, F_SYN | F_ACK);
-	tcp_stack_stats(H.s, &sts);
-	assert_int_equal(sts.syncookies_sent, 0);	/* a stateful one */
-	assert_int_equal(sts.conns[TCP_SYN_RECEIVED], 1);
+	expect_stateful_syn();
 	th_stop(&H);
 }
 

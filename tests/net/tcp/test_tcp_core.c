@@ -325,9 +325,7 @@ test_active_open_peer_without_options(void **st)
 	struct th_seg *s;
 	uint32_t iss;
 
-	th_config(&H);
-	th_start(&H);
-	iss = th_connect(&H, &c);
+	iss = th_open_active(&H, &c);
 	th_inject(&H, F_SYN | F_ACK, PEER, iss + 1, 5000, NULL, NULL, 0);
 	assert_int_equal(H.app.connected, 1);
 	s = th_next(&H);
@@ -355,9 +353,7 @@ test_active_open_refused_and_syn_retries(void **st)
 	struct th_seg *s;
 	uint32_t iss;
 
-	th_config(&H);
-	th_start(&H);
-	iss = th_connect(&H, &c);
+	iss = th_open_active(&H, &c);
 	th_advance(&H, 1001000);
 	s = th_next(&H);
 	assert_int_equal(s->flags, F_SYN);

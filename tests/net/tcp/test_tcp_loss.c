@@ -31,8 +31,20 @@ fill(uint8_t *p, size_t n, unsigned int seed)
 		p[i] = (uint8_t)(i * 131 + (i >> 9) + seed);
 }
 
+/* Our segment k (0-based) of the transfer. */
+static uint32_t iss;
+#define SEG(k) (iss + 1 + (uint32_t)(k) * MSS)
+
+/* Passive handshake with options o under cc (rtt_us 0: no RTT sample). */
 static void
-data_in(uint32_t iss, uint32_t off, uint32_t len)
+open_conn(enum tcp_cc_algo cc, const struct th_opts *o, uint64_t rtt_us)
+{
+	iss = th_open(&H, cc, PEER, o, rtt_us);
+}
+
+/* The peer's data: len bytes of buf at offset off of its stream. */
+static void
+data_in(uint32_t off, uint32_t len)
 {
 	th_inject(&H, F_ACK, PEER + 1 + off, iss + 1, 65535, NULL, buf + off,
 		  len);
@@ -42,6 +54,21 @@ static void
 ack_o(uint32_t a, const struct th_opts *o)
 {
 	th_inject(&H, F_ACK, PEER + 1, a, 65535, o, NULL, 0);
+}
+
+static void
+ack(uint32_t a)
+{
+	ack_o(a, NULL);
+}
+
+/* An ACK of a with one SACK block [st, en). */
+static void
+ack_sack1(uint32_t a, uint32_t st, uint32_t en)
+{
+	const uint32_t b[1][2] = { { st, en } };
+
+	th_ack_sack(&H, PEER + 1, a, 1, b);
 }
 
 static struct th_opts
@@ -56,25 +83,47 @@ sack1(uint32_t st, uint32_t en)
 
 /* Send bytes of buf (filled with seed 7); the first k segments sent. */
 static void
-send_and_take(uint32_t iss, uint32_t bytes, unsigned int k)
+send_and_take(uint32_t bytes, unsigned int k)
 {
 	fill(buf, bytes, 7);
 	th_send_and_take(&H, buf, bytes, iss, k, MSS);
 }
 
+/* Ten segments sent (of bytes queued); the peer SACKs segments 1 to
+ * end - 1: three or more SACKed above it, segment 0 is lost (RFC 6675
+ * IsLost) and recovery starts with its retransmission. */
 static void
-stats(struct tcp_stats *st)
+ten_sent_first_lost(uint32_t bytes, unsigned int end)
 {
-	tcp_stack_stats(H.s, st);
+	send_and_take(bytes, 10);
+	ack_sack1(SEG(0), SEG(1), SEG(end));
+}
+
+/* A recovery for segment 0 of ten, ended by the ACK of all ten: no
+ * longer in recovery. Returns that ACK (segment 10's sequence number). */
+static uint32_t
+recovery_done(void)
+{
+	ten_sent_first_lost(10 * MSS, 4);
+	th_drain(&H);
+	ack(SEG(10));
+	assert_false(th_info(&H).in_recovery);
+	return SEG(10);
+}
+
+/* Queue n more segments of data and let the window send what it may. */
+static void
+send_more(unsigned int n)
+{
+	assert_int_equal(tcp_send(H.app.conn, buf, n * MSS), (int)(n * MSS));
+	tcp_flush(H.app.conn);
+	th_drain(&H);
 }
 
 static uint64_t
 drops(enum tcp_drop_reason r)
 {
-	struct tcp_stats st;
-
-	tcp_stack_stats(H.s, &st);
-	return st.drops[r];
+	return th_stats(&H).drops[r];
 }
 
 /* A whole window behind one lost segment is held: the queue counts
@@ -83,23 +132,20 @@ static void
 test_ooo_window_behind_one_hole(void **st)
 {
 	struct th_seg *s;
-	uint32_t iss;
 	unsigned int i;
 
-	th_config(&H);
-	iss = (th_start(&H), th_handshake(&H, PEER, &WSSACK));
+	open_conn(TCP_CC_CUBIC, &WSSACK, 0);
 	fill(buf, 160 * MSS, 1);
 	for (i = 1; i < 160; i++) {
-		data_in(iss, i * MSS, MSS);
+		data_in(i * MSS, MSS);
 		s = th_next(&H);
 		assert_int_equal(s->ack, PEER + 1);
 		assert_int_equal(s->nr_sack, 1);
-		assert_int_equal(s->sack[0][0], PEER + 1 + MSS);
-		assert_int_equal(s->sack[0][1], PEER + 1 + (i + 1) * MSS);
+		TH_SACK_IS(s, 0, PEER + 1 + MSS, PEER + 1 + (i + 1) * MSS);
 	}
 	assert_int_equal(drops(TCP_DROP_OOO_MEM), 0);
 	assert_int_equal(H.app.rx_len, 0);
-	data_in(iss, 0, MSS);
+	data_in(0, MSS);
 	s = th_next(&H);
 	assert_int_equal(s->ack, PEER + 1 + 160 * MSS);
 	assert_int_equal(s->nr_sack, 0);
@@ -115,38 +161,35 @@ static void
 test_ooo_full_keeps_lowest(void **st)
 {
 	struct th_seg *s;
-	uint32_t iss;
 	unsigned int i;
 
-	th_config(&H);
-	iss = (th_start(&H), th_handshake(&H, PEER, &WSSACK));
+	open_conn(TCP_CC_CUBIC, &WSSACK, 0);
 	fill(buf, 4000, 2);
 	for (i = 0; i < 64; i++)	/* 64 one-byte blocks 1000, 1002.. */
-		data_in(iss, 1000 + 2 * i, 1);
+		data_in(1000 + 2 * i, 1);
 	th_drain(&H);
 	assert_int_equal(drops(TCP_DROP_OOO_MEM), 0);
-	data_in(iss, 3000, 1);		/* above all: dropped */
+	data_in(3000, 1);		/* above all: dropped */
 	th_drain(&H);
 	assert_int_equal(drops(TCP_DROP_OOO_MEM), 1);
-	data_in(iss, 10, 5);		/* below all: kept, 1126 evicted */
+	data_in(10, 5);			/* below all: kept, 1126 evicted */
 	assert_int_equal(drops(TCP_DROP_OOO_MEM), 2);
 	s = th_next(&H);
 	assert_int_equal(s->nr_sack, 4);	/* newest first, then older ones */
-	assert_int_equal(s->sack[0][0], PEER + 1 + 10);
-	assert_int_equal(s->sack[0][1], PEER + 1 + 15);
+	TH_SACK_IS(s, 0, PEER + 1 + 10, PEER + 1 + 15);
 	/* the bytes before it complete the first run */
-	data_in(iss, 0, 10);
+	data_in(0, 10);
 	s = th_next(&H);
 	assert_int_equal(s->ack, PEER + 1 + 15);
 	assert_int_equal(H.app.rx_len, 15);
 	assert_memory_equal(H.app.rx, buf, 15);
 	/* 1126 was evicted, 1124 was not: fill everything up to 1127 */
-	data_in(iss, 15, 1000 - 15);
+	data_in(15, 1000 - 15);
 	for (i = 0; i < 63; i++)
-		data_in(iss, 1001 + 2 * i, 1);
+		data_in(1001 + 2 * i, 1);
 	th_drain(&H);
 	assert_int_equal(H.app.rx_len, 1126);
-	data_in(iss, 1126, 2);
+	data_in(1126, 2);
 	s = th_next(&H);
 	assert_int_equal(s->ack, PEER + 1 + 1128);
 	assert_memory_equal(H.app.rx, buf, 1128);
@@ -159,29 +202,24 @@ static void
 test_ooo_merge_and_dsack(void **st)
 {
 	struct th_seg *s;
-	uint32_t iss;
 
-	th_config(&H);
-	iss = (th_start(&H), th_handshake(&H, PEER, &SACKOPT));
+	open_conn(TCP_CC_CUBIC, &SACKOPT, 0);
 	fill(buf, 10 * MSS, 3);
-	data_in(iss, 4 * MSS, MSS);
-	data_in(iss, 2 * MSS, MSS);
-	data_in(iss, 3 * MSS, MSS);	/* joins both */
+	data_in(4 * MSS, MSS);
+	data_in(2 * MSS, MSS);
+	data_in(3 * MSS, MSS);		/* joins both */
 	th_drain(&H);
-	data_in(iss, 3 * MSS, MSS);	/* duplicate of held data */
+	data_in(3 * MSS, MSS);		/* duplicate of held data */
 	s = th_next(&H);
 	assert_int_equal(s->ack, PEER + 1);
 	assert_int_equal(s->nr_sack, 2);
-	assert_int_equal(s->sack[0][0], PEER + 1 + 3 * MSS);
-	assert_int_equal(s->sack[0][1], PEER + 1 + 4 * MSS);
-	assert_int_equal(s->sack[1][0], PEER + 1 + 2 * MSS);
-	assert_int_equal(s->sack[1][1], PEER + 1 + 5 * MSS);
-	data_in(iss, 1 * MSS, MSS);	/* prepends to the block */
+	TH_SACK_IS(s, 0, PEER + 1 + 3 * MSS, PEER + 1 + 4 * MSS);
+	TH_SACK_IS(s, 1, PEER + 1 + 2 * MSS, PEER + 1 + 5 * MSS);
+	data_in(1 * MSS, MSS);		/* prepends to the block */
 	s = th_next(&H);
 	assert_int_equal(s->nr_sack, 1);
-	assert_int_equal(s->sack[0][0], PEER + 1 + MSS);
-	assert_int_equal(s->sack[0][1], PEER + 1 + 5 * MSS);
-	data_in(iss, 0, MSS);
+	TH_SACK_IS(s, 0, PEER + 1 + MSS, PEER + 1 + 5 * MSS);
+	data_in(0, MSS);
 	s = th_next(&H);
 	assert_int_equal(s->ack, PEER + 1 + 5 * MSS);
 	assert_int_equal(H.app.rx_len, 5 * MSS);
@@ -195,54 +233,60 @@ test_ooo_merge_and_dsack(void **st)
 static void
 test_dsack_undoes_spurious_recovery(void **st)
 {
-	struct th_opts o = sack1(0, 0);
 	struct tcp_conn_info ci;
-	struct tcp_stats sts;
-	struct th_seg *s;
-	uint32_t iss;
 
-	th_config(&H);
-	H.cfg.cc = TCP_CC_NEWRENO;
-	iss = (th_start(&H), th_handshake(&H, PEER, &SACKOPT));
-	send_and_take(iss, 10 * MSS, 10);
-	o = sack1(iss + 1 + MSS, iss + 1 + 4 * MSS);
-	ack_o(iss + 1, &o);
-	s = th_next(&H);
-	assert_int_equal(s->seq, iss + 1);
+	open_conn(TCP_CC_NEWRENO, &SACKOPT, 0);
+	ten_sent_first_lost(10 * MSS, 4);
+	TH_NEXT_AT(&H, SEG(0));
 	assert_int_equal(th_pending(&H), 0);
-	tcp_conn_info(H.app.conn, &ci);
+	ci = th_info(&H);
 	assert_true(ci.in_recovery);
 	assert_int_equal(ci.cwnd, 5 * MSS);
 	/* the original arrives: cumulative ACK, still in recovery */
-	ack_o(iss + 1 + 5 * MSS, NULL);
-	tcp_conn_info(H.app.conn, &ci);
-	assert_true(ci.in_recovery);
+	ack(SEG(5));
+	assert_true(th_info(&H).in_recovery);
 	/* then the retransmission, reported as a duplicate */
-	o = sack1(iss + 1, iss + 1 + MSS);
-	ack_o(iss + 1 + 5 * MSS, &o);
-	tcp_conn_info(H.app.conn, &ci);
+	ack_sack1(SEG(5), SEG(0), SEG(1));
+	ci = th_info(&H);
 	assert_false(ci.in_recovery);
 	assert_int_equal(ci.cwnd, 10 * MSS);
 	assert_int_equal(ci.ssthresh, UINT32_MAX);
-	stats(&sts);
-	assert_int_equal(sts.undos, 1);
+	assert_int_equal(th_stats(&H).undos, 1);
 	/* three segments SACKed past a hole are now within the reordering
 	 * seen (four were): no retransmission */
-	o = sack1(iss + 1 + 6 * MSS, iss + 1 + 9 * MSS);
-	ack_o(iss + 1 + 5 * MSS, &o);
+	ack_sack1(SEG(5), SEG(6), SEG(9));
 	assert_int_equal(th_pending(&H), 0);
-	tcp_conn_info(H.app.conn, &ci);
-	assert_false(ci.in_recovery);
+	assert_false(th_info(&H).in_recovery);
 	/* a D-SACK of data never retransmitted undoes nothing */
-	o = sack1(iss + 1 + 2 * MSS, iss + 1 + 3 * MSS);
-	ack_o(iss + 1 + 10 * MSS, &o);
-	stats(&sts);
-	assert_int_equal(sts.undos, 1);
+	ack_sack1(SEG(10), SEG(2), SEG(3));
+	assert_int_equal(th_stats(&H).undos, 1);
 	th_stop(&H);
 }
 
 static const struct th_opts TSSACK = { .mss = 1460, .sack_ok = 1,
 				       .has_ts = 1, .tsval = 100 };
+
+/* Timestamps on (20 ms RTT): ten segments sent, their TSval t0; 10 ms
+ * later the peer SACKs 1-3 in an ACK echoing t0, so segment 0 goes
+ * again and recovery starts. Returns t0. */
+static uint32_t
+ten_sent_first_lost_ts(void)
+{
+	struct th_opts o;
+	uint32_t t0;
+
+	open_conn(TCP_CC_CUBIC, &TSSACK, 20000);
+	fill(buf, 10 * MSS, 5);
+	tcp_send(H.app.conn, buf, 10 * MSS);
+	tcp_flush(H.app.conn);
+	t0 = th_next(&H)->tsval;
+	th_drain(&H);
+	th_advance(&H, 10000);
+	o = sack1(SEG(1), SEG(4));
+	o.has_ts = 1, o.tsval = 200, o.tsecr = t0;
+	ack_o(SEG(0), &o);
+	return t0;
+}
 
 /* Eifel (RFC 3522): the ACK for the retransmitted segment echoes the
  * original's timestamp, so the original arrived and the fast retransmit
@@ -252,36 +296,23 @@ test_eifel_undo_with_timestamps(void **st)
 {
 	struct th_opts o;
 	struct tcp_conn_info ci;
-	struct tcp_stats sts;
 	struct th_seg *s;
-	uint32_t iss, t0;
+	uint32_t t0;
 
-	th_config(&H);
-	iss = (th_start(&H), th_handshake_rtt(&H, PEER, &TSSACK, 20000));
-	fill(buf, 10 * MSS, 5);
-	tcp_send(H.app.conn, buf, 10 * MSS);
-	tcp_flush(H.app.conn);
-	t0 = th_next(&H)->tsval;
-	th_drain(&H);
-	th_advance(&H, 10000);
-	o = sack1(iss + 1 + MSS, iss + 1 + 4 * MSS);
-	o.has_ts = 1, o.tsval = 200, o.tsecr = t0;
-	ack_o(iss + 1, &o);
-	s = th_next(&H);
-	assert_int_equal(s->seq, iss + 1);
+	t0 = ten_sent_first_lost_ts();
+	s = TH_NEXT_AT(&H, SEG(0));
 	assert_int_equal(s->tsval, t0 + 10);
-	tcp_conn_info(H.app.conn, &ci);
+	ci = th_info(&H);
 	assert_true(ci.in_recovery);
 	assert_int_equal(ci.ssthresh, 7 * MSS);	/* CUBIC beta 0.7 */
 	th_drain(&H);
 	o = (struct th_opts){ .has_ts = 1, .tsval = 201, .tsecr = t0 };
-	ack_o(iss + 1 + 5 * MSS, &o);
-	tcp_conn_info(H.app.conn, &ci);
+	ack_o(SEG(5), &o);
+	ci = th_info(&H);
 	assert_false(ci.in_recovery);
 	assert_int_equal(ci.ssthresh, UINT32_MAX);
 	assert_true(ci.cwnd >= 10 * MSS);
-	stats(&sts);
-	assert_int_equal(sts.undos, 1);
+	assert_int_equal(th_stats(&H).undos, 1);
 	th_drain(&H);
 	th_stop(&H);
 }
@@ -292,31 +323,17 @@ static void
 test_eifel_keeps_needed_reduction(void **st)
 {
 	struct th_opts o;
-	struct tcp_conn_info ci;
-	struct tcp_stats sts;
-	uint32_t iss, t0;
+	uint32_t t0;
 
-	th_config(&H);
-	iss = (th_start(&H), th_handshake_rtt(&H, PEER, &TSSACK, 20000));
-	fill(buf, 10 * MSS, 5);
-	tcp_send(H.app.conn, buf, 10 * MSS);
-	tcp_flush(H.app.conn);
-	t0 = th_next(&H)->tsval;
-	th_drain(&H);
-	th_advance(&H, 10000);
-	o = sack1(iss + 1 + MSS, iss + 1 + 4 * MSS);
-	o.has_ts = 1, o.tsval = 200, o.tsecr = t0;
-	ack_o(iss + 1, &o);
+	t0 = ten_sent_first_lost_ts();
 	th_drain(&H);
 	/* with a D-SACK of segment 1 too (a network duplicate): with
 	 * timestamps Eifel decides, the D-SACK count does not */
-	o = sack1(iss + 1, iss + 1 + MSS);
+	o = sack1(SEG(0), SEG(1));
 	o.has_ts = 1, o.tsval = 201, o.tsecr = t0 + 10;
-	ack_o(iss + 1 + 5 * MSS, &o);
-	tcp_conn_info(H.app.conn, &ci);
-	assert_int_equal(ci.ssthresh, 7 * MSS);
-	stats(&sts);
-	assert_int_equal(sts.undos, 0);
+	ack_o(SEG(5), &o);
+	assert_int_equal(th_info(&H).ssthresh, 7 * MSS);
+	assert_int_equal(th_stats(&H).undos, 0);
 	th_drain(&H);
 	th_stop(&H);
 }
@@ -327,25 +344,20 @@ test_eifel_keeps_needed_reduction(void **st)
 static void
 test_reordering_window_timer(void **st)
 {
-	struct th_opts o;
 	struct tcp_stats sts;
 	struct th_seg *s;
-	uint32_t iss;
 
-	th_config(&H);
-	iss = (th_start(&H), th_handshake_rtt(&H, PEER, &SACKOPT, 40000));
-	send_and_take(iss, 4 * MSS, 4);
+	open_conn(TCP_CC_CUBIC, &SACKOPT, 40000);
+	send_and_take(4 * MSS, 4);
 	th_advance(&H, 40000);
-	o = sack1(iss + 1 + MSS, iss + 1 + 2 * MSS);
-	ack_o(iss + 1, &o);
+	ack_sack1(SEG(0), SEG(1), SEG(2));
 	assert_int_equal(th_pending(&H), 0);
 	th_advance(&H, 9000);			/* min_rtt/4 = 10 ms */
 	assert_int_equal(th_pending(&H), 0);
 	th_advance(&H, 2000);
-	s = th_next(&H);
-	assert_int_equal(s->seq, iss + 1);
+	s = TH_NEXT_AT(&H, SEG(0));
 	assert_int_equal(s->len, MSS);
-	stats(&sts);
+	sts = th_stats(&H);
 	assert_int_equal(sts.fast_retransmits, 1);
 	assert_int_equal(sts.rto_expired, 0);
 	th_drain(&H);
@@ -359,28 +371,20 @@ test_reordering_window_timer(void **st)
 static void
 test_rescue_retransmission(void **st)
 {
-	struct th_opts o;
 	struct th_seg *s;
-	uint32_t iss;
 
-	th_config(&H);
-	H.cfg.cc = TCP_CC_NEWRENO;
-	iss = (th_start(&H), th_handshake(&H, PEER, &SACKOPT));
-	send_and_take(iss, 10 * MSS, 10);
-	o = sack1(iss + 1 + MSS, iss + 1 + 9 * MSS);
-	ack_o(iss + 1, &o);
-	s = th_next(&H);			/* rule 1: the lost hole */
-	assert_int_equal(s->seq, iss + 1);
+	open_conn(TCP_CC_NEWRENO, &SACKOPT, 0);
+	ten_sent_first_lost(10 * MSS, 9);
+	TH_NEXT_AT(&H, SEG(0));			/* rule 1: the lost hole */
 	assert_int_equal(th_pending(&H), 0);	/* not the tail */
-	ack_o(iss + 1, &o);			/* more of the same: nothing */
+	ack_sack1(SEG(0), SEG(1), SEG(9));	/* more of the same: nothing */
 	assert_int_equal(th_pending(&H), 0);
-	ack_o(iss + 1 + 9 * MSS, NULL);		/* partial ACK */
-	s = th_next(&H);			/* rule 4: rescue */
-	assert_int_equal(s->seq, iss + 1 + 9 * MSS);
+	ack(SEG(9));				/* partial ACK */
+	s = TH_NEXT_AT(&H, SEG(9));		/* rule 4: rescue */
 	assert_int_equal(s->len, MSS);
 	assert_memory_equal(s->data, buf + 9 * MSS, MSS);
 	assert_int_equal(th_pending(&H), 0);
-	ack_o(iss + 1 + 9 * MSS, NULL);		/* once per recovery */
+	ack(SEG(9));				/* once per recovery */
 	assert_int_equal(th_pending(&H), 0);
 	th_drain(&H);
 	th_stop(&H);
@@ -393,32 +397,18 @@ test_rescue_retransmission(void **st)
 static void
 test_rule3_holes_below_highest_sack(void **st)
 {
-	struct th_opts o;
-	struct th_seg *s;
-	uint32_t iss;
+	uint32_t b[2][2];
 
-	th_config(&H);
-	iss = (th_start(&H), th_handshake(&H, PEER, &SACKOPT));
-	send_and_take(iss, 10 * MSS, 10);
-	o = sack1(iss + 1 + MSS, iss + 1 + 4 * MSS);
-	ack_o(iss + 1, &o);			/* CUBIC: cwnd 7, pipe 7 */
-	s = th_next(&H);
-	assert_int_equal(s->seq, iss + 1);
+	open_conn(TCP_CC_CUBIC, &SACKOPT, 0);
+	ten_sent_first_lost(10 * MSS, 4);	/* CUBIC: cwnd 7, pipe 7 */
+	TH_NEXT_AT(&H, SEG(0));
 	assert_int_equal(th_pending(&H), 0);
-	o = sack1(iss + 1 + MSS, iss + 1 + 6 * MSS);
-	ack_o(iss + 1, &o);			/* pipe 5: room for 2 */
+	ack_sack1(SEG(0), SEG(1), SEG(6));	/* pipe 5: room for 2 */
 	assert_int_equal(th_pending(&H), 0);	/* 6-9 are in flight */
-	{
-		struct th_opts o2 = { .nr_sack = 2 };
-
-		o2.sack[0][0] = iss + 1 + 7 * MSS;
-		o2.sack[0][1] = iss + 1 + 8 * MSS;
-		o2.sack[1][0] = iss + 1 + MSS;
-		o2.sack[1][1] = iss + 1 + 6 * MSS;
-		ack_o(iss + 1, &o2);		/* 6: a hole, not lost */
-	}
-	s = th_next(&H);
-	assert_int_equal(s->seq, iss + 1 + 6 * MSS);
+	b[0][0] = SEG(7), b[0][1] = SEG(8);
+	b[1][0] = SEG(1), b[1][1] = SEG(6);
+	th_ack_sack(&H, PEER + 1, SEG(0), 2, b); /* 6: a hole, not lost */
+	TH_NEXT_AT(&H, SEG(6));
 	assert_int_equal(th_pending(&H), 0);
 	th_stop(&H);
 }
@@ -429,29 +419,20 @@ test_rule3_holes_below_highest_sack(void **st)
 static void
 test_rto_keeps_scoreboard(void **st)
 {
-	struct th_opts o;
 	struct tcp_conn_info ci;
 	struct th_seg *s;
-	uint32_t iss;
 
-	th_config(&H);
-	H.cfg.cc = TCP_CC_NEWRENO;
-	iss = (th_start(&H), th_handshake(&H, PEER, &SACKOPT));
-	send_and_take(iss, 10 * MSS, 10);
-	o = sack1(iss + 1 + MSS, iss + 1 + 10 * MSS);
-	ack_o(iss + 1, &o);
-	s = th_next(&H);
-	assert_int_equal(s->seq, iss + 1);
+	open_conn(TCP_CC_NEWRENO, &SACKOPT, 0);
+	ten_sent_first_lost(10 * MSS, 10);
+	TH_NEXT_AT(&H, SEG(0));
 	assert_int_equal(th_pending(&H), 0);
 	th_advance(&H, 1000000);		/* that copy was lost too */
-	s = th_next(&H);
-	assert_int_equal(s->seq, iss + 1);
+	s = TH_NEXT_AT(&H, SEG(0));
 	assert_int_equal(s->len, MSS);
 	assert_int_equal(th_pending(&H), 0);
-	tcp_conn_info(H.app.conn, &ci);
-	assert_int_equal(ci.cwnd, MSS);
-	ack_o(iss + 1 + 10 * MSS, NULL);
-	tcp_conn_info(H.app.conn, &ci);
+	assert_int_equal(th_info(&H).cwnd, MSS);
+	ack(SEG(10));
+	ci = th_info(&H);
 	assert_false(ci.in_recovery);
 	assert_int_equal(ci.unacked, 0);
 	th_advance(&H, 10000000);
@@ -466,11 +447,8 @@ static void
 test_paws_tolerates_reordering(void **st)
 {
 	struct th_opts o = { .has_ts = 1 };
-	struct tcp_stats sts;
-	uint32_t iss;
 
-	th_config(&H);
-	iss = (th_start(&H), th_handshake_rtt(&H, PEER, &TSSACK, 40000));
+	open_conn(TCP_CC_CUBIC, &TSSACK, 40000);
 	fill(buf, 4 * MSS, 9);
 	o.tsval = 200;
 	th_inject(&H, F_ACK, PEER + 1 + MSS, iss + 1, 65535, &o, buf + MSS,
@@ -486,8 +464,7 @@ test_paws_tolerates_reordering(void **st)
 	th_inject(&H, F_ACK, PEER + 1 + 3 * MSS, iss + 1, 65535, &o,
 		  buf + 3 * MSS, MSS);
 	assert_int_equal(H.app.rx_len, 3 * MSS);
-	stats(&sts);
-	assert_int_equal(sts.drops[TCP_DROP_PAWS], 1);
+	assert_int_equal(drops(TCP_DROP_PAWS), 1);
 	th_drain(&H);
 	th_stop(&H);
 }
@@ -499,31 +476,14 @@ test_paws_tolerates_reordering(void **st)
 static void
 test_new_recovery_at_recovery_point(void **st)
 {
-	struct th_opts o;
-	struct tcp_conn_info ci;
-	struct th_seg *s;
-	uint32_t iss, rp;
+	uint32_t rp;
 
-	th_config(&H);
-	H.cfg.cc = TCP_CC_NEWRENO;
-	iss = (th_start(&H), th_handshake(&H, PEER, &SACKOPT));
-	send_and_take(iss, 10 * MSS, 10);
-	o = sack1(iss + 1 + MSS, iss + 1 + 4 * MSS);
-	ack_o(iss + 1, &o);
-	th_drain(&H);
-	rp = iss + 1 + 10 * MSS;
-	ack_o(rp, NULL);			/* full ACK: recovery over */
-	tcp_conn_info(H.app.conn, &ci);
-	assert_false(ci.in_recovery);
-	assert_int_equal(tcp_send(H.app.conn, buf, 5 * MSS), 5 * MSS);
-	tcp_flush(H.app.conn);
-	th_drain(&H);				/* segments 11-15 */
-	o = sack1(rp + MSS, rp + 4 * MSS);
-	ack_o(rp, &o);
-	s = th_next(&H);
-	assert_int_equal(s->seq, rp);
-	tcp_conn_info(H.app.conn, &ci);
-	assert_true(ci.in_recovery);
+	open_conn(TCP_CC_NEWRENO, &SACKOPT, 0);
+	rp = recovery_done();			/* full ACK: recovery over */
+	send_more(5);				/* segments 11-15 */
+	ack_sack1(rp, rp + MSS, rp + 4 * MSS);
+	TH_NEXT_AT(&H, rp);
+	assert_true(th_info(&H).in_recovery);
 	th_drain(&H);
 	th_stop(&H);
 }
@@ -535,33 +495,24 @@ test_new_recovery_at_recovery_point(void **st)
 static void
 test_cubic_reno_friendly_alpha(void **st)
 {
-	struct th_opts o;
 	struct tcp_conn_info ci;
 	unsigned int below = 0, above = 0;
-	uint32_t iss, a;
+	uint32_t a;
 
-	th_config(&H);
-	iss = (th_start(&H), th_handshake(&H, PEER, &SACKOPT));
-	send_and_take(iss, 10 * MSS, 10);
-	o = sack1(iss + 1 + MSS, iss + 1 + 4 * MSS);
-	ack_o(iss + 1, &o);
-	a = iss + 1 + 10 * MSS;
-	ack_o(a, NULL);
-	tcp_conn_info(H.app.conn, &ci);
-	assert_false(ci.in_recovery);
+	open_conn(TCP_CC_CUBIC, &SACKOPT, 0);
+	a = recovery_done();
+	ci = th_info(&H);
 	assert_int_equal(ci.cwnd, 7 * MSS);
-	assert_int_equal(tcp_send(H.app.conn, buf, 200 * MSS), 200 * MSS);
-	tcp_flush(H.app.conn);
-	th_drain(&H);
+	send_more(200);
 	while (ci.cwnd < 11 * MSS) {
 		a += MSS;
-		ack_o(a, NULL);
+		ack(a);
 		th_drain(&H);
 		if (ci.cwnd < 10 * MSS)
 			below++;
 		else
 			above++;
-		tcp_conn_info(H.app.conn, &ci);
+		ci = th_info(&H);
 		assert_true(below + above < 150);
 	}
 	/* 7 -> 10 at ~0.53/window: ~48 ACKs; 10 -> 11 at 1/window: ~10 */
@@ -576,26 +527,20 @@ test_cubic_reno_friendly_alpha(void **st)
 static void
 test_scoreboard_ten_holes(void **st)
 {
-	struct th_opts o;
-	struct tcp_conn_info ci;
-	uint32_t iss, base, sacked = 0;
+	uint32_t base, sacked = 0;
 	unsigned int i, rexmits = 0;
 
-	th_config(&H);
-	H.cfg.cc = TCP_CC_NEWRENO;
-	iss = (th_start(&H), th_handshake(&H, PEER, &SACKOPT));
-	send_and_take(iss, 30 * MSS, 10);
+	open_conn(TCP_CC_NEWRENO, &SACKOPT, 0);
+	send_and_take(30 * MSS, 10);
 	for (i = 1; i <= 10; i++)		/* slow start to cwnd 20 */
-		ack_o(iss + 1 + i * MSS, NULL);
+		ack(SEG(i));
 	th_drain(&H);
-	tcp_conn_info(H.app.conn, &ci);
-	assert_int_equal(ci.cwnd, 20 * MSS);
-	base = iss + 1 + 10 * MSS;		/* segments 0..19 from here */
+	assert_int_equal(th_info(&H).cwnd, 20 * MSS);
+	base = SEG(10);				/* segments 0..19 from here */
 	for (i = 0; i < 10; i++) {
 		uint32_t st = base + (2 * i + 1) * MSS;
 
-		o = sack1(st, st + MSS);
-		ack_o(base, &o);
+		ack_sack1(base, st, st + MSS);
 		sacked |= 1u << (2 * i + 1);
 		while (th_pending(&H) > 0) {
 			struct th_seg *s = th_next(&H);
@@ -617,28 +562,19 @@ test_scoreboard_ten_holes(void **st)
 static void
 test_rto_ssthresh_not_above_cwnd(void **st)
 {
-	struct th_opts o;
 	struct tcp_conn_info ci;
-	struct th_seg *s;
-	uint32_t iss;
 
-	th_config(&H);
-	H.cfg.cc = TCP_CC_NEWRENO;
-	iss = (th_start(&H), th_handshake(&H, PEER, &SACKOPT));
-	send_and_take(iss, 20 * MSS, 10);
-	o = sack1(iss + 1 + MSS, iss + 1 + 4 * MSS);
-	ack_o(iss + 1, &o);
-	s = th_next(&H);
-	assert_int_equal(s->seq, iss + 1);
-	o = sack1(iss + 1 + MSS, iss + 1 + 10 * MSS);
-	ack_o(iss + 1, &o);
+	open_conn(TCP_CC_NEWRENO, &SACKOPT, 0);
+	ten_sent_first_lost(20 * MSS, 4);
+	TH_NEXT_AT(&H, SEG(0));
+	ack_sack1(SEG(0), SEG(1), SEG(10));
 	assert_int_equal(th_pending(&H), 4);	/* 10-13: pipe was 1 */
 	th_drain(&H);
-	tcp_conn_info(H.app.conn, &ci);
+	ci = th_info(&H);
 	assert_int_equal(ci.cwnd, 5 * MSS);
 	assert_int_equal(ci.unacked, 14 * MSS);
 	th_advance(&H, 1100000);		/* RTO */
-	tcp_conn_info(H.app.conn, &ci);
+	ci = th_info(&H);
 	assert_int_equal(ci.ssthresh, 5 * MSS / 2);
 	assert_int_equal(ci.cwnd, MSS);
 	th_drain(&H);
@@ -652,37 +588,20 @@ test_rto_ssthresh_not_above_cwnd(void **st)
 static void
 test_ca_counts_sacked_data_once(void **st)
 {
-	struct th_opts o;
-	struct tcp_conn_info ci;
-	uint32_t iss, a;
+	uint32_t a;
 
-	th_config(&H);
-	H.cfg.cc = TCP_CC_NEWRENO;
-	iss = (th_start(&H), th_handshake(&H, PEER, &SACKOPT));
-	send_and_take(iss, 10 * MSS, 10);
-	o = sack1(iss + 1 + MSS, iss + 1 + 4 * MSS);
-	ack_o(iss + 1, &o);
+	open_conn(TCP_CC_NEWRENO, &SACKOPT, 0);
+	a = recovery_done();			/* recovery over, CA */
+	assert_int_equal(th_info(&H).cwnd, 5 * MSS);
+	send_more(40);				/* 10-14 */
+	ack_sack1(a, a + MSS, a + 3 * MSS);	/* 11, 12: below DupThresh */
+	assert_false(th_info(&H).in_recovery);
+	ack(a + 3 * MSS);			/* 10 arrives: 1 new segment */
+	ack(a + 5 * MSS);			/* 13, 14: 2 more */
 	th_drain(&H);
-	a = iss + 1 + 10 * MSS;
-	ack_o(a, NULL);				/* recovery over, CA */
-	tcp_conn_info(H.app.conn, &ci);
-	assert_false(ci.in_recovery);
-	assert_int_equal(ci.cwnd, 5 * MSS);
-	assert_int_equal(tcp_send(H.app.conn, buf, 40 * MSS), 40 * MSS);
-	tcp_flush(H.app.conn);
-	th_drain(&H);				/* 10-14 */
-	o = sack1(a + MSS, a + 3 * MSS);	/* 11, 12: below DupThresh */
-	ack_o(a, &o);
-	tcp_conn_info(H.app.conn, &ci);
-	assert_false(ci.in_recovery);
-	ack_o(a + 3 * MSS, NULL);		/* 10 arrives: 1 new segment */
-	ack_o(a + 5 * MSS, NULL);		/* 13, 14: 2 more */
-	th_drain(&H);
-	tcp_conn_info(H.app.conn, &ci);
-	assert_int_equal(ci.cwnd, 5 * MSS);	/* 3 of 5 segments acked */
-	ack_o(a + 7 * MSS, NULL);		/* 5 of 5: one more */
-	tcp_conn_info(H.app.conn, &ci);
-	assert_int_equal(ci.cwnd, 6 * MSS);
+	assert_int_equal(th_info(&H).cwnd, 5 * MSS); /* 3 of 5 acked */
+	ack(a + 7 * MSS);			/* 5 of 5: one more */
+	assert_int_equal(th_info(&H).cwnd, 6 * MSS);
 	th_drain(&H);
 	th_stop(&H);
 }
@@ -694,17 +613,15 @@ static void
 test_no_stale_sack_in_response(void **st)
 {
 	struct th_seg *s;
-	uint32_t iss;
 	unsigned int n = 0;
 
-	th_config(&H);
-	iss = (th_start(&H), th_handshake(&H, PEER, &SACKOPT));
+	open_conn(TCP_CC_CUBIC, &SACKOPT, 0);
 	H.app.reply_len = 8;
 	fill(buf, 3 * MSS, 4);
-	data_in(iss, MSS, MSS);
-	data_in(iss, 2 * MSS, MSS);
+	data_in(MSS, MSS);
+	data_in(2 * MSS, MSS);
 	th_drain(&H);
-	data_in(iss, 0, MSS);
+	data_in(0, MSS);
 	while (th_pending(&H) > 0) {
 		s = th_next(&H);
 		for (int i = 0; i < s->nr_sack; i++)

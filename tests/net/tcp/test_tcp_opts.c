@@ -69,8 +69,7 @@ sack_blocks_fit(bool ts)
 		assert_int_equal(s->has_ts, ts);
 		assert_int_equal(s->nr_sack, RTE_MIN((int)i + 1, want));
 		/* newest first (RFC 2018 §4) */
-		assert_int_equal(s->sack[0][0], PEER + 1 + off);
-		assert_int_equal(s->sack[0][1], PEER + 1 + off + MSS);
+		TH_SACK_IS(s, 0, PEER + 1 + off, PEER + 1 + off + MSS);
 	}
 	/* then the most recent ones after it */
 	for (int b = 1; b < want; b++)

@@ -8,8 +8,6 @@
  * window has passed, long before the RTO, and the congestion window is
  * lowered a second time (RFC 5681 §4.3), once per recovery. */
 
-#include <string.h>
-
 #include "tcp_harness.h"
 
 static struct th H;
@@ -29,46 +27,54 @@ static uint32_t iss;
 static void
 ack_sack(uint32_t a, unsigned int n, const uint32_t (*b)[2])
 {
-	struct th_opts o = { .nr_sack = (int)n };
+	th_ack_sack(&H, PEER + 1, a, n, b);
+}
 
-	memcpy(o.sack, b, n * sizeof(b[0]));
-	th_inject(&H, F_ACK, PEER + 1, a, 65535, &o, NULL, 0);
+static unsigned int
+take_all(uint32_t *first_seq)
+{
+	return th_take_all(&H, first_seq);
+}
+
+static struct tcp_stats
+stats(void)
+{
+	return th_stats(&H);
 }
 
 /* Passive handshake taking RTT: srtt and min_rtt from the SYN-ACK. */
 static void
 start(enum tcp_cc_algo cc)
 {
-	th_config(&H);
-	H.cfg.cc = cc;
-	th_start(&H);
-	iss = th_handshake_rtt(&H, PEER, &SACKOPT, RTT);
+	iss = th_open(&H, cc, PEER, &SACKOPT, RTT);
 	for (size_t i = 0; i < sizeof(buf); i++)
 		buf[i] = (uint8_t)(i * 131 + (i >> 9));
 }
 
-/* Take every segment waiting; returns how many, *first_seq the first. */
-static unsigned int
-take_all(uint32_t *first_seq)
+/* All the first flight of ten sent (data beyond it waits); an RTT later
+ * segments 1-3 are SACKed: segment 0 is lost by count (DupThresh) and
+ * retransmitted, recovery starts. */
+static void
+ten_sent_first_lost(uint32_t bytes)
 {
-	unsigned int n = 0;
+	uint32_t b[1][2] = { { SEG(1), SEG(4) } };
 
-	while (th_pending(&H) > 0) {
-		struct th_seg *s = th_next(&H);
-
-		if (n++ == 0 && first_seq != NULL)
-			*first_seq = s->seq;
-	}
-	return n;
+	th_send_and_take(&H, buf, bytes, iss, 10, MSS);
+	th_advance(&H, RTT);
+	ack_sack(SEG(0), 1, b);
+	TH_NEXT_AT(&H, SEG(0));
 }
 
-static struct tcp_stats
-stats(void)
+/* After ten_sent_first_lost (all the data sent): segments 6-9 and 4
+ * SACKed too, 5 is lost by count, and its retransmission goes after
+ * segment 0's. */
+static void
+then_fifth_lost(void)
 {
-	struct tcp_stats st;
+	uint32_t b[2][2] = { { SEG(6), SEG(10) }, { SEG(1), SEG(5) } };
 
-	tcp_stack_stats(H.s, &st);
-	return st;
+	ack_sack(SEG(0), 2, b);
+	TH_NEXT_AT(&H, SEG(5));
 }
 
 /* Segment 0 lost, its retransmission lost too. New data sent after the
@@ -84,22 +90,15 @@ test_lost_rexmit_overtaken_by_new_data(void **st)
 	uint32_t ss1;
 
 	start(TCP_CC_NEWRENO);
-	th_send_and_take(&H, buf, 40 * MSS, iss, 10, MSS);
-	th_advance(&H, RTT);
-	/* segments 1-3 SACKed: recovery, segment 0 retransmitted */
-	b[0][0] = SEG(1), b[0][1] = SEG(4);
-	ack_sack(SEG(0), 1, b);
-	s = th_next(&H);
-	assert_int_equal(s->seq, SEG(0));
+	ten_sent_first_lost(40 * MSS);
 	assert_int_equal(th_pending(&H), 0);
-	tcp_conn_info(H.app.conn, &ci);
+	ci = th_info(&H);
 	assert_int_equal(ci.ssthresh, 5 * MSS);
 	ss1 = ci.ssthresh;
 	/* 4-7 SACKed: pipe falls to cwnd, new data 10 and 11 go */
-	b[0][1] = SEG(8);
+	b[0][0] = SEG(1), b[0][1] = SEG(8);
 	ack_sack(SEG(0), 1, b);
-	s = th_next(&H);
-	assert_int_equal(s->seq, SEG(10));
+	TH_NEXT_AT(&H, SEG(10));
 	assert_int_equal(take_all(NULL), 1);
 	/* an RTT later segment 10, sent after the retransmission, is
 	 * SACKed: not lost yet, the reordering window runs */
@@ -112,14 +111,13 @@ test_lost_rexmit_overtaken_by_new_data(void **st)
 	th_advance(&H, 9000);
 	assert_int_equal(th_pending(&H), 0);
 	th_advance(&H, 2000);			/* reo_wnd passed: lost */
-	s = th_next(&H);
-	assert_int_equal(s->seq, SEG(0));
+	s = TH_NEXT_AT(&H, SEG(0));
 	assert_int_equal(s->len, MSS);
 	assert_memory_equal(s->data, buf, MSS);
 	assert_int_equal(th_pending(&H), 0);	/* pipe is over cwnd */
 	assert_int_equal(stats().lost_rexmits, 1);
 	assert_int_equal(stats().rto_expired, 0);
-	tcp_conn_info(H.app.conn, &ci);
+	ci = th_info(&H);
 	assert_true(ci.in_recovery);
 	assert_int_equal(ci.ssthresh, ss1 / 2);
 	assert_int_equal(ci.cwnd, ci.ssthresh);
@@ -128,20 +126,17 @@ test_lost_rexmit_overtaken_by_new_data(void **st)
 	th_advance(&H, RTT);
 	b[0][0] = SEG(1), b[0][1] = SEG(15);
 	ack_sack(SEG(0), 1, b);
-	s = th_next(&H);
-	assert_int_equal(s->seq, SEG(15));
+	TH_NEXT_AT(&H, SEG(15));
 	take_all(NULL);
 	th_advance(&H, RTT);
 	b[0][1] = SEG(16);
 	ack_sack(SEG(0), 1, b);
 	take_all(NULL);
 	th_advance(&H, 11000);
-	s = th_next(&H);
-	assert_int_equal(s->seq, SEG(0));
+	TH_NEXT_AT(&H, SEG(0));
 	assert_int_equal(stats().lost_rexmits, 2);
 	assert_int_equal(stats().rto_expired, 0);
-	tcp_conn_info(H.app.conn, &ci);
-	assert_int_equal(ci.ssthresh, ss1 / 2);	/* once per recovery */
+	assert_int_equal(th_info(&H).ssthresh, ss1 / 2); /* once per recovery */
 	take_all(NULL);
 	th_stop(&H);
 }
@@ -152,30 +147,20 @@ test_lost_rexmit_overtaken_by_new_data(void **st)
 static void
 test_lost_rexmit_overtaken_by_later_rexmit(void **st)
 {
-	uint32_t b[2][2];
+	uint32_t b[1][2];
 	struct th_seg *s;
 
 	start(TCP_CC_CUBIC);
-	th_send_and_take(&H, buf, 10 * MSS, iss, 10, MSS);
-	th_advance(&H, RTT);
-	b[0][0] = SEG(1), b[0][1] = SEG(4);
-	ack_sack(SEG(0), 1, b);
-	s = th_next(&H);
-	assert_int_equal(s->seq, SEG(0));
+	ten_sent_first_lost(10 * MSS);
 	assert_int_equal(th_pending(&H), 0);
-	b[0][0] = SEG(6), b[0][1] = SEG(10);
-	b[1][0] = SEG(1), b[1][1] = SEG(5);
-	ack_sack(SEG(0), 2, b);
-	s = th_next(&H);			/* segment 5: lost by count */
-	assert_int_equal(s->seq, SEG(5));
+	then_fifth_lost();
 	assert_int_equal(th_pending(&H), 0);
 	th_advance(&H, RTT);
 	b[0][0] = SEG(1), b[0][1] = SEG(10);	/* 5's copy arrived */
 	ack_sack(SEG(0), 1, b);
 	assert_int_equal(th_pending(&H), 0);
 	th_advance(&H, 11000);
-	s = th_next(&H);
-	assert_int_equal(s->seq, SEG(0));
+	s = TH_NEXT_AT(&H, SEG(0));
 	assert_int_equal(s->len, MSS);
 	assert_int_equal(stats().lost_rexmits, 1);
 	assert_int_equal(stats().rto_expired, 0);
@@ -189,21 +174,11 @@ test_lost_rexmit_overtaken_by_later_rexmit(void **st)
 static void
 test_fresh_rexmit_sack_is_no_evidence(void **st)
 {
-	uint32_t b[2][2];
-	struct th_seg *s;
+	uint32_t b[1][2];
 
 	start(TCP_CC_CUBIC);
-	th_send_and_take(&H, buf, 10 * MSS, iss, 10, MSS);
-	th_advance(&H, RTT);
-	b[0][0] = SEG(1), b[0][1] = SEG(4);
-	ack_sack(SEG(0), 1, b);
-	s = th_next(&H);
-	assert_int_equal(s->seq, SEG(0));
-	b[0][0] = SEG(6), b[0][1] = SEG(10);
-	b[1][0] = SEG(1), b[1][1] = SEG(5);
-	ack_sack(SEG(0), 2, b);
-	s = th_next(&H);
-	assert_int_equal(s->seq, SEG(5));
+	ten_sent_first_lost(10 * MSS);
+	then_fifth_lost();
 	th_advance(&H, 5000);			/* 5's original, late */
 	b[0][0] = SEG(1), b[0][1] = SEG(10);
 	ack_sack(SEG(0), 1, b);
@@ -221,20 +196,10 @@ static void
 test_reordering_window_decays(void **st)
 {
 	uint32_t b[1][2], a, last = 0;
-	struct tcp_conn_info ci;
-	struct th_seg *s;
 	unsigned int i;
 
 	start(TCP_CC_NEWRENO);
-	assert_int_equal(tcp_send(H.app.conn, buf, sizeof(buf)),
-			 (int)sizeof(buf));
-	tcp_flush(H.app.conn);
-	assert_int_equal(take_all(NULL), 10);
-	th_advance(&H, RTT);
-	b[0][0] = SEG(1), b[0][1] = SEG(4);
-	ack_sack(SEG(0), 1, b);			/* spurious recovery */
-	s = th_next(&H);
-	assert_int_equal(s->seq, SEG(0));
+	ten_sent_first_lost(sizeof(buf));	/* spurious recovery */
 	take_all(NULL);
 	ack_sack(SEG(5), 0, b);			/* the original came */
 	b[0][0] = SEG(0), b[0][1] = SEG(1);
@@ -256,15 +221,12 @@ test_reordering_window_decays(void **st)
 		th_advance(&H, wait - 2000);
 		assert_int_equal(th_pending(&H), 0);
 		th_advance(&H, 2000);
-		s = th_next(&H);			/* lost by time */
-		assert_int_equal(s->seq, a);
+		TH_NEXT_AT(&H, a);			/* lost by time */
 		assert_int_equal(stats().fast_retransmits, before + 1);
 		take_all(NULL);
-		tcp_conn_info(H.app.conn, &ci);
-		a += ci.unacked;
+		a += th_info(&H).unacked;
 		ack_sack(a, 0, b);			/* recovery done */
-		tcp_conn_info(H.app.conn, &ci);
-		assert_false(ci.in_recovery);
+		assert_false(th_info(&H).in_recovery);
 	}
 	take_all(NULL);
 	th_stop(&H);

@@ -133,8 +133,7 @@ test_sack_blocks_reported(void **st)
 	s = th_next(&H);
 	assert_int_equal(s->ack, PEER + 1);
 	assert_int_equal(s->nr_sack, 1);
-	assert_int_equal(s->sack[0][0], PEER + 1 + MSS);
-	assert_int_equal(s->sack[0][1], PEER + 1 + 2 * MSS);
+	TH_SACK_IS(s, 0, PEER + 1 + MSS, PEER + 1 + 2 * MSS);
 	/* segment 4: newest block first (RFC 2018 §4) */
 	th_inject(&H, F_ACK, PEER + 1 + 3 * MSS, iss + 1, 65535, NULL,
 		  buf + 3 * MSS, MSS);
@@ -147,8 +146,7 @@ test_sack_blocks_reported(void **st)
 		  buf + 2 * MSS, MSS);
 	s = th_next(&H);
 	assert_int_equal(s->nr_sack, 1);
-	assert_int_equal(s->sack[0][0], PEER + 1 + MSS);
-	assert_int_equal(s->sack[0][1], PEER + 1 + 4 * MSS);
+	TH_SACK_IS(s, 0, PEER + 1 + MSS, PEER + 1 + 4 * MSS);
 	assert_int_equal(H.app.rx_len, 0);
 	/* segment 1 fills the hole: everything delivered, no SACK left */
 	th_inject(&H, F_ACK, PEER + 1, iss + 1, 65535, NULL, buf, MSS);
@@ -163,8 +161,7 @@ test_sack_blocks_reported(void **st)
 	s = th_next(&H);
 	assert_int_equal(s->ack, PEER + 1 + 4 * MSS);
 	assert_int_equal(s->nr_sack, 1);
-	assert_int_equal(s->sack[0][0], PEER + 1 + MSS);
-	assert_int_equal(s->sack[0][1], PEER + 1 + 2 * MSS);
+	TH_SACK_IS(s, 0, PEER + 1 + MSS, PEER + 1 + 2 * MSS);
 	assert_int_equal(H.app.rx_len, 4 * MSS);	/* not delivered again */
 	th_inject(&H, F_ACK, PEER + 1 + 4 * MSS, iss + 1, 65535, NULL,
 		  buf + 4 * MSS, MSS);
@@ -186,8 +183,7 @@ test_reorder_duplicates_overlaps(void **st)
 	};
 	uint32_t iss;
 
-	th_config(&H);
-	iss = (th_start(&H), th_handshake(&H, PEER, &MSS1460));
+	iss = th_open(&H, TCP_CC_CUBIC, PEER, &MSS1460, 0);
 	fill(buf, 5000, 11);
 	for (unsigned int i = 0; i < RTE_DIM(r); i++)
 		th_inject(&H, F_ACK, PEER + 1 + r[i][0], iss + 1, 65535, NULL,
@@ -206,8 +202,7 @@ test_ooo_queue_memory_bound(void **st)
 	struct tcp_stats sts;
 	uint32_t iss;
 
-	th_config(&H);
-	iss = (th_start(&H), th_handshake(&H, PEER, &MSS1460));
+	iss = th_open(&H, TCP_CC_CUBIC, PEER, &MSS1460, 0);
 	fill(buf, 200 * 10, 12);
 	/* 100 one-byte segments with holes between them: the queue holds a
 	 * bounded number, the rest are dropped and counted */
@@ -229,17 +224,14 @@ test_fast_retransmit_newreno(void **st)
 	struct th_seg *s;
 	uint32_t iss;
 
-	th_config(&H);
-	H.cfg.cc = TCP_CC_NEWRENO;
-	iss = (th_start(&H), th_handshake(&H, PEER, &MSS1460));
+	iss = th_open(&H, TCP_CC_NEWRENO, PEER, &MSS1460, 0);
 	send_and_take(iss, 10 * MSS, 10);	/* IW10, nothing queued */
 	/* segment 1 lost: three duplicate ACKs */
 	ack(iss + 1, NULL);
 	ack(iss + 1, NULL);
 	assert_int_equal(th_pending(&H), 0);
 	ack(iss + 1, NULL);
-	s = th_next(&H);
-	assert_int_equal(s->seq, iss + 1);
+	s = TH_NEXT_AT(&H, iss + 1);
 	assert_int_equal(s->len, MSS);
 	assert_memory_equal(s->data, buf, MSS);
 	tcp_conn_info(H.app.conn, &ci);
@@ -256,16 +248,13 @@ test_fast_retransmit_newreno(void **st)
 	ack(iss + 1, NULL);
 	assert_int_equal(th_pending(&H), 0);
 	ack(iss + 1, NULL);	/* cwnd 11 MSS > flight 10 MSS */
-	s = th_next(&H);
-	assert_int_equal(s->seq, iss + 1 + 10 * MSS);
+	TH_NEXT_AT(&H, iss + 1 + 10 * MSS);
 	assert_int_equal(th_pending(&H), 0);
 	ack(iss + 1, NULL);	/* cwnd 12 MSS > flight 11 MSS */
-	s = th_next(&H);
-	assert_int_equal(s->seq, iss + 1 + 11 * MSS);
+	TH_NEXT_AT(&H, iss + 1 + 11 * MSS);
 	/* partial ACK (segment 5 also lost): retransmit it at once */
 	ack(iss + 1 + 4 * MSS, NULL);
-	s = th_next(&H);
-	assert_int_equal(s->seq, iss + 1 + 4 * MSS);
+	TH_NEXT_AT(&H, iss + 1 + 4 * MSS);
 	th_drain(&H);
 	tcp_conn_info(H.app.conn, &ci);
 	assert_true(ci.in_recovery);
@@ -285,23 +274,18 @@ test_fast_retransmit_newreno(void **st)
 static void
 test_limited_transmit_rfc3042(void **st)
 {
-	struct th_seg *s;
 	uint32_t iss;
 
-	th_config(&H);
-	iss = (th_start(&H), th_handshake(&H, PEER, &MSS1460));
+	iss = th_open(&H, TCP_CC_CUBIC, PEER, &MSS1460, 0);
 	send_and_take(iss, 14 * MSS, 10);	/* cwnd-limited at IW10 */
 	ack(iss + 1, NULL);			/* first dup ACK: one more */
-	s = th_next(&H);
-	assert_int_equal(s->seq, iss + 1 + 10 * MSS);
+	TH_NEXT_AT(&H, iss + 1 + 10 * MSS);
 	assert_int_equal(th_pending(&H), 0);
 	ack(iss + 1, NULL);			/* second: one more */
-	s = th_next(&H);
-	assert_int_equal(s->seq, iss + 1 + 11 * MSS);
+	TH_NEXT_AT(&H, iss + 1 + 11 * MSS);
 	assert_int_equal(th_pending(&H), 0);
 	ack(iss + 1, NULL);			/* third: fast retransmit */
-	s = th_next(&H);
-	assert_int_equal(s->seq, iss + 1);
+	TH_NEXT_AT(&H, iss + 1);
 	th_drain(&H);
 	th_stop(&H);
 }
@@ -331,17 +315,14 @@ test_sack_recovery_rfc6675(void **st)
 	struct th_seg *s;
 	uint32_t iss;
 
-	th_config(&H);
-	H.cfg.cc = TCP_CC_NEWRENO;
-	iss = (th_start(&H), th_handshake(&H, PEER, &SACKOPT));
+	iss = th_open(&H, TCP_CC_NEWRENO, PEER, &SACKOPT, 0);
 	send_and_take(iss, 30 * MSS, 10);
 	/* one ACK SACKing segments 2-4: segment 1 is lost (3 segments
 	 * SACKed above it), recovery starts without waiting for 3 dupacks */
 	o.sack[0][0] = iss + 1 + MSS;
 	o.sack[0][1] = iss + 1 + 4 * MSS;
 	ack(iss + 1, &o);
-	s = th_next(&H);
-	assert_int_equal(s->seq, iss + 1);
+	s = TH_NEXT_AT(&H, iss + 1);
 	assert_memory_equal(s->data, buf, MSS);
 	tcp_conn_info(H.app.conn, &ci);
 	assert_true(ci.in_recovery);
@@ -351,18 +332,15 @@ test_sack_recovery_rfc6675(void **st)
 	/* segments 5-8 SACKed too: pipe 3, two new segments fit */
 	o.sack[0][1] = iss + 1 + 8 * MSS;
 	ack(iss + 1, &o);
-	s = th_next(&H);
-	assert_int_equal(s->seq, iss + 1 + 10 * MSS);
-	s = th_next(&H);
-	assert_int_equal(s->seq, iss + 1 + 11 * MSS);
+	TH_NEXT_AT(&H, iss + 1 + 10 * MSS);
+	TH_NEXT_AT(&H, iss + 1 + 11 * MSS);
 	assert_int_equal(th_pending(&H), 0);	/* segment 1 not resent */
 	/* segment 9 also lost: SACK of 10-12 above it makes it lost too */
 	o.nr_sack = 2;
 	o.sack[1][0] = iss + 1 + 9 * MSS;
 	o.sack[1][1] = iss + 1 + 12 * MSS;
 	ack(iss + 1, &o);
-	s = th_next(&H);
-	assert_int_equal(s->seq, iss + 1 + 8 * MSS);
+	s = TH_NEXT_AT(&H, iss + 1 + 8 * MSS);
 	assert_int_equal(s->len, MSS);
 	th_drain(&H);
 	/* the cumulative ACK reaches recover: recovery ends, cwnd = ssthresh */
@@ -378,7 +356,6 @@ static void
 test_rto_after_loss_goes_back_n(void **st)
 {
 	struct tcp_conn_info ci;
-	struct th_seg *s;
 	uint32_t iss;
 
 	th_config(&H);
@@ -389,17 +366,14 @@ test_rto_after_loss_goes_back_n(void **st)
 	send_and_take(iss, 4 * MSS, 4);
 	ack(iss + 1 + MSS, NULL);	/* then silence: no SACK at all */
 	th_advance(&H, 1000000);	/* RTO */
-	s = th_next(&H);
-	assert_int_equal(s->seq, iss + 1 + MSS);
+	TH_NEXT_AT(&H, iss + 1 + MSS);
 	assert_int_equal(th_pending(&H), 0);	/* loss window: one MSS */
 	tcp_conn_info(H.app.conn, &ci);
 	assert_int_equal(ci.cwnd, MSS);
 	/* the ACK clocks out the rest, two segments in slow start */
 	ack(iss + 1 + 2 * MSS, NULL);
-	s = th_next(&H);
-	assert_int_equal(s->seq, iss + 1 + 2 * MSS);
-	s = th_next(&H);
-	assert_int_equal(s->seq, iss + 1 + 3 * MSS);
+	TH_NEXT_AT(&H, iss + 1 + 2 * MSS);
+	TH_NEXT_AT(&H, iss + 1 + 3 * MSS);
 	assert_int_equal(th_pending(&H), 0);
 	th_stop(&H);
 }
@@ -410,16 +384,14 @@ test_zero_window_probe(void **st)
 	struct th_seg *s;
 	uint32_t iss;
 
-	th_config(&H);
-	iss = (th_start(&H), th_handshake(&H, PEER, &MSS1460));
+	iss = th_open(&H, TCP_CC_CUBIC, PEER, &MSS1460, 0);
 	th_inject(&H, F_ACK, PEER + 1, iss + 1, 0, NULL, NULL, 0);
 	fill(buf, 100, 4);
 	tcp_send(H.app.conn, buf, 100);
 	tcp_flush(H.app.conn);
 	assert_int_equal(th_pending(&H), 0);
 	th_advance(&H, 1100000);
-	s = th_next(&H);		/* one byte probe */
-	assert_int_equal(s->seq, iss + 1);
+	s = TH_NEXT_AT(&H, iss + 1);	/* one byte probe */
 	assert_int_equal(s->len, 1);
 	assert_int_equal(s->data[0], buf[0]);
 	/* refused: still zero window, probes back off */
@@ -428,13 +400,11 @@ test_zero_window_probe(void **st)
 	th_advance(&H, 300000);
 	assert_int_equal(th_pending(&H), 0);
 	th_advance(&H, 3000000);
-	s = th_next(&H);
-	assert_int_equal(s->seq, iss + 1);
+	s = TH_NEXT_AT(&H, iss + 1);
 	assert_int_equal(s->len, 1);
 	/* accepted and the window opens: the rest flows */
 	th_inject(&H, F_ACK, PEER + 1, iss + 2, 65535, NULL, NULL, 0);
-	s = th_next(&H);
-	assert_int_equal(s->seq, iss + 2);
+	s = TH_NEXT_AT(&H, iss + 2);
 	assert_int_equal(s->len, 99);
 	assert_memory_equal(s->data, buf + 1, 99);
 	th_inject(&H, F_ACK, PEER + 1, iss + 101, 65535, NULL, NULL, 0);
@@ -450,8 +420,7 @@ test_response_piggybacks_ack(void **st)
 	struct th_seg *s;
 	uint32_t iss;
 
-	th_config(&H);
-	iss = (th_start(&H), th_handshake(&H, PEER, &MSS1460));
+	iss = th_open(&H, TCP_CC_CUBIC, PEER, &MSS1460, 0);
 	H.app.reply_len = 8;
 	th_inject(&H, F_ACK | F_PSH, PEER + 1, iss + 1, 65535, NULL,
 		  "request", 7);
@@ -474,8 +443,7 @@ test_late_response_carries_delayed_ack(void **st)
 	struct th_seg *s;
 	uint32_t iss;
 
-	th_config(&H);
-	iss = (th_start(&H), th_handshake(&H, PEER, &MSS1460));
+	iss = th_open(&H, TCP_CC_CUBIC, PEER, &MSS1460, 0);
 	th_inject(&H, F_ACK | F_PSH, PEER + 1, iss + 1, 65535, NULL,
 		  "request", 7);
 	assert_int_equal(th_pending(&H), 0);	/* ACK delayed */

@@ -24,10 +24,7 @@ static const struct th_opts SACKOPT = { .mss = 1460, .sack_ok = 1 };
 static struct tcp_conn_info
 info(void)
 {
-	struct tcp_conn_info ci;
-
-	tcp_conn_info(H.app.conn, &ci);
-	return ci;
+	return th_info(&H);
 }
 
 static void

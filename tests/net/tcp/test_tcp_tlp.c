@@ -9,8 +9,6 @@
  * shows whether it repaired a loss and the reduction when it did, one
  * probe per episode, none in recovery, and the RTO behind it. */
 
-#include <string.h>
-
 #include "tcp_harness.h"
 
 static struct th H;
@@ -30,11 +28,7 @@ static uint32_t iss;
 static void
 ack_sack(uint32_t a, unsigned int n, const uint32_t (*b)[2])
 {
-	struct th_opts o = { .nr_sack = (int)n };
-
-	if (n > 0)
-		memcpy(o.sack, b, n * sizeof(b[0]));
-	th_inject(&H, F_ACK, PEER + 1, a, 65535, &o, NULL, 0);
+	th_ack_sack(&H, PEER + 1, a, n, b);
 }
 
 static void
@@ -60,19 +54,13 @@ start(uint32_t rto_min)
 static struct tcp_stats
 stats(void)
 {
-	struct tcp_stats st;
-
-	tcp_stack_stats(H.s, &st);
-	return st;
+	return th_stats(&H);
 }
 
 static struct tcp_conn_info
 info(void)
 {
-	struct tcp_conn_info ci;
-
-	tcp_conn_info(H.app.conn, &ci);
-	return ci;
+	return th_info(&H);
 }
 
 /* Segments 0-9 sent (all the data); an RTT later 0-5 are ACKed: four
@@ -86,6 +74,40 @@ ten_sent_six_acked(void)
 	assert_int_equal(th_pending(&H), 0);
 }
 
+/* Segments 0-9 sent (all the data); an RTT later 0-8 are ACKed: one
+ * segment in flight, segment 9, whose ACK (or the segment) is lost. */
+static void
+ten_sent_nine_acked(void)
+{
+	th_send_and_take(&H, buf, 10 * MSS, iss, 10, MSS);
+	th_advance(&H, RTT);
+	ack(SEG(9));
+}
+
+/* Nothing is sent until us have passed (checked 1 ms before), then the
+ * segment at seq (the probe or the RTO's retransmission). */
+static struct th_seg *
+silent_until(uint64_t us, uint32_t seq)
+{
+	th_advance(&H, us - 1000);
+	assert_int_equal(th_pending(&H), 0);
+	th_advance(&H, 1000);
+	return TH_NEXT_AT(&H, seq);
+}
+
+/* Two more segments (10, 11) sent and, an RTT later, ACKed: the ACK
+ * beyond the probe's end that tells whether it repaired a loss. */
+static void
+two_more_acked(void)
+{
+	assert_int_equal(tcp_send(H.app.conn, buf, 2 * MSS), 2 * (int)MSS);
+	tcp_flush(H.app.conn);
+	TH_NEXT_AT(&H, SEG(10));
+	TH_NEXT_AT(&H, SEG(11));
+	th_advance(&H, RTT);
+	ack(SEG(12));
+}
+
 /* §7.2 with several segments in flight: the probe goes 2*SRTT after the
  * last ACK, long before the RTO; no new data, so it is the last segment
  * again (§7.3), and nothing else goes. */
@@ -96,11 +118,7 @@ test_pto_several_segments(void **st)
 
 	start(1000000);
 	ten_sent_six_acked();
-	th_advance(&H, PTO - 1000);
-	assert_int_equal(th_pending(&H), 0);
-	th_advance(&H, 1000);
-	s = th_next(&H);
-	assert_int_equal(s->seq, SEG(9));
+	s = silent_until(PTO, SEG(9));
 	assert_int_equal(s->len, MSS);
 	assert_memory_equal(s->data, buf + 9 * MSS, MSS);
 	assert_int_equal(th_pending(&H), 0);
@@ -117,14 +135,8 @@ test_pto_one_segment_adds_delack(void **st)
 	struct th_seg *s;
 
 	start(1000000);
-	th_send_and_take(&H, buf, 10 * MSS, iss, 10, MSS);
-	th_advance(&H, RTT);
-	ack(SEG(9));				/* segment 9 lost */
-	th_advance(&H, PTO + WCDELACK - 1000);
-	assert_int_equal(th_pending(&H), 0);
-	th_advance(&H, 1000);
-	s = th_next(&H);
-	assert_int_equal(s->seq, SEG(9));
+	ten_sent_nine_acked();			/* segment 9 lost */
+	s = silent_until(PTO + WCDELACK, SEG(9));
 	assert_int_equal(s->len, MSS);
 	assert_int_equal(stats().tlp_probes, 1);
 	assert_int_equal(stats().rto_expired, 0);
@@ -138,19 +150,12 @@ static void
 test_pto_capped_by_rto(void **st)
 {
 	struct tcp_conn_info ci;
-	struct th_seg *s;
 
 	start(0);
-	th_send_and_take(&H, buf, 10 * MSS, iss, 10, MSS);
-	th_advance(&H, RTT);
-	ack(SEG(9));
+	ten_sent_nine_acked();
 	ci = info();
 	assert_int_equal(ci.rto_us, 200000);
-	th_advance(&H, 199000);
-	assert_int_equal(th_pending(&H), 0);
-	th_advance(&H, 1000);
-	s = th_next(&H);
-	assert_int_equal(s->seq, SEG(9));
+	silent_until(200000, SEG(9));
 	assert_int_equal(th_pending(&H), 0);
 	assert_int_equal(stats().tlp_probes, 1);
 	assert_int_equal(stats().rto_expired, 0);
@@ -167,28 +172,17 @@ static void
 test_tail_loss_repaired_by_probe(void **st)
 {
 	struct tcp_conn_info ci;
-	struct th_seg *s;
 
 	start(0);
-	th_send_and_take(&H, buf, 10 * MSS, iss, 10, MSS);
-	th_advance(&H, RTT);
-	ack(SEG(9));
+	ten_sent_nine_acked();
 	ci = info();
 	th_advance(&H, 200000);
-	s = th_next(&H);
-	assert_int_equal(s->seq, SEG(9));
+	TH_NEXT_AT(&H, SEG(9));
 	th_advance(&H, RTT);
 	ack(SEG(10));				/* the copy arrived */
 	assert_int_equal(stats().tlp_recoveries, 0);
 	assert_true(info().cwnd >= ci.cwnd);
-	assert_int_equal(tcp_send(H.app.conn, buf, 2 * MSS), 2 * (int)MSS);
-	tcp_flush(H.app.conn);
-	s = th_next(&H);
-	assert_int_equal(s->seq, SEG(10));
-	s = th_next(&H);
-	assert_int_equal(s->seq, SEG(11));
-	th_advance(&H, RTT);
-	ack(SEG(12));
+	two_more_acked();
 	assert_int_equal(stats().tlp_recoveries, 1);
 	ci = info();
 	assert_false(ci.in_recovery);
@@ -206,19 +200,16 @@ static void
 test_probe_sack_starts_recovery(void **st)
 {
 	uint32_t b[1][2];
-	struct th_seg *s;
 
 	start(0);
 	ten_sent_six_acked();
 	th_advance(&H, PTO);
-	s = th_next(&H);
-	assert_int_equal(s->seq, SEG(9));
+	TH_NEXT_AT(&H, SEG(9));
 	th_advance(&H, RTT);
 	b[0][0] = SEG(9), b[0][1] = SEG(10);
 	ack_sack(SEG(6), 1, b);
 	th_advance(&H, 11000);			/* reordering window */
-	s = th_next(&H);
-	assert_int_equal(s->seq, SEG(6));
+	TH_NEXT_AT(&H, SEG(6));
 	assert_true(info().in_recovery);
 	assert_int_equal(stats().rto_expired, 0);
 	assert_int_equal(stats().tlp_probes, 1);
@@ -238,11 +229,7 @@ test_probe_sends_new_data(void **st)
 	start(0);
 	th_send_and_take(&H, buf, 20 * MSS, iss, 10, MSS);	/* cwnd: 10 */
 	ci = info();
-	th_advance(&H, PTO - 1000);
-	assert_int_equal(th_pending(&H), 0);
-	th_advance(&H, 1000);
-	s = th_next(&H);
-	assert_int_equal(s->seq, SEG(10));
+	s = silent_until(PTO, SEG(10));
 	assert_int_equal(s->len, MSS);
 	assert_memory_equal(s->data, buf + 10 * MSS, MSS);
 	assert_int_equal(th_pending(&H), 0);
@@ -267,28 +254,17 @@ unneeded_probe(bool dsack)
 {
 	struct tcp_conn_info ci;
 	uint32_t b[1][2];
-	struct th_seg *s;
 
 	start(1000000);
-	th_send_and_take(&H, buf, 10 * MSS, iss, 10, MSS);
-	th_advance(&H, RTT);
-	ack(SEG(9));
+	ten_sent_nine_acked();
 	th_advance(&H, PTO + WCDELACK);
-	s = th_next(&H);
-	assert_int_equal(s->seq, SEG(9));
+	TH_NEXT_AT(&H, SEG(9));
 	assert_int_equal(stats().tlp_probes, 1);
 	ack(SEG(10));				/* the original's, late */
 	b[0][0] = SEG(9), b[0][1] = SEG(10);
 	ack_sack(SEG(10), dsack ? 1 : 0, b);	/* the copy's */
 	ci = info();
-	assert_int_equal(tcp_send(H.app.conn, buf, 2 * MSS), 2 * (int)MSS);
-	tcp_flush(H.app.conn);
-	s = th_next(&H);
-	assert_int_equal(s->seq, SEG(10));
-	s = th_next(&H);
-	assert_int_equal(s->seq, SEG(11));
-	th_advance(&H, RTT);
-	ack(SEG(12));
+	two_more_acked();
 	assert_int_equal(stats().tlp_recoveries, 0);
 	assert_true(info().cwnd >= ci.cwnd);
 	assert_int_equal(info().ssthresh, UINT32_MAX);
@@ -315,15 +291,13 @@ static void
 test_no_probe_in_recovery(void **st)
 {
 	uint32_t b[1][2];
-	struct th_seg *s;
 
 	start(0);
 	th_send_and_take(&H, buf, 10 * MSS, iss, 10, MSS);
 	th_advance(&H, RTT);
 	b[0][0] = SEG(1), b[0][1] = SEG(4);
 	ack_sack(SEG(0), 1, b);
-	s = th_next(&H);
-	assert_int_equal(s->seq, SEG(0));	/* fast retransmit */
+	TH_NEXT_AT(&H, SEG(0));			/* fast retransmit */
 	th_drain(&H);
 	th_advance(&H, RTT);
 	ack(SEG(4));				/* partial ACK */
@@ -333,8 +307,7 @@ test_no_probe_in_recovery(void **st)
 	assert_int_equal(th_pending(&H), 0);
 	assert_int_equal(stats().tlp_probes, 0);
 	th_advance(&H, 1000);
-	s = th_next(&H);
-	assert_int_equal(s->seq, SEG(4));	/* the RTO */
+	TH_NEXT_AT(&H, SEG(4));			/* the RTO */
 	assert_int_equal(stats().rto_expired, 1);
 	assert_int_equal(stats().tlp_probes, 0);
 	th_drain(&H);
@@ -352,8 +325,7 @@ test_no_probe_in_recovery(void **st)
 	ack(SEG(11));
 	assert_int_equal(info().rto_us, 200000);
 	th_advance(&H, 200000);
-	s = th_next(&H);
-	assert_int_equal(s->seq, SEG(11));
+	TH_NEXT_AT(&H, SEG(11));
 	assert_int_equal(stats().tlp_probes, 1);
 	assert_int_equal(stats().rto_expired, 1);
 	th_stop(&H);
@@ -365,18 +337,11 @@ test_no_probe_in_recovery(void **st)
 static void
 test_rto_fires_when_probe_lost(void **st)
 {
-	struct th_seg *s;
-
 	start(0);
 	ten_sent_six_acked();
 	th_advance(&H, PTO);
-	s = th_next(&H);
-	assert_int_equal(s->seq, SEG(9));
-	th_advance(&H, 199000);
-	assert_int_equal(th_pending(&H), 0);
-	th_advance(&H, 1000);
-	s = th_next(&H);
-	assert_int_equal(s->seq, SEG(6));
+	TH_NEXT_AT(&H, SEG(9));
+	silent_until(200000, SEG(6));
 	assert_int_equal(stats().rto_expired, 1);
 	assert_int_equal(stats().tlp_probes, 1);
 	assert_int_equal(info().cwnd, MSS);
