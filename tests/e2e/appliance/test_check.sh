@@ -3,7 +3,7 @@
 # Copyright(c) 2026 ffn-shard authors
 #
 # ffn-shard --check-static / --check (issue 4, "Config file"):
-# - every shipped config in configs/ passes --check-static;
+# - every shipped config (configs/, tools/pktgen/) passes --check-static;
 # - a tap config with a real model passes --check (EAL starts: run in a
 #   namespace of its own, fsa, so the tap device never reaches the host),
 #   also as "ffn-shard [EAL args] -- --check -c FILE", whose EAL args
@@ -24,7 +24,7 @@ fails=0
 bad() { echo "FAIL $*"; fails=$((fails + 1)); }
 
 FSA_STEP="shipped configs"
-for f in "$SRC"/configs/*.conf; do
+for f in "$SRC"/configs/*.conf "$SRC"/tools/pktgen/*.conf; do
 	if out=$(timeout 20 "$FSA_BIN" --check-static -c "$f" 2>&1); then
 		echo "ok   --check-static $(basename "$f")"
 	else
