@@ -331,6 +331,11 @@ struct tcp_conn_info {
 	uint32_t rto_us;
 	uint32_t unacked;	/**< bytes sent, not acknowledged */
 	uint32_t queued;	/**< bytes in the send queue (unacked + unsent) */
+	/** The peer's cumulative ACK (RFC 9293 SND.UNA): it moves when, and
+	 * only when, new bytes are acknowledged (not on duplicate ACKs or
+	 * ACKs of zero-window probes the peer did not take). Compare for
+	 * progress, modulo 2^32; a sampling interval never spans 4 GiB. */
+	uint32_t snd_una;
 	uint8_t snd_wscale, rcv_wscale;
 	bool sack, timestamps, in_recovery;
 };

@@ -721,6 +721,7 @@ tcp_conn_info(const struct tcp_conn *c, struct tcp_conn_info *i)
 	i->rto_us = c->rto;
 	i->unacked = c->snd_max - c->snd_una;
 	i->queued = c->sq_bytes;
+	i->snd_una = c->snd_una;
 	i->snd_wscale = c->snd_wscale;
 	i->rcv_wscale = c->rcv_wscale;
 	i->sack = !!(c->flags & TF_SACK);
