@@ -98,7 +98,11 @@ struct tcp_stack_config {
 	uint32_t rcv_buf;         /**< per-connection receive memory (window + OOO) [256 KiB] */
 	uint32_t snd_buf;         /**< per-connection unacked+queued bytes [4 MiB] */
 	/** abort after this long without input [300 s]; 64 bits so that
-	 * hours fit (32-bit µs would end at ~71 min) */
+	 * hours fit (32-bit µs would end at ~71 min). A connection the app
+	 * closed with data not yet acknowledged: after this long without
+	 * a newly acknowledged byte (counted from the close at the
+	 * earliest), input or not, so a peer that ACKs zero-window probes
+	 * but never reads cannot hold it forever. */
 	uint64_t idle_timeout_us;
 	uint32_t time_wait_us;    /**< 2*MSL [60 s] */
 	uint32_t delack_us;       /**< delayed ACK timeout [40 ms] */
