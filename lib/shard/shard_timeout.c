@@ -84,18 +84,17 @@ static bool
 send_stalled(struct shard_conn *c, uint64_t now_ns)
 {
 	uint64_t lim = (uint64_t)c->su->lim.send_timeout_ms * TO_NS_PER_MS;
-	struct tcp_conn_info ti;
+	uint32_t una, queued;
 
 	if (lim == 0)
 		return false;		/* no send clock (a test's limits) */
-	tcp_conn_info(c->tc, &ti);
-	if (ti.queued == 0 && (c->q_head == NULL || !c->q_head->ready)) {
+	queued = tcp_conn_send_state(c->tc, &una);
+	if (queued == 0 && (c->q_head == NULL || !c->q_head->ready)) {
 		c->send_start_ns = 0;
 		return false;
 	}
-	if (c->send_start_ns == 0 || ti.snd_una != c->send_una ||
-	    server_holds(c)) {
-		c->send_una = ti.snd_una;
+	if (c->send_start_ns == 0 || una != c->send_una || server_holds(c)) {
+		c->send_una = una;
 		c->send_start_ns = now_ns != 0 ? now_ns : 1;
 		return false;
 	}

@@ -344,6 +344,10 @@ struct tcp_conn_info {
 	bool sack, timestamps, in_recovery;
 };
 void tcp_conn_info(const struct tcp_conn *c, struct tcp_conn_info *out);
+/** The two fields of tcp_conn_info an application's periodic sweep of
+ * every connection needs, without the rest: returns queued (bytes not
+ * yet acknowledged, unsent included) and sets *snd_una. */
+uint32_t tcp_conn_send_state(const struct tcp_conn *c, uint32_t *snd_una);
 
 #ifdef __cplusplus
 }

@@ -717,6 +717,13 @@ tcp_conn_mss(const struct tcp_conn *c)
 	return c->mss - ((c->flags & TF_TS) ? 12 : 0);
 }
 
+uint32_t
+tcp_conn_send_state(const struct tcp_conn *c, uint32_t *snd_una)
+{
+	*snd_una = c->snd_una;
+	return c->sq_bytes;
+}
+
 void
 tcp_conn_info(const struct tcp_conn *c, struct tcp_conn_info *i)
 {
