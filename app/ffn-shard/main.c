@@ -167,6 +167,7 @@ load_units(void)
 			.header_timeout_ms = cu->header_timeout_ms,
 			.body_timeout_ms = cu->body_timeout_ms,
 			.body_min_rate = cu->body_min_rate,
+			.send_timeout_ms = cu->send_timeout_ms,
 		};
 		char err[512];
 		int rc;

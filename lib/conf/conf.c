@@ -85,6 +85,8 @@ static const struct key unit_keys[] = {
 	  false },
 	{ "body_timeout_ms", K_UINT, U(body_timeout_ms), 1, 3600000, false },
 	{ "body_min_rate", K_UINT, U(body_min_rate), 0, 1000000000, false },
+	{ "send_timeout_ms", K_UINT, U(send_timeout_ms), 1,
+	  CONF_IDLE_TIMEOUT_MS_MAX, false },
 	{ "api_key", K_STR, U(api_key), 0, 0, false },
 	{ "batch_max_rows", K_UINT, U(batch_max_rows), 1, 65536, false },
 	{ "batch_wait_us", K_UINT, U(batch_wait_us), 0, 1000000, false },
@@ -406,6 +408,9 @@ unit_defaults(struct conf_unit *u)
 	/* Apache mod_reqtimeout's body=20,MinRate=500 */
 	u->body_timeout_ms = 20000;
 	u->body_min_rate = 500;
+	/* nginx's send_timeout: an answer unread by the client for a
+	 * minute is abandoned */
+	u->send_timeout_ms = 60000;
 	u->batch_max_rows = 64;
 	u->batch_wait_us = 200;
 	u->split_min_rows = 0;	/* split only when asked: a split job's

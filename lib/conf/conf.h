@@ -46,6 +46,10 @@
  *                  body_min_rate  bytes/s, 0..1000000000: each such
  *                              many body bytes received move that
  *                              deadline one second later; 0: never (500)
+ *                  send_timeout_ms  1..86400000: an answer not wholly
+ *                              acknowledged and no byte of it acked
+ *                              for this long (a client that stopped
+ *                              reading): reset (60000)
  *                  api_key     Bearer key; absent: no auth; never empty
  *                  batch_max_rows (64), batch_wait_us (200)
  *                  split_min_rows  0..65536: a binary walk-ffn job of at
@@ -94,7 +98,7 @@
 #define CONF_NAME_MAX 32
 #define CONF_STR_MAX 256	/* rte_cfgfile's CFG_VALUE_LEN */
 #define CONF_ERR_MAX 512
-/* idle_timeout_ms's largest value: a day. An idle connection left longer
+/* idle_timeout_ms's (and send_timeout_ms's) largest value: a day. An idle connection left longer
  * than that is a leak, not a keep-alive. */
 #define CONF_IDLE_TIMEOUT_MS_MAX 86400000u
 
@@ -158,6 +162,7 @@ struct conf_unit {
 	uint32_t header_timeout_ms;
 	uint32_t body_timeout_ms;
 	uint32_t body_min_rate;		/* bytes/s; 0: no extension */
+	uint32_t send_timeout_ms;	/* answer unread this long: reset */
 	bool has_api_key;
 	char api_key[CONF_STR_MAX];
 	uint32_t batch_max_rows;

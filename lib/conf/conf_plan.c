@@ -250,6 +250,7 @@ conf_print_plan(const struct conf *c, FILE *out)
 			u->body_timeout_ms);
 		if (u->body_min_rate != 0)
 			fprintf(out, " (+1 s per %u bytes)", u->body_min_rate);
+		fprintf(out, ", send %u ms", u->send_timeout_ms);
 		fprintf(out, "; auth %s\n",
 			u->has_api_key ? "Bearer key" : "none");
 	}

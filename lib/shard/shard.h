@@ -79,6 +79,8 @@ struct shard_stats {
 	uint64_t split_parts;		/**< slices (parts) computed */
 	uint64_t bytes_in;		/**< request bodies */
 	uint64_t bytes_out;		/**< response bodies */
+	uint64_t send_timeouts;		/**< connections reset: answers not
+					 *   read for send_timeout_ms */
 	uint64_t lat_hist[SHARD_LAT_BUCKETS];
 	double lat_sum_ms;
 	uint64_t batch_hist[SHARD_BATCH_BUCKETS];

@@ -768,8 +768,7 @@ shard_conn_timeout(struct shard_conn *c, const char *msg)
 	c->body_start_ns = 0;
 	c->cur = NULL;
 	if (p == NULL) {
-		tcp_abort(c->tc);
-		conn_destroy(c);
+		shard_conn_abort(c);
 		return;
 	}
 	p->keep_alive = false;
@@ -785,6 +784,13 @@ void
 shard_conn_close(struct shard_conn *c)
 {
 	tcp_close(c->tc);
+	conn_destroy(c);
+}
+
+void
+shard_conn_abort(struct shard_conn *c)
+{
+	tcp_abort(c->tc);
 	conn_destroy(c);
 }
 

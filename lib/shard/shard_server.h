@@ -48,6 +48,9 @@ struct shard_limits {
 	uint32_t body_min_rate;		/**< bytes/s: each this many body bytes
 					 *   received move the body deadline
 					 *   1 s later; 0: never */
+	uint32_t send_timeout_ms;	/**< answer bytes waiting and none
+					 *   acknowledged this long: reset
+					 *   (0: never) */
 };
 
 struct shard_srv_unit;

@@ -76,6 +76,8 @@ struct shard_conn {
 	uint64_t head_start_ns;		/* 0: not inside a head */
 	uint64_t body_start_ns;		/* 0: no body clock (shard_timeout.c) */
 	uint64_t body_base;		/* body bytes in when it (re)started */
+	uint64_t send_start_ns;		/* 0: no send clock (shard_timeout.c) */
+	uint32_t send_una;		/* TCP snd_una when it (re)started */
 	bool closing;			/* close after the queued responses */
 	bool stop_rx;			/* input ignored (error, close) */
 	bool gone;			/* TCP connection is closed */
@@ -133,6 +135,8 @@ void shard_conn_job_done(struct shard_netlc *lc, struct shard_job *job);
 void shard_conn_timeout(struct shard_conn *c, const char *msg);
 /* Close c (FIN after what TCP holds) and free it. */
 void shard_conn_close(struct shard_conn *c);
+/* Reset c (RST; what TCP holds is dropped) and free it. */
+void shard_conn_abort(struct shard_conn *c);
 void shard_conn_close_all(struct shard_netlc *lc);
 void shard_pend_try_free(struct shard_netlc *lc, struct shard_pend *p);
 /* A chunked body's buffer is full: grow it; 0, or 413 (max_body) or 503
@@ -143,7 +147,8 @@ const char *shard_reject_msg(int status);
 
 /* shard_timeout.c */
 /* Slow heads and bodies: 408 and close (header_timeout_ms,
- * body_timeout_ms and body_min_rate); the drain's idle closes. */
+ * body_timeout_ms and body_min_rate); answers not read: reset
+ * (send_timeout_ms); the drain's idle closes. */
 void shard_conn_sweep(struct shard_netlc *lc, uint64_t now_ns);
 /* (Re)start the body clock of c's request at now_ns. */
 void shard_body_clock_start(struct shard_conn *c, uint64_t now_ns);

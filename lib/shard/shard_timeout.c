@@ -8,8 +8,17 @@
  * body=20,MinRate=500), so a large body on a slow but steady link
  * completes and a trickle under the TCP idle timeout does not hold a
  * connection and its body buffer forever. Either is answered RFC 9110
- * §15.5.9 408 and closed (shard_conn_timeout). Runs on the network lcore
- * that owns the connections.
+ * §15.5.9 408 and closed (shard_conn_timeout).
+ *
+ * And of answers not read (nginx's send_timeout): a client that stops
+ * reading but answers TCP's zero-window probes is never idle to TCP, so
+ * it would hold its answers (up to the send memory) and its pipeline
+ * slots forever. While answer bytes wait for the client and none is
+ * acknowledged for send_timeout_ms, the connection is reset: no answer
+ * reaches a client that does not read. Progress is the peer's cumulative
+ * ACK (snd_una), not our sending.
+ *
+ * Runs on the network lcore that owns the connections.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -64,6 +73,34 @@ server_holds(const struct shard_conn *c)
 	return false;
 }
 
+/* c's answers have waited send_timeout_ms for the client with no new
+ * byte acknowledged. Progress is sampled here, each sweep: a new snd_una
+ * starts the clock again. Answers wait when TCP holds bytes not yet
+ * acknowledged, or a computed answer waits in the queue for send space.
+ * The clock does not run while the server holds the queue up
+ * (server_holds): that is not the client's fault; it starts again once
+ * every queued answer is computed. */
+static bool
+send_stalled(struct shard_conn *c, uint64_t now_ns)
+{
+	uint64_t lim = (uint64_t)c->su->lim.send_timeout_ms * TO_NS_PER_MS;
+	uint32_t una, queued;
+
+	if (lim == 0)
+		return false;		/* no send clock (a test's limits) */
+	queued = tcp_conn_send_state(c->tc, &una);
+	if (queued == 0 && (c->q_head == NULL || !c->q_head->ready)) {
+		c->send_start_ns = 0;
+		return false;
+	}
+	if (c->send_start_ns == 0 || una != c->send_una || server_holds(c)) {
+		c->send_una = una;
+		c->send_start_ns = now_ns != 0 ? now_ns : 1;
+		return false;
+	}
+	return now_ns - c->send_start_ns > lim;
+}
+
 void
 shard_conn_sweep(struct shard_netlc *lc, uint64_t now_ns)
 {
@@ -78,6 +115,12 @@ shard_conn_sweep(struct shard_netlc *lc, uint64_t now_ns)
 		 * while the connection still reads. */
 		bool may_answer = c->q_head == NULL && !c->stop_rx;
 
+		if (send_stalled(c, now_ns)) {
+			c->su->u->stats[lc->lcore_id].send_timeouts++;
+			shard_conn_abort(c);
+			c = next;
+			continue;
+		}
 		if (c->body_start_ns != 0 && server_holds(c))
 			shard_body_clock_start(c, now_ns);
 		if (c->head_start_ns != 0 && lim != 0 &&

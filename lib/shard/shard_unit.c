@@ -311,6 +311,12 @@ shard_metrics_text(const struct shard_unit *u, size_t *len)
 		  "ffn_split_parts_total{shard=\"%s\"} %llu\n", u->name,
 		  (unsigned long long)s.split_jobs, u->name,
 		  (unsigned long long)s.split_parts);
+	tb_printf(&b, "# HELP ffn_send_timeouts_total Connections reset "
+		  "because the client read none of its answers for "
+		  "send_timeout_ms.\n"
+		  "# TYPE ffn_send_timeouts_total counter\n"
+		  "ffn_send_timeouts_total{shard=\"%s\"} %llu\n", u->name,
+		  (unsigned long long)s.send_timeouts);
 	tb_printf(&b, "# HELP ffn_compute_ms Compute time per request "
 		  "(spec/wire.md §5.2 latency_ms).\n"
 		  "# TYPE ffn_compute_ms histogram\n");

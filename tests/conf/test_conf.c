@@ -156,6 +156,7 @@ test_defaults(void **state)
 	assert_int_equal(u->header_timeout_ms, 10000);
 	assert_int_equal(u->body_timeout_ms, 20000);
 	assert_int_equal(u->body_min_rate, 500);
+	assert_int_equal(u->send_timeout_ms, 60000);
 	assert_int_equal(u->batch_max_rows, 64);
 	assert_int_equal(u->batch_wait_us, 200);
 	assert_int_equal(u->split_min_rows, 0);	/* never split */
@@ -178,6 +179,7 @@ test_values(void **state)
 		"api_key = abc-_.~+/==\nq6k_layout = ggml\nnuma_node = 1\n"
 		"split_min_rows = 4\nidle_timeout_ms = 86400000\n"
 		"body_timeout_ms = 3600000\nbody_min_rate = 0\n"
+		"send_timeout_ms = 86400000\n"
 		"[log]\nlevel = debug\n[telemetry]\nmetrics = no\n", &c);
 	assert_int_equal(c.ports[0].gateway, (198u << 24) | (18 << 16) |
 		(10 << 8) | 1);
@@ -205,6 +207,8 @@ test_values(void **state)
 	/* the longest body timeout, no min-rate extension */
 	assert_int_equal(u->body_timeout_ms, 3600000);
 	assert_int_equal(u->body_min_rate, 0);
+	/* the longest send timeout: 24 h, as the idle one */
+	assert_int_equal(u->send_timeout_ms, 86400000);
 	assert_string_equal(c.log_level, "debug");
 	assert_false(c.metrics);
 	conf_free(&c);
@@ -321,6 +325,12 @@ test_err_values(void **state)
 		  "\"1000000001\": out of range 0..1000000000" },
 		{ "body_min_rate = 5k", "[shard a] body_min_rate: \"5k\": "
 		  "not a number" },
+		{ "send_timeout_ms = 0", "[shard a] send_timeout_ms: "
+		  "\"0\": out of range 1..86400000" },
+		{ "send_timeout_ms = 86400001", "[shard a] send_timeout_ms: "
+		  "\"86400001\": out of range 1..86400000" },
+		{ "send_timeout_ms = 1m", "[shard a] send_timeout_ms: "
+		  "\"1m\": not a number" },
 	};
 	char text[1024], want[512];
 	size_t i;
@@ -585,7 +595,7 @@ test_plan(void **state)
 		"    limits: body "
 		"64 MiB, header 8 KiB, 4096 connections, pipeline 16, idle "
 		"60000 ms, header 10000 ms, body 20000 ms (+1 s per 500 "
-		"bytes); auth Bearer key\n"));
+		"bytes), send 60000 ms; auth Bearer key\n"));
 	assert_non_null(strstr(buf, "network lcores 1-2; worker lcores "
 		"3-7\n    wire: f32, f16 on, i8 off; batches of up to 64 rows, "
 		"wait 200 us\n    layer split: off\n"));

@@ -37,6 +37,8 @@ struct env {
 	struct shard_srv_unit *su;
 	struct shard_netlc *lc;
 	uint32_t seq, ack;		/* of the peer's next segment */
+	uint32_t got;			/* server bytes the peer has (its
+					 * next ACK is E.ack + got) */
 	char out[16384];		/* what the server sent */
 	size_t out_len;
 	uint8_t flags;			/* every flag it sent */
@@ -52,6 +54,7 @@ group_setup(void **state)
 		.max_connections = 16, .pipeline_depth = 16,
 		.idle_timeout_ms = 60000, .header_timeout_ms = 10000,
 		.body_timeout_ms = 20000, .body_min_rate = 500,
+		.send_timeout_ms = 10000,
 	};
 
 	(void)state;
@@ -105,6 +108,9 @@ conn_open(uint32_t body_timeout_ms, uint32_t body_min_rate)
 	th_start(&E.h);
 	E.su->lim.body_timeout_ms = body_timeout_ms;
 	E.su->lim.body_min_rate = body_min_rate;
+	/* These peers acknowledge none of the answers: no send clock
+	 * (send_timeout_ms has tests of its own, send_open). */
+	E.su->lim.send_timeout_ms = 0;
 	E.su->jobs = NULL;
 	E.lc = rte_zmalloc("lc", sizeof(*E.lc), 64);
 	assert_non_null(E.lc);
@@ -118,6 +124,7 @@ conn_open(uint32_t body_timeout_ms, uint32_t body_min_rate)
 	assert_int_equal(s->flags, F_SYN | F_ACK);
 	E.seq = PEER_ISN + 1;
 	E.ack = s->seq + 1;
+	E.got = 0;
 	th_inject(&E.h, F_ACK, E.seq, E.ack, 65535, NULL, NULL, 0);
 	assert_int_equal(E.lc->n_conns, 1);
 	out_clear();
@@ -442,6 +449,188 @@ test_min_rate_zero(void **state)
 	conn_fini();
 }
 
+/* ---- answers not read (send_timeout_ms) ---------------------------- */
+
+/* conn_open with the send clock on: 10 s. */
+static void
+send_open(void)
+{
+	conn_open(20000, 500);
+	E.su->lim.send_timeout_ms = 10000;
+}
+
+/* The sweep at t left the connection open. */
+static void
+sweep_open(uint64_t t)
+{
+	sweep_at(t);
+	assert_int_equal(E.lc->n_conns, 1);
+}
+
+/* The peer sends a request advertising a receive window of win bytes. */
+static void
+peer_req_win(const char *s, uint16_t win)
+{
+	size_t len = strlen(s);
+
+	th_inject(&E.h, F_ACK | F_PSH, E.seq, E.ack, win, NULL, s,
+		  (uint32_t)len);
+	E.seq += (uint32_t)len;
+}
+
+/* The peer takes what the server sent (into E.out) and acknowledges it,
+ * advertising win bytes free; returns the payload bytes taken. A
+ * one-byte zero-window probe is taken only when win is not 0: a peer
+ * with no room drops it and acknowledges the old edge (RFC 9293
+ * §3.8.6.1). */
+static uint32_t
+peer_read_ack(uint16_t win)
+{
+	uint32_t n = 0;
+
+	while (th_pending(&E.h) > 0) {
+		struct th_seg *s = th_next(&E.h);
+
+		assert_false(s->flags & (F_RST | F_FIN));
+		if (s->len == 0 || s->seq != E.ack + E.got)
+			continue;	/* a pure ACK, or a probe again */
+		if (win == 0 && s->len == 1)
+			continue;	/* a probe, no room for it */
+		assert_true(E.out_len + s->len < sizeof(E.out));
+		memcpy(E.out + E.out_len, s->data, s->len);
+		E.out_len += s->len;
+		E.out[E.out_len] = '\0';
+		E.got += s->len;
+		n += s->len;
+	}
+	th_inject(&E.h, F_ACK, E.seq, E.ack + E.got, win, NULL, NULL, 0);
+	return n;
+}
+
+/* The connection was reset (and counted): nothing but an RST ended it. */
+static void
+expect_reset(uint64_t count_before)
+{
+	bool rst = false;
+	char want[128], *text;
+	size_t len;
+
+	assert_int_equal(E.lc->n_conns, 0);
+	while (th_pending(&E.h) > 0) {
+		struct th_seg *s = th_next(&E.h);
+
+		rst |= (s->flags & F_RST) != 0;
+		assert_false(s->flags & F_FIN);
+	}
+	assert_true(rst);
+	assert_int_equal(E.m->u->stats[0].send_timeouts, count_before + 1);
+	/* and /metrics shows it */
+	text = shard_metrics_text(E.m->u, &len);
+	assert_non_null(text);
+	snprintf(want, sizeof(want), "\nffn_send_timeouts_total{shard=\"%s\"} "
+		 "%llu\n", E.m->u->name, (unsigned long long)count_before + 1);
+	assert_non_null(strstr(text, want));
+	free(text);
+}
+
+/* A client that stops reading: its window closes on the first 100 bytes
+ * of the answer, and it answers every zero-window probe with an ACK (so
+ * TCP never finds it idle) but never opens the window. Reset
+ * send_timeout_ms (10 s) after the last byte it acknowledged, not
+ * before; the probes it answers meanwhile are no progress. */
+static void
+test_send_stall_reset(void **state)
+{
+	uint64_t before = E.m->u->stats[0].send_timeouts;
+
+	(void)state;
+	send_open();
+	peer_req_win("GET /v1/stats HTTP/1.1\r\nHost: a\r\n\r\n", 100);
+	assert_int_equal(peer_read_ack(0), 100);	/* then no room */
+	sweep_at(T0);				/* the last progress */
+	for (int i = 1; i <= 5; i++) {
+		th_advance(&E.h, 2 * SEC / 1000);	/* µs: probes */
+		assert_int_equal(peer_read_ack(0), 0);
+		sweep_open(T0 + (uint64_t)i * 2 * SEC);
+	}
+	assert_int_equal(E.got, 100);
+	sweep_open(T0 + 10 * SEC);		/* exactly the limit */
+	sweep_at(T0 + 10001 * MSEC);
+	expect_reset(before);
+	conn_fini();
+}
+
+/* A client that reads slowly but steadily: 50 bytes every 4 s. The
+ * whole answer takes several times send_timeout_ms, yet no gap between
+ * two acknowledged bytes does: never reset, the answer arrives whole. */
+static void
+test_send_slow_reader_kept(void **state)
+{
+	uint64_t before = E.m->u->stats[0].send_timeouts;
+	uint64_t t = T0;
+	const char *body;
+	unsigned long cl;
+
+	(void)state;
+	send_open();
+	peer_req_win("GET /v1/stats HTTP/1.1\r\nHost: a\r\n\r\n", 50);
+	sweep_at(t);
+	while (peer_read_ack(50) > 0) {
+		t += 4 * SEC;
+		th_advance(&E.h, 4 * SEC / 1000);
+		sweep_open(t);
+	}
+	assert_true(t - T0 > 3 * 10 * SEC);
+	body = strstr(E.out, "\r\n\r\n");
+	assert_non_null(body);
+	assert_non_null(strstr(E.out, "Content-Length: "));
+	cl = strtoul(strstr(E.out, "Content-Length: ") + 16, NULL, 10);
+	assert_int_equal(strlen(body + 4), cl);
+	assert_true(strncmp(E.out, "HTTP/1.1 200 OK\r\n", 17) == 0);
+	/* all acknowledged: no clock, however long it stays */
+	sweep_open(t + 100 * SEC);
+	assert_int_equal(peer_read_ack(50), 0);
+	assert_int_equal(E.m->u->stats[0].send_timeouts, before);
+	conn_fini();
+}
+
+/* An answer the client does not read, and behind it a request the
+ * server computes for far longer than send_timeout_ms: the wait is the
+ * server's, the clock stands. It runs again once that answer is
+ * computed (and cannot leave either): reset send_timeout_ms later. */
+static void
+test_send_computing_not_counted(void **state)
+{
+	uint64_t before = E.m->u->stats[0].send_timeouts;
+	struct shard_job *job = NULL;
+
+	(void)state;
+	send_open();
+	E.su->jobs = rte_ring_create("t_jobs", 64, SOCKET_ID_ANY, 0);
+	assert_non_null(E.su->jobs);
+	peer_req_win("GET /v1/stats HTTP/1.1\r\nHost: a\r\n\r\n"
+		     "POST /v1/walk-ffn HTTP/1.1\r\nHost: a\r\n"
+		     "Content-Type: application/json\r\n"
+		     "Content-Length: 2\r\n\r\n{}", 0);
+	assert_int_equal(rte_ring_count(E.su->jobs), 1);
+	sweep_at(T0);
+	for (int i = 1; i <= 6; i++) {
+		th_advance(&E.h, 10 * SEC / 1000);
+		assert_int_equal(peer_read_ack(0), 0);
+		sweep_open(T0 + (uint64_t)i * 10 * SEC);
+	}
+	/* computed at T0 + 60 s; the window is still shut */
+	assert_int_equal(rte_ring_dequeue(E.su->jobs, (void **)&job), 0);
+	shard_resp_error(&job->resp, 503, "busy");
+	shard_conn_job_done(E.lc, job);
+	assert_int_equal(peer_read_ack(0), 0);
+	sweep_open(T0 + 60 * SEC);
+	sweep_open(T0 + 70 * SEC);
+	sweep_at(T0 + 70001 * MSEC);
+	expect_reset(before);
+	conn_fini();
+}
+
 int
 main(void)
 {
@@ -455,6 +644,9 @@ main(void)
 		cmocka_unit_test(test_queued_ahead_continue),
 		cmocka_unit_test(test_min_rate_zero),
 		cmocka_unit_test(test_head_timeout_408),
+		cmocka_unit_test(test_send_stall_reset),
+		cmocka_unit_test(test_send_slow_reader_kept),
+		cmocka_unit_test(test_send_computing_not_counted),
 	};
 	int rc;
 

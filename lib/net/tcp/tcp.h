@@ -98,7 +98,11 @@ struct tcp_stack_config {
 	uint32_t rcv_buf;         /**< per-connection receive memory (window + OOO) [256 KiB] */
 	uint32_t snd_buf;         /**< per-connection unacked+queued bytes [4 MiB] */
 	/** abort after this long without input [300 s]; 64 bits so that
-	 * hours fit (32-bit µs would end at ~71 min) */
+	 * hours fit (32-bit µs would end at ~71 min). A connection the app
+	 * closed with data not yet acknowledged: after this long without
+	 * a newly acknowledged byte (counted from the close at the
+	 * earliest), input or not, so a peer that ACKs zero-window probes
+	 * but never reads cannot hold it forever. */
 	uint64_t idle_timeout_us;
 	uint32_t time_wait_us;    /**< 2*MSL [60 s] */
 	uint32_t delack_us;       /**< delayed ACK timeout [40 ms] */
@@ -331,10 +335,19 @@ struct tcp_conn_info {
 	uint32_t rto_us;
 	uint32_t unacked;	/**< bytes sent, not acknowledged */
 	uint32_t queued;	/**< bytes in the send queue (unacked + unsent) */
+	/** The peer's cumulative ACK (RFC 9293 SND.UNA): it moves when, and
+	 * only when, new bytes are acknowledged (not on duplicate ACKs or
+	 * ACKs of zero-window probes the peer did not take). Compare for
+	 * progress, modulo 2^32; a sampling interval never spans 4 GiB. */
+	uint32_t snd_una;
 	uint8_t snd_wscale, rcv_wscale;
 	bool sack, timestamps, in_recovery;
 };
 void tcp_conn_info(const struct tcp_conn *c, struct tcp_conn_info *out);
+/** The two fields of tcp_conn_info an application's periodic sweep of
+ * every connection needs, without the rest: returns queued (bytes not
+ * yet acknowledged, unsent included) and sets *snd_una. */
+uint32_t tcp_conn_send_state(const struct tcp_conn *c, uint32_t *snd_una);
 
 #ifdef __cplusplus
 }

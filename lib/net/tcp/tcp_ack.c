@@ -225,6 +225,7 @@ tcp_ack(struct tcp_conn *c, struct tcp_seg *g)
 		}
 		c->retries = 0;
 		c->snd_una = ack;
+		c->last_progress = s->now;
 		if (SEQ_LT(c->snd_nxt, ack))
 			c->snd_nxt = ack;
 		tcp_sacked_prune(c);

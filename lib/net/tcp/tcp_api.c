@@ -252,6 +252,7 @@ tcp_close(struct tcp_conn *c)
 	if (c->flags & TF_GONE)
 		return;
 	c->flags |= TF_APP_CLOSED;
+	c->last_progress = tcp_now(c->stack);
 	if (c->state == TCP_SYN_SENT) {
 		tcp_conn_free(c);
 		return;

@@ -231,6 +231,7 @@ struct tcp_conn {
 	uint64_t delack_at;
 	uint64_t idle_at;	/* idle timeout or end of TIME_WAIT */
 	uint64_t last_rx;
+	uint64_t last_progress;	/* snd_una last moved, or the app closed */
 	uint64_t deadline;	/* wheel slot this conn is filed under */
 	uint8_t persist;	/* rto_at is the persist timer */
 	uint8_t on_wheel;

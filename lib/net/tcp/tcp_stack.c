@@ -363,11 +363,19 @@ tcp_conn_timers(struct tcp_conn *c, uint64_t now)
 	}
 	if (c->idle_at != 0 && c->idle_at <= now) {
 		/* An orphan in FIN_WAIT_2 (app closed, peer never FINs) gets
-		 * 2*MSL rather than the full idle time. */
+		 * 2*MSL rather than the full idle time. An orphan whose data
+		 * the peer does not take (zero window, its probes ACKed: the
+		 * peer is never idle) gets the idle time from its last
+		 * acknowledged byte: no application is left to give up on
+		 * it, and it would hold its send memory forever. */
+		bool orphan = c->flags & TF_APP_CLOSED;
 		uint64_t due = c->last_rx +
-			((c->state == TCP_FIN_WAIT_2 &&
-			  (c->flags & TF_APP_CLOSED)) ?
+			((c->state == TCP_FIN_WAIT_2 && orphan) ?
 			 s->cfg.time_wait_us : s->cfg.idle_timeout_us);
+
+		if (orphan && c->sq_bytes > 0 &&
+		    c->last_progress + s->cfg.idle_timeout_us < due)
+			due = c->last_progress + s->cfg.idle_timeout_us;
 
 		if (due > now) {
 			c->idle_at = due;
@@ -709,6 +717,13 @@ tcp_conn_mss(const struct tcp_conn *c)
 	return c->mss - ((c->flags & TF_TS) ? 12 : 0);
 }
 
+uint32_t
+tcp_conn_send_state(const struct tcp_conn *c, uint32_t *snd_una)
+{
+	*snd_una = c->snd_una;
+	return c->sq_bytes;
+}
+
 void
 tcp_conn_info(const struct tcp_conn *c, struct tcp_conn_info *i)
 {
@@ -721,6 +736,7 @@ tcp_conn_info(const struct tcp_conn *c, struct tcp_conn_info *i)
 	i->rto_us = c->rto;
 	i->unacked = c->snd_max - c->snd_una;
 	i->queued = c->sq_bytes;
+	i->snd_una = c->snd_una;
 	i->snd_wscale = c->snd_wscale;
 	i->rcv_wscale = c->rcv_wscale;
 	i->sack = !!(c->flags & TF_SACK);

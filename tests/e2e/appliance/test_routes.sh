@@ -20,7 +20,8 @@
 #      carries the key; routes, binary, router, json, errors, limits, auth.
 #   C  gemma3, f32 interleaved (written by tools/mkvindex), f16 = off by
 #      LARQL_F16_WIRE_DISABLE: negotiation and the router's call;
-#      idle_timeout_ms = 2000: an idle keep-alive connection is closed.
+#      idle_timeout_ms = 2000: an idle keep-alive connection is closed;
+#      send_timeout_ms = 1500: a client that stops reading is reset.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.sh"
@@ -52,6 +53,57 @@ dt = time.time() - t0
 print("idle keep-alive connection: %s after %.2f s (idle_timeout_ms %d)"
       % ("closed" if closed else "still open", dt, ms))
 sys.exit(0 if ok and closed and dt >= 0.8 * ms / 1000 else 1)
+EOF
+}
+
+# send_reset MS: a client that asks for a large answer (4 layers of 48
+# rows, 196 KiB) through a small receive buffer and never reads is
+# reset once no byte was acknowledged for MS (send_timeout_ms; its
+# kernel keeps ACKing the zero-window probes), counted in /metrics as
+# ffn_send_timeouts_total, not before 0.7 MS and within MS + 4 s.
+send_reset() {
+	fsa_client 30 "$FSA_PY" - "$HERE" "$FSA_PYREF" "$FSA_IP" "$1" <<'EOF'
+import socket, sys, time
+sys.path.insert(0, sys.argv[1])
+sys.path.insert(0, sys.argv[2])
+import numpy as np
+import fsa
+import wire
+host, ms = sys.argv[3], int(sys.argv[4])
+
+def resets():
+    r = fsa.Http(host, 8080).request("GET", "/metrics")
+    for ln in r.body.decode().splitlines():
+        if ln.startswith("ffn_send_timeouts_total{"):
+            return int(ln.split()[-1])
+    return -1
+
+x = np.random.default_rng(7).standard_normal((48, 256)).astype(np.float32)
+body, ct = wire.encode_request([0, 1, 2, 3], x, "f32")
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+s.connect((host, 8080))
+base = resets()
+s.sendall(fsa.build("POST", "/v1/walk-ffn", body, [("Content-Type", ct)]))
+t0 = time.time()
+time.sleep(0.7 * ms / 1000)
+early = resets() - base
+n = early
+while n == 0 and time.time() - t0 < ms / 1000 + 4:
+    time.sleep(0.05)
+    n = resets() - base
+dt = time.time() - t0
+reset = False
+s.settimeout(5)
+try:
+    while s.recv(1 << 16):
+        pass
+except ConnectionResetError:
+    reset = True
+print("unread answer: %d send timeout(s) after %.2f s (none at %.2f s: "
+      "%s), connection %s (send_timeout_ms %d)" % (n, dt, 0.7 * ms / 1000,
+      early == 0, "reset" if reset else "not reset", ms))
+sys.exit(0 if base >= 0 and early == 0 and n == 1 and reset else 1)
 EOF
 }
 
@@ -109,13 +161,16 @@ routes --name "B gemma3-f16" --model "$m/gemma3-f16" --owned 0-3 --i8 1 \
 	--groups delivery,routes,binary,router,json,errors,limits,auth
 fsa_stop
 
-fsa_conf "$FSA_DIR/c.conf" "$m/gemma3-il" 0-3 idle_timeout_ms=2000
+fsa_conf "$FSA_DIR/c.conf" "$m/gemma3-il" 0-3 idle_timeout_ms=2000 \
+	send_timeout_ms=1500
 fsa_start "$FSA_DIR/c.conf" LARQL_F16_WIRE_DISABLE=1
 FSA_STEP="run C"
 routes --name "C gemma3-interleaved" --model "$m/gemma3-il" --owned 0-3 \
 	--f16 0 --groups delivery,negotiation,router
 FSA_STEP="run C: idle_timeout_ms"
 idle_closed 2000 || fails="$fails $FSA_STEP"
+FSA_STEP="run C: send_timeout_ms"
+send_reset 1500 || fails="$fails $FSA_STEP"
 fsa_stop
 FSA_STEP=done
 if [ -n "$fails" ]; then

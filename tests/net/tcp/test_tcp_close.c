@@ -377,6 +377,86 @@ test_close_into_zero_window(void **st)
 	th_stop(&H);
 }
 
+/* An orphan (the app closed) whose peer takes none of its data but
+ * ACKs every zero-window probe is never idle by its input; it is reset
+ * idle_timeout after its last acknowledged byte (here: the close), not
+ * before, and its send memory is freed. */
+static void
+test_orphan_unread_reset(void **st)
+{
+	static uint8_t data[3000];
+	struct tcp_stats sts;
+	struct th_seg *s;
+	uint32_t iss;
+
+	th_config(&H);
+	H.cfg.idle_timeout_us = 10000000;	/* 10 s */
+	iss = setup();
+	th_inject(&H, F_ACK, PEER + 1, iss + 1, 0, NULL, NULL, 0);
+	assert_int_equal(tcp_send(H.app.conn, data, sizeof(data)),
+			 (int)sizeof(data));
+	tcp_close(H.app.conn);
+	for (int i = 0; i < 9; i++) {
+		th_advance(&H, 1000000);
+		while (th_pending(&H) > 0) {
+			s = th_next(&H);
+			assert_false(s->flags & F_RST);
+			assert_int_equal(s->seq, iss + 1);	/* a probe */
+		}
+		/* the probe answered, the window still shut */
+		th_inject(&H, F_ACK, PEER + 1, iss + 1, 0, NULL, NULL, 0);
+		assert_int_equal(nr_state(TCP_FIN_WAIT_1), 1);
+	}
+	th_advance(&H, 990000);			/* 9.99 s after the close */
+	th_drain(&H);
+	th_inject(&H, F_ACK, PEER + 1, iss + 1, 0, NULL, NULL, 0);
+	assert_int_equal(nr_state(TCP_FIN_WAIT_1), 1);
+	th_advance(&H, 20000);			/* 10.01 s */
+	s = th_next(&H);
+	assert_true(s->flags & F_RST);
+	tcp_stack_stats(H.s, &sts);
+	assert_int_equal(sts.conns[TCP_FIN_WAIT_1], 0);
+	assert_int_equal(sts.resets_out, 1);
+	th_stop(&H);				/* no mbuf left behind */
+}
+
+/* An orphan read slowly but steadily (500 bytes every 4 s) outlives the
+ * idle timeout many times over: each acknowledged byte is progress. */
+static void
+test_orphan_slow_reader_kept(void **st)
+{
+	static uint8_t data[3000];
+	uint32_t iss, acked = 0;
+	bool fin = false;
+
+	th_config(&H);
+	H.cfg.idle_timeout_us = 10000000;	/* 10 s */
+	iss = setup();
+	th_inject(&H, F_ACK, PEER + 1, iss + 1, 500, NULL, NULL, 0);
+	assert_int_equal(tcp_send(H.app.conn, data, sizeof(data)),
+			 (int)sizeof(data));
+	tcp_close(H.app.conn);
+	for (int i = 0; i < 6; i++) {
+		th_advance(&H, 9000000);
+		while (th_pending(&H) > 0) {
+			struct th_seg *s = th_next(&H);
+
+			assert_false(s->flags & F_RST);
+			if (s->seq == iss + 1 + acked)
+				acked += s->len;
+			fin |= (s->flags & F_FIN) != 0;
+		}
+		assert_int_equal(acked, 500u * (i + 1));
+		th_inject(&H, F_ACK, PEER + 1, iss + 1 + acked, 500, NULL,
+			  NULL, 0);
+	}
+	/* 54 s: all 3000 bytes taken, the FIN with the last of them */
+	assert_true(fin);
+	th_inject(&H, F_ACK, PEER + 1, iss + 3002, 500, NULL, NULL, 0);
+	assert_int_equal(nr_state(TCP_FIN_WAIT_2), 1);
+	th_stop(&H);
+}
+
 /* A valid SYN cookie does not get past the global connection limit:
  * the completing ACK is dropped and counted like a SYN would be. */
 static void
@@ -570,6 +650,8 @@ main(void)
 		cmocka_unit_test(test_syn_backlog_from_config),
 		cmocka_unit_test(test_conn_limit_excludes_time_wait),
 		cmocka_unit_test(test_close_into_zero_window),
+		cmocka_unit_test(test_orphan_unread_reset),
+		cmocka_unit_test(test_orphan_slow_reader_kept),
 		cmocka_unit_test(test_cookie_ack_respects_conn_limit),
 		cmocka_unit_test(
 			test_syn_sent_validation_and_simultaneous_open),

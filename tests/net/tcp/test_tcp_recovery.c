@@ -414,6 +414,64 @@ test_zero_window_probe(void **st)
 	th_stop(&H);
 }
 
+/* snd_una is v in both tcp_conn_info and tcp_conn_send_state, which
+ * also gives the queued bytes of tcp_conn_info. */
+#define SND_UNA_IS(v) do {						\
+	uint32_t _u = 0;						\
+	assert_int_equal(th_info(&H).snd_una, (uint32_t)(v));		\
+	assert_int_equal(tcp_conn_send_state(H.app.conn, &_u),		\
+			 th_info(&H).queued);				\
+	assert_int_equal(_u, (uint32_t)(v));				\
+} while (0)
+
+/* tcp_conn_info's snd_una: what the peer has cumulatively acknowledged,
+ * the progress an application (lib/shard's send_timeout_ms) watches. It
+ * follows new ACKs, and stays put while a zero window's probes are
+ * answered without taking the byte, and on duplicate ACKs. */
+static void
+test_info_snd_una_follows_acks(void **st)
+{
+	struct th_seg *s;
+	uint32_t iss;
+
+	iss = th_open(&H, TCP_CC_CUBIC, PEER, &MSS1460, 0);
+	SND_UNA_IS(iss + 1);	/* the SYN's */
+	fill(buf, 3000, 9);
+	assert_int_equal(tcp_send(H.app.conn, buf, 3000), 3000);
+	tcp_flush(H.app.conn);
+	assert_int_equal(th_take_all(&H, NULL), 3);
+	SND_UNA_IS(iss + 1);	/* sent, not acked */
+	th_inject(&H, F_ACK, PEER + 1, iss + 1 + 1000, 0, NULL, NULL, 0);
+	SND_UNA_IS(iss + 1001);
+	assert_int_equal(th_info(&H).queued, 2000);
+	/* the same ACK again: no progress */
+	th_inject(&H, F_ACK, PEER + 1, iss + 1 + 1000, 0, NULL, NULL, 0);
+	SND_UNA_IS(iss + 1001);
+	/* the rest acknowledged, into a closed window; more data waits */
+	th_inject(&H, F_ACK, PEER + 1, iss + 3001, 0, NULL, NULL, 0);
+	SND_UNA_IS(iss + 3001);
+	assert_int_equal(tcp_send(H.app.conn, buf, 100), 100);
+	tcp_flush(H.app.conn);
+	assert_int_equal(th_pending(&H), 0);
+	/* probes answered, the window still closed: snd_una stays */
+	for (int i = 0; i < 3; i++) {
+		th_advance(&H, 60000000);
+		s = TH_NEXT_AT(&H, iss + 3001);
+		assert_int_equal(s->len, 1);
+		th_inject(&H, F_ACK, PEER + 1, iss + 3001, 0, NULL, NULL, 0);
+		SND_UNA_IS(iss + 3001);
+		assert_int_equal(th_info(&H).queued, 100);
+	}
+	/* the window opens: the probe byte and the rest acknowledged */
+	th_inject(&H, F_ACK, PEER + 1, iss + 3002, 65535, NULL, NULL, 0);
+	SND_UNA_IS(iss + 3002);
+	th_take_all(&H, NULL);
+	th_inject(&H, F_ACK, PEER + 1, iss + 3101, 65535, NULL, NULL, 0);
+	SND_UNA_IS(iss + 3101);
+	assert_int_equal(th_info(&H).queued, 0);
+	th_stop(&H);
+}
+
 static void
 test_response_piggybacks_ack(void **st)
 {
@@ -474,6 +532,7 @@ main(void)
 		cmocka_unit_test(test_sack_recovery_rfc6675),
 		cmocka_unit_test(test_rto_after_loss_goes_back_n),
 		cmocka_unit_test(test_zero_window_probe),
+		cmocka_unit_test(test_info_snd_una_follows_acks),
 		cmocka_unit_test(test_response_piggybacks_ack),
 		cmocka_unit_test(test_late_response_carries_delayed_ack),
 	};
