@@ -218,6 +218,7 @@ stream_bw(float *const m[3], size_t n, int iters)
 struct allc {
 	pthread_barrier_t *go, *done;	/* shared by all threads */
 	int cpu, rounds, compute;
+	int pin_err;			/* pthread_setaffinity_np's error */
 	float *const *w;
 	size_t n;
 	struct ffn_model *m;
@@ -235,7 +236,10 @@ allc_thread(void *arg)
 
 	CPU_ZERO(&set);
 	CPU_SET(a->cpu, &set);
-	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	/* Fails when a cpuset excludes the CPU: the threads may then
+	 * share CPUs, and the all-cores line would not mean what it says. */
+	a->pin_err = pthread_setaffinity_np(pthread_self(), sizeof(set),
+					    &set);
 	if (a->compute) {
 		s = ffn_scratch_new(a->m, 1, -1);
 		y = malloc((size_t)a->H * 4);
@@ -304,8 +308,13 @@ all_cores(int ncpu, int compute, float *const (*w)[3], size_t n,
 		if (r > 0 && t < best)	/* round 0 warms */
 			best = t;
 	}
-	for (int i = 0; i < ncpu; i++)
+	for (int i = 0; i < ncpu; i++) {
 		pthread_join(th[i], NULL);
+		if (a[i].pin_err != 0) {
+			fprintf(stderr, "bench-ffn: pthread_setaffinity_np(CPU %d): %s: the all-cores threads are not pinned\n",
+				i, strerror(a[i].pin_err));
+		}
+	}
 	pthread_barrier_destroy(&go);
 	pthread_barrier_destroy(&done);
 	return (double)ncpu * bytes / best;
