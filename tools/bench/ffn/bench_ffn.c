@@ -7,7 +7,8 @@
  *   - streaming read bandwidth (vectorised sum over the f32 weights);
  *   - 1 row, f32 weights: time and bytes/s as % of that (target >= 85%);
  *   - the same on all cores at once: one pinned thread per online CPU,
- *     aggregate bytes/s of one-row compute vs aggregate streaming read;
+ *     aggregate bytes/s of one-row compute vs aggregate streaming read,
+ *     the two in alternating rounds;
  *   - 1 row, f16 weights: time ratio vs f32 (target <= 0.6x);
  *   - 8 rows batched vs 1 row (target <= 2x), OpenBLAS sgemm beside it;
  *   - the FMA floor: this core's peak FMA rate, measured in registers,
@@ -212,12 +213,15 @@ stream_bw(float *const m[3], size_t n, int iters)
  * on its own copy of the weights (as workers serving different layers
  * do: threads reading one copy share its cache lines in L3, and one
  * pulled the other along past twice the one-core rate), started
- * together; aggregate bytes / wall time, best of iters rounds. Wall
- * time, not CPU time: the point is the node's bandwidth with every core
- * pulling at once. */
+ * together; aggregate bytes / wall time, best of iters rounds. Each
+ * round runs the plain read and then the one-row compute, so the two
+ * figures are measured side by side: this VM's memory changes speed
+ * from minute to minute, and two separate best-of runs compared one
+ * spell with another. Wall time, not CPU time: the point is the node's
+ * bandwidth with every core pulling at once. */
 struct allc {
 	pthread_barrier_t *go, *done;	/* shared by all threads */
-	int cpu, rounds, compute;
+	int cpu, rounds;
 	int pin_err;			/* pthread_setaffinity_np's error */
 	float *const *w;
 	size_t n;
@@ -230,9 +234,11 @@ static void *
 allc_thread(void *arg)
 {
 	struct allc *a = arg;
-	struct ffn_scratch *s = NULL;
+	struct ffn_scratch *s = ffn_scratch_new(a->m, 1, -1);
+	const float *xp[1] = { a->x };
+	float *y = malloc((size_t)a->H * 4);
+	float *yp[1] = { y };
 	cpu_set_t set;
-	float *y = NULL;
 
 	CPU_ZERO(&set);
 	CPU_SET(a->cpu, &set);
@@ -240,26 +246,20 @@ allc_thread(void *arg)
 	 * share CPUs, and the all-cores line would not mean what it says. */
 	a->pin_err = pthread_setaffinity_np(pthread_self(), sizeof(set),
 					    &set);
-	if (a->compute) {
-		s = ffn_scratch_new(a->m, 1, -1);
-		y = malloc((size_t)a->H * 4);
-	}
 	for (int r = 0; r < a->rounds; r++) {
+		float t = 0;
+
+		/* phase 1: the plain read */
 		pthread_barrier_wait(a->go);
-		if (a->compute) {
-			const float *xp[1] = { a->x };
-			float *yp[1] = { y };
-
-			ffn_compute(a->m, 0, xp, yp, 1, s);
-		} else {
-			float t = 0;
-
-			for (int c = 0; c < 3; c++)
-				t += ffn_isa_supported(FFN_ISA_AVX512) ?
-				     sum_avx512(a->w[c], a->n) :
-				     sum_avx2(a->w[c], a->n);
-			sink = t;
-		}
+		for (int c = 0; c < 3; c++)
+			t += ffn_isa_supported(FFN_ISA_AVX512) ?
+			     sum_avx512(a->w[c], a->n) :
+			     sum_avx2(a->w[c], a->n);
+		sink = t;
+		pthread_barrier_wait(a->done);
+		/* phase 2: one row computed */
+		pthread_barrier_wait(a->go);
+		ffn_compute(a->m, 0, xp, yp, 1, s);
 		pthread_barrier_wait(a->done);
 	}
 	ffn_scratch_free(s);
@@ -276,37 +276,39 @@ wall(void)
 	return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-/* Aggregate bytes/s of ncpu threads each streaming bytes (compute: one
- * row of m; else: the plain read of w). */
-static double
-all_cores(int ncpu, int compute, float *const (*w)[3], size_t n,
+/* Aggregate bytes/s of ncpu threads each streaming bytes: *rd the plain
+ * read of w, *fn one row of m, rounds alternating. */
+static void
+all_cores(int ncpu, float *const (*w)[3], size_t n,
 	  struct ffn_model *const *m, float *x, unsigned H, size_t bytes,
-	  int iters)
+	  int iters, double *rd, double *fn)
 {
 	struct allc a[ncpu];
 	pthread_t th[ncpu];
 	pthread_barrier_t go, done;
-	double best = 1e30;
+	double best[2] = { 1e30, 1e30 };
 
 	pthread_barrier_init(&go, NULL, ncpu + 1);
 	pthread_barrier_init(&done, NULL, ncpu + 1);
 	for (int i = 0; i < ncpu; i++) {
 		a[i] = (struct allc){ .cpu = i, .rounds = iters + 1,
-				      .compute = compute, .w = w[i], .n = n,
+				      .w = w[i], .n = n,
 				      .m = m[i], .x = x, .H = H,
 				      .go = &go, .done = &done };
 	}
 	for (int i = 0; i < ncpu; i++)
 		pthread_create(&th[i], NULL, allc_thread, &a[i]);
 	for (int r = 0; r < iters + 1; r++) {
-		double t;
+		for (int ph = 0; ph < 2; ph++) {
+			double t;
 
-		pthread_barrier_wait(&go);
-		t = wall();
-		pthread_barrier_wait(&done);
-		t = wall() - t;
-		if (r > 0 && t < best)	/* round 0 warms */
-			best = t;
+			pthread_barrier_wait(&go);
+			t = wall();
+			pthread_barrier_wait(&done);
+			t = wall() - t;
+			if (r > 0 && t < best[ph])	/* round 0 warms */
+				best[ph] = t;
+		}
 	}
 	for (int i = 0; i < ncpu; i++) {
 		pthread_join(th[i], NULL);
@@ -317,7 +319,8 @@ all_cores(int ncpu, int compute, float *const (*w)[3], size_t n,
 	}
 	pthread_barrier_destroy(&go);
 	pthread_barrier_destroy(&done);
-	return (double)ncpu * bytes / best;
+	*rd = (double)ncpu * bytes / best[0];
+	*fn = (double)ncpu * bytes / best[1];
 }
 
 /* Best time of one ffn_compute() call of R rows. */
@@ -452,8 +455,7 @@ bench(const char *name, unsigned H, unsigned nf, int iters, int table)
 				ffn_model_set_engine(mc[i], FFN_ENGINE_KERNEL,
 						     0);
 		}
-		abw = all_cores(ncpu, 0, wc, n, mc, NULL, H, bytes32, iters);
-		afn = all_cores(ncpu, 1, wc, n, mc, x, H, bytes32, iters);
+		all_cores(ncpu, wc, n, mc, x, H, bytes32, iters, &abw, &afn);
 		for (int i = 1; i < ncpu; i++) {
 			ffn_model_free(mc[i]);
 			for (c = 0; c < 3; c++)
