@@ -323,33 +323,46 @@ all_cores(int ncpu, float *const (*w)[3], size_t n,
 	*fn = (double)ncpu * bytes / best[1];
 }
 
-/* Best time of one ffn_compute() call of R rows. */
+/* The time of one ffn_compute() call of R rows (x, y: R rows of H). */
 static double
-time_compute(struct ffn_model *m, struct ffn_scratch *s, float *x, float *y,
-	     unsigned H, unsigned R, int iters)
+time_once(struct ffn_model *m, struct ffn_scratch *s, float *x, float *y,
+	  unsigned H, unsigned R)
 {
 	const float *xp[64] = { NULL };
 	float *yp[64] = { NULL };
-	double best = 1e30;
 	unsigned r;
-	int it;
+	double t;
 
 	for (r = 0; r < R; r++) {
 		xp[r] = x + (size_t)r * H;
 		yp[r] = y + (size_t)r * H;
 	}
-	ffn_compute(m, 0, xp, yp, R, s);	/* warm */
-	for (it = 0; it < iters; it++) {
-		double t = now();
-
-		if (ffn_compute(m, 0, xp, yp, R, s) != 0) {
-			fprintf(stderr, "ffn_compute failed\n");
-			exit(1);
-		}
-		t = now() - t;
-		if (t < best)
-			best = t;
+	t = now();
+	if (ffn_compute(m, 0, xp, yp, R, s) != 0) {
+		fprintf(stderr, "ffn_compute failed\n");
+		exit(1);
 	}
+	return now() - t;
+}
+
+/* *best = the least t of the rounds after round 0 (which warms). */
+static void
+keep_min(double *best, int round, double t)
+{
+	if (round > 0 && t < *best)
+		*best = t;
+}
+
+/* Best time of one ffn_compute() call of R rows, after a warm call. */
+static double
+time_compute(struct ffn_model *m, struct ffn_scratch *s, float *x, float *y,
+	     unsigned H, unsigned R, int iters)
+{
+	double best = 1e30;
+	int it;
+
+	for (it = 0; it <= iters; it++)
+		keep_min(&best, it, time_once(m, s, x, y, H, R));
 	return best;
 }
 
@@ -401,16 +414,29 @@ bench(const char *name, unsigned H, unsigned nf, int iters, int table)
 		return 1;
 	fill(x, (size_t)64 * H, 1.0f, 99);
 
-	bw = stream_bw(w, n, iters);
+	/*
+	 * Every figure once per round, best of each over the rounds (round
+	 * 0 warms): the ratios then compare the same spells of this VM's
+	 * memory, which changes speed from minute to minute; separate
+	 * best-of runs of each figure compared one spell with another.
+	 */
+	bw = 0;
+	t1 = t8 = t16 = t816 = t1b = t8b = 1e30;
+	for (int it = 0; it <= iters; it++) {
+		double b = stream_bw(w, n, 1);
+
+		if (it > 0 && b > bw)
+			bw = b;
+		ffn_model_set_engine(m32, FFN_ENGINE_KERNEL, 0);
+		keep_min(&t1, it, time_once(m32, s, x, y, H, 1));
+		keep_min(&t8, it, time_once(m32, s, x, y, H, 8));
+		keep_min(&t16, it, time_once(m16, s, x, y, H, 1));
+		keep_min(&t816, it, time_once(m16, s, x, y, H, 8));
+		ffn_model_set_engine(m32, FFN_ENGINE_BLAS, 0);
+		keep_min(&t1b, it, time_once(m32, s, x, y, H, 1));
+		keep_min(&t8b, it, time_once(m32, s, x, y, H, 8));
+	}
 	fma = fma_peak(iters);
-	ffn_model_set_engine(m32, FFN_ENGINE_KERNEL, 0);
-	t1 = time_compute(m32, s, x, y, H, 1, iters);
-	t8 = time_compute(m32, s, x, y, H, 8, iters);
-	t16 = time_compute(m16, s, x, y, H, 1, iters);
-	t816 = time_compute(m16, s, x, y, H, 8, iters);
-	ffn_model_set_engine(m32, FFN_ENGINE_BLAS, 0);
-	t1b = time_compute(m32, s, x, y, H, 1, iters);
-	t8b = time_compute(m32, s, x, y, H, 8, iters);
 
 	printf("\n== %s: hidden %u, intermediate %u, one layer, f32 %.0f MB, "
 	       "f16 %.0f MB, kernels %s\n", name, H, nf, bytes32 / 1e6,
