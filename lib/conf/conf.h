@@ -98,8 +98,8 @@
 #define CONF_NAME_MAX 32
 #define CONF_STR_MAX 256	/* rte_cfgfile's CFG_VALUE_LEN */
 #define CONF_ERR_MAX 512
-/* idle_timeout_ms's (and send_timeout_ms's) largest value: a day. An idle connection left longer
- * than that is a leak, not a keep-alive. */
+/* idle_timeout_ms's (and send_timeout_ms's) largest value: a day. An
+ * idle connection left longer than that is a leak, not a keep-alive. */
 #define CONF_IDLE_TIMEOUT_MS_MAX 86400000u
 
 /* A set of lcore ids. */
