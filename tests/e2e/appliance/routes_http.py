@@ -239,15 +239,7 @@ def g_limits():
         c = conn()
         c.s.settimeout(A.header_timeout_ms / 1000.0 + 5)
         c.send(b"GET /v1/health HTTP/1.1\r\nHost: x\r\n")
-        try:
-            r = c.read_response()
-        except (OSError, fsa.Closed) as e:
-            C.check(False, what + ": answered 408 before the close", e)
-        else:
-            check_json_error(r, 408, what)
-            C.eq(r.header("connection"), "close",
-                 what + ": Connection: close")
-            C.check(c.at_eof(wait=5), what + ": closed after the 408")
+        check_408_close(c, what)
         c.close()
     # A body that stops after its head is answered 408 after
     # body_timeout_ms (+ 5 bytes / body_min_rate, 10 ms at the default),
@@ -262,17 +254,7 @@ def g_limits():
                b"".join(b"%s: %s\r\n" % (k.encode(), v.encode())
                         for k, v in AUTH) +
                b"Content-Length: 100\r\n\r\n12345")
-        try:
-            r = c.read_response()
-        except (OSError, fsa.Closed) as e:
-            C.check(False, what + ": answered 408 before the close", e)
-        else:
-            check_json_error(r, 408, what)
-            C.eq(r.body, b'{"error":"request body timeout"}',
-                 what + ": its message")
-            C.eq(r.header("connection"), "close",
-                 what + ": Connection: close")
-            C.check(c.at_eof(wait=5), what + ": closed after the 408")
+        check_408_close(c, what, b'{"error":"request body timeout"}')
         c.close()
     # Response size limit: the appliance refuses a batch whose answer
     # would exceed its limit (spec §4 last paragraph), with 413.
@@ -285,6 +267,21 @@ def g_limits():
         r = walk(c, body, wire.CT_F32)
         check_json_error(r, 413, "batch of %d layers" % K)
         c.close()
+
+
+def check_408_close(c, what, body=None):
+    """The next thing on c is a JSON 408 (with this body, if given) with
+    Connection: close, and then the close (RFC 9110 §15.5.9)."""
+    try:
+        r = c.read_response()
+    except (OSError, fsa.Closed) as e:
+        C.check(False, what + ": answered 408 before the close", e)
+        return
+    check_json_error(r, 408, what)
+    if body is not None:
+        C.eq(r.body, body, what + ": its message")
+    C.eq(r.header("connection"), "close", what + ": Connection: close")
+    C.check(c.at_eof(wait=5), what + ": closed after the 408")
 
 
 # ---- connections ----------------------------------------------------------
