@@ -15,6 +15,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,11 +50,12 @@ static struct {
 } role[RTE_MAX_LCORE];
 
 /* The first SIGINT/SIGTERM drains for at most DRAIN_MS; a second one
- * (Ctrl-C again) closes what is left at once. */
+ * (Ctrl-C again) closes what is left at once, unless it is the first
+ * delivered twice (shard_server_signal: timeout(1) does so). */
 static void
 on_signal(int sig)
 {
-	shard_server_stop(got_signal ? 0 : DRAIN_MS);
+	shard_server_signal(DRAIN_MS);
 	got_signal = sig;
 }
 
@@ -292,6 +294,7 @@ main(int argc, char **argv)
 	int eal_argc = 0, app_first = 1, check = 0, check_static = 0;
 	const char *path = NULL;
 	unsigned int main_lcore;
+	sigset_t stop_sigs;
 	int c, rc;
 
 	/* "ffn-shard [EAL args] -- -c FILE": EAL args from the command line. */
@@ -347,7 +350,15 @@ main(int argc, char **argv)
 			return 1;
 		}
 	}
+	/* The stop signals are blocked in every thread EAL starts (they
+	 * inherit this mask) and handled on this one alone: handlers on
+	 * two threads at once could both take theirs for the first. */
+	sigemptyset(&stop_sigs);
+	sigaddset(&stop_sigs, SIGINT);
+	sigaddset(&stop_sigs, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &stop_sigs, NULL);
 	rc = rte_eal_init(eal_argc, eal_argv);
+	pthread_sigmask(SIG_UNBLOCK, &stop_sigs, NULL);
 	if (rc < 0) {
 		fprintf(stderr, "ffn-shard: %s%s: rte_eal_init failed: %s "
 			"(EAL's messages above say why)\n",

@@ -493,6 +493,33 @@ shard_server_stop(unsigned int drain_ms)
 	__atomic_store_n(&shard_stop_flag, 1, __ATOMIC_RELEASE);
 }
 
+int
+shard_signal_drain(uint64_t first_ns, uint64_t now_ns, unsigned int drain_ms)
+{
+	if (first_ns == 0)
+		return (int)drain_ms;
+	if (now_ns - first_ns < SHARD_SIGNAL_DUP_MS * 1000000ull)
+		return -1;
+	return 0;
+}
+
+/* Signal handlers run on the main thread only (app/ffn-shard blocks the
+ * stop signals in every other), so first_signal_ns has one writer. */
+static volatile uint64_t first_signal_ns;
+
+int
+shard_server_signal(unsigned int drain_ms)
+{
+	uint64_t now = net_now_ns();
+	int d = shard_signal_drain(first_signal_ns, now, drain_ms);
+
+	if (first_signal_ns == 0)
+		first_signal_ns = now != 0 ? now : 1;
+	if (d >= 0)
+		shard_server_stop((unsigned int)d);
+	return d;
+}
+
 /* Counters of other lcores are read without their cooperation: each is a
  * u64 written by one lcore, so a reader sees a recent value, never a torn
  * one (x86-64, aligned). */

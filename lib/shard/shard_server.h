@@ -100,6 +100,27 @@ void shard_server_stop(unsigned int drain_ms);
 uint64_t shard_drain_deadline(uint64_t now_ns, unsigned int drain_ms,
 			      int stopping, uint64_t cur_ns);
 
+/**
+ * The operator's stop signals (SIGINT, SIGTERM): the first drains for
+ * drain_ms; a later one hurries the stop (shard_server_stop(0)), unless
+ * it comes within SHARD_SIGNAL_DUP_MS of the first. Such a one is the
+ * first signal delivered twice, and changes nothing: timeout(1) sends
+ * its TERM to the child and then to the child's process group (coreutils
+ * timeout.c, cleanup()), and so does any supervisor that signals both
+ * a process and its group. Taken for an operator's second signal, the
+ * copy cut every answer in flight short. Returns the drain asked for
+ * (ms, 0: close now) or -1 for a duplicate. Safe in a signal handler.
+ */
+#define SHARD_SIGNAL_DUP_MS 1000
+int shard_server_signal(unsigned int drain_ms);
+
+/**
+ * shard_server_signal's choice for a signal at now_ns when the first came
+ * at first_ns (0: this is the first): drain_ms, 0 or -1 as there.
+ */
+int shard_signal_drain(uint64_t first_ns, uint64_t now_ns,
+		       unsigned int drain_ms);
+
 
 /** Prometheus text of the network lcores' TCP and net counters, for
  * shard_unit.metrics_extra. arg is ignored. */

@@ -42,6 +42,27 @@ test_drain_deadline(void **state)
 	assert_true(shard_drain_deadline(10, 1, 0, 5) == 10 + 1000000ull);
 }
 
+/* The operator's signals (shard_server_signal): the first drains; the
+ * same signal delivered twice within SHARD_SIGNAL_DUP_MS (timeout(1)
+ * sends TERM to the child and to its group) changes nothing; a second
+ * signal after that closes at once. */
+static void
+test_signal_drain(void **state)
+{
+	const uint64_t ms = 1000000ull, t0 = 7 * 1000 * ms;
+
+	(void)state;
+	assert_int_equal(shard_signal_drain(0, t0, 5000), 5000);
+	/* The copy: microseconds later, or just inside the window. */
+	assert_int_equal(shard_signal_drain(t0, t0 + 3000, 5000), -1);
+	assert_int_equal(shard_signal_drain(t0, t0 +
+			 SHARD_SIGNAL_DUP_MS * ms - 1, 5000), -1);
+	/* An operator's second signal. */
+	assert_int_equal(shard_signal_drain(t0, t0 +
+			 SHARD_SIGNAL_DUP_MS * ms, 5000), 0);
+	assert_int_equal(shard_signal_drain(t0, t0 + 4000 * ms, 5000), 0);
+}
+
 /* ---- /metrics ----------------------------------------------------------
  * prom_check(): the rules of the text format a scraper relies on. Every
  * sample belongs to a family (its name, or for a histogram/summary the
@@ -337,6 +358,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_drain_deadline),
+		cmocka_unit_test(test_signal_drain),
 		cmocka_unit_test(test_prom_check_rules),
 		cmocka_unit_test(test_metrics_tcp_two_lcores),
 		cmocka_unit_test(test_metrics_tcp_truncated),

@@ -62,10 +62,18 @@ class Closed(Exception):
 class Http:
     """One TCP connection; requests and responses as bytes."""
 
-    def __init__(self, host, port, timeout=10.0):
+    def __init__(self, host, port, timeout=10.0, rcvbuf=None):
+        """rcvbuf: SO_RCVBUF, set before the connect so the window
+        (and its scale) offered in the SYN follows it."""
         self.host = host
         self.port = port
-        self.s = socket.create_connection((host, port), timeout=timeout)
+        if rcvbuf is None:
+            self.s = socket.create_connection((host, port), timeout=timeout)
+        else:
+            self.s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            self.s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
+            self.s.settimeout(timeout)
+            self.s.connect((host, port))
         self.s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.buf = b""
 
