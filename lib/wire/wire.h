@@ -287,6 +287,7 @@ struct wire_json_req {
 	uint64_t seq_len;	/**< default 1 */
 	uint64_t top_k;		/**< default 8092 */
 	bool full_output;	/**< default false */
+	bool moe_layer;		/**< default false; spec/wire.md §6 */
 };
 
 /**
@@ -317,7 +318,9 @@ uint64_t wire_json_req_layer(const struct wire_json_req *r, size_t i);
  * The reference's checks for a JSON request, in its order: no model (404),
  * full_output: seq_len*hidden overflow, residual count (features mode:
  * exactly hidden values, message with seq_len=1), full_output: seq_len
- * == 0, "must provide 'layer' or 'layers'", owned, < num_layers.
+ * == 0, "must provide 'layer' or 'layers'", owned, < num_layers, then
+ * full_output with moe_layer: 400, this shard serves no MoE layer
+ * (spec/wire.md §6; features mode ignores moe_layer).
  * Returns 0, or -EINVAL / -ENOENT with err filled.
  */
 int wire_json_req_validate(const struct wire_json_req *r,

@@ -50,8 +50,15 @@ wire_json_req_validate(const struct wire_json_req *r,
 		.u64 = r->has_layers ? r->layers : &r->layer,
 	};
 
-	return wire_validate_common(m, r->seq_len, r->n_residual,
-				    r->full_output, &l, err);
+	int rc = wire_validate_common(m, r->seq_len, r->n_residual,
+				      r->full_output, &l, err);
+
+	/* spec/wire.md §6: a hybrid-MoE client asks for the whole MoE
+	 * layer; a 200 with the plain FFN would pass for it. */
+	if (rc == 0 && r->full_output && r->moe_layer)
+		return wire_error_set(err, 400, "moe_layer=true but server "
+				      "has no --moe-shards configured");
+	return rc;
 }
 
 /* ---------------- numbers ---------------- */

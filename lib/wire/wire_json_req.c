@@ -555,10 +555,25 @@ jp_null(struct jp *j)
 }
 
 enum { K_RESIDUAL, K_LAYER, K_LAYERS, K_SEQ_LEN, K_TOP_K, K_FULL_OUTPUT,
-       K_COUNT };
+       K_MOE_LAYER, K_COUNT };
 static const char *const KEYS[K_COUNT] = {
 	"residual", "layer", "layers", "seq_len", "top_k", "full_output",
+	"moe_layer",
 };
+
+/* A boolean field (serde's bool: null is a type error too). */
+static int
+jp_bool(struct jp *j, bool *out, const char *type_msg)
+{
+	jp_ws(j);
+	if (j->p < j->end && *j->p == 't')
+		return jp_lit(j, "true") == 0 ? (*out = true, 0) : -EINVAL;
+	if (j->p < j->end && *j->p == 'f')
+		return jp_lit(j, "false") == 0 ? (*out = false, 0) : -EINVAL;
+	if (j->p >= j->end)
+		return jp_fail(j, "");
+	return jp_type(j, type_msg);
+}
 
 static int
 jp_field(struct jp *j, int k, struct wire_json_req *r)
@@ -594,17 +609,12 @@ jp_field(struct jp *j, int k, struct wire_json_req *r)
 	case K_TOP_K:
 		return jp_uint(j, &r->top_k,
 			       "'top_k' must be a non-negative integer");
+	case K_FULL_OUTPUT:
+		return jp_bool(j, &r->full_output,
+			       "'full_output' must be a boolean");
 	default:
-		jp_ws(j);
-		if (j->p < j->end && *j->p == 't')
-			return jp_lit(j, "true") == 0 ?
-			       (r->full_output = true, 0) : -EINVAL;
-		if (j->p < j->end && *j->p == 'f')
-			return jp_lit(j, "false") == 0 ?
-			       (r->full_output = false, 0) : -EINVAL;
-		if (j->p >= j->end)
-			return jp_fail(j, "");
-		return jp_type(j, "'full_output' must be a boolean");
+		return jp_bool(j, &r->moe_layer,
+			       "'moe_layer' must be a boolean");
 	}
 }
 

@@ -144,6 +144,13 @@ test_parse_errors(void **state)
 			 "invalid JSON: 'top_k' must be a non-negative integer");
 	expect_parse_err("{\"residual\":[],\"full_output\":1}",
 			 "invalid JSON: 'full_output' must be a boolean");
+	expect_parse_err("{\"residual\":[],\"moe_layer\":\"yes\"}",
+			 "invalid JSON: 'moe_layer' must be a boolean");
+	expect_parse_err("{\"residual\":[],\"moe_layer\":null}",
+			 "invalid JSON: 'moe_layer' must be a boolean");
+	expect_parse_err("{\"residual\":[],\"moe_layer\":true,"
+			 "\"moe_layer\":true}",
+			 "invalid JSON: duplicate field `moe_layer`");
 	/* invalid UTF-8 in a string */
 	expect_parse_err("{\"residual\":[],\"x\":\"\xff\"}", NULL);
 }
@@ -305,6 +312,44 @@ test_validate_order(void **state)
 			"layer 18446744073709551615 out of range (num_layers = 34)");
 }
 
+/* spec/wire.md §6: "moe_layer": true with full_output is a 400 after the
+ * residual, layer and ownership checks; features mode ignores it. */
+static void
+test_validate_moe_layer(void **state)
+{
+	struct wire_model m = model4;
+	const char *moe = "moe_layer=true but server has no --moe-shards "
+			  "configured";
+
+	(void)state;
+	m.first = 2;
+	m.last = 5;
+	expect_validate("{\"residual\":[1,2,3,4],\"layer\":2,"
+			"\"full_output\":true,\"moe_layer\":true}", &m,
+			-EINVAL, 400, moe);
+	expect_validate("{\"moe_layer\":true,\"layers\":[2,3],"
+			"\"residual\":[1,2,3,4,5,6,7,8],\"seq_len\":2,"
+			"\"full_output\":true}", &m, -EINVAL, 400, moe);
+	/* The earlier checks come first. */
+	expect_validate("{\"residual\":[1,2,3],\"layer\":2,"
+			"\"full_output\":true,\"moe_layer\":true}", &m,
+			-EINVAL, 400,
+			"residual has 3 elements, expected 4 (seq_len=1 * hidden_size=4)");
+	expect_validate("{\"residual\":[1,2,3,4],"
+			"\"full_output\":true,\"moe_layer\":true}", &m,
+			-EINVAL, 400, "must provide 'layer' or 'layers'");
+	expect_validate("{\"residual\":[1,2,3,4],\"layer\":6,"
+			"\"full_output\":true,\"moe_layer\":true}", &m,
+			-EINVAL, 400,
+			"layer 6 not served by this shard (owned: 2\xe2\x80\x93" "5)");
+	/* Features mode, or moe_layer false: no MoE error. */
+	expect_validate("{\"residual\":[1,2,3,4],\"layer\":2,"
+			"\"moe_layer\":true}", &m, 0, 0, NULL);
+	expect_validate("{\"residual\":[1,2,3,4],\"layer\":2,"
+			"\"full_output\":true,\"moe_layer\":false}", &m, 0,
+			0, NULL);
+}
+
 static void
 expect_fmt(double v, const char *want)
 {
@@ -437,6 +482,7 @@ main(void)
 		cmocka_unit_test(test_parse_errors),
 		cmocka_unit_test(test_parse_serde_rules),
 		cmocka_unit_test(test_validate_order),
+		cmocka_unit_test(test_validate_moe_layer),
 		cmocka_unit_test(test_number_format),
 		cmocka_unit_test(test_full_output_bodies),
 		cmocka_unit_test(test_features_bodies),

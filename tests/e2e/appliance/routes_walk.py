@@ -435,6 +435,16 @@ def g_json():
         r = jwalk(c, {"layer": 0, "residual": xs, "full_output": True})
         check_error(r, 400, "layer 0 not served by this shard (owned: "
                     "%d\u2013%d)" % tuple(A.owned), "JSON layer 0")
+    # A hybrid-MoE client's whole-layer request: refused, not answered
+    # with the plain FFN (§6); features mode ignores the key.
+    r = jwalk(c, {"layer": L[0], "residual": xs, "full_output": True,
+                  "moe_layer": True})
+    check_error(r, 400, "moe_layer=true but server has no --moe-shards "
+                "configured", "JSON moe_layer full_output")
+    r = jwalk(c, {"layer": L[0], "residual": xs, "top_k": 5,
+                  "moe_layer": True})
+    if C.eq(r.status, 200, "JSON moe_layer features: status"):
+        check_features(json_obj(r), L[0], x, 5, "JSON moe_layer features")
     c.close()
 
 

@@ -165,6 +165,10 @@ class Handler(BaseHTTPRequestHandler):
                                    "%d (seq_len=%d * hidden_size=%d)"
                                    % (x.size, seq_len * vi.hidden, seq_len,
                                       vi.hidden))
+            if req.get("moe_layer") is True:
+                # spec/wire.md §6: no MoE layer is served here.
+                return self._error(400, "moe_layer=true but server has "
+                                   "no --moe-shards configured")
             res = [{"layer": L, "output": [float(v) for v in y.ravel()],
                     "seq_len": seq_len}
                    for L, _, y in shard.run(layers,
