@@ -130,6 +130,7 @@ struct http_request {
 	struct http_str content_type;	/* field values, OWS trimmed */
 	struct http_str accept;
 	struct http_str authorization;
+	struct http_str forwarded_for;	/* X-Forwarded-For, the last line */
 	bool keep_alive;		/* after this request (§9.3) */
 	bool expect_continue;		/* Expect: 100-continue */
 	bool chunked;			/* Transfer-Encoding: chunked */

@@ -451,7 +451,7 @@ parse_field(struct http_parser *p, const char *s, size_t n,
 	/* dispatch on the name's length: one compare per field, not eight */
 #define IS(name) (i == sizeof(name) - 1 && mem_ieq_n(s, name, i))
 	if (i != 4 && i != 6 && i != 10 && i != 12 && i != 13 && i != 14 &&
-	    i != 17)
+	    i != 15 && i != 17)
 		return 0;
 	if (IS("content-length")) {
 		return parse_content_length(p, v, vn);
@@ -479,6 +479,11 @@ parse_field(struct http_parser *p, const char *s, size_t n,
 			return http_fail(p, 400, "duplicate Authorization");
 		r->authorization.p = v;
 		r->authorization.len = vn;
+	} else if (IS("x-forwarded-for")) {
+		/* The last line: a proxy appends the peer it saw to the
+		 * last element, and lines combine in order (RFC 9110 §5.3). */
+		r->forwarded_for.p = v;
+		r->forwarded_for.len = vn;
 	} else if (IS("connection")) {
 		size_t pos = 0, el;
 		const char *e;

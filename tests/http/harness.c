@@ -70,6 +70,8 @@ log_head(struct outcome *out, const struct http_request *r)
 	log_str(out, "ct", r->content_type);
 	log_str(out, "accept", r->accept);
 	log_str(out, "auth", r->authorization);
+	if (r->forwarded_for.p != NULL)
+		log_str(out, "xff", r->forwarded_for);
 	outf(out, " minor=%d ka=%d expect=%d chunked=%d body=%d cl=%d/%llu"
 		" head_len=%u", r->minor, r->keep_alive, r->expect_continue,
 		r->chunked, r->has_body, r->has_content_length,

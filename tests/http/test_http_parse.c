@@ -89,6 +89,21 @@ test_post_binary_body(void **state)
 	expect_ok(&o, req, sizeof(req) - 1, 1, log);
 }
 
+/* X-Forwarded-For: the last line's value (the rate limit reads its last
+ * element: shard_rl_addr_xff), whatever the case of the name. */
+static void
+test_forwarded_for(void **state)
+{
+	expect_ok(&dflt, S("GET /v1/stats HTTP/1.1\r\nHost: a\r\n"
+		"X-Forwarded-For: 192.0.2.1\r\n"
+		"x-forwarded-for:  198.18.3.9, 198.18.3.7 \r\n\r\n"), 1,
+		"REQ m=1 method='GET' target='/v1/stats' path='/v1/stats'"
+		" query=(none) host='a' ct=(none) accept=(none)"
+		" auth=(none) xff='198.18.3.9, 198.18.3.7' minor=1 ka=1"
+		" expect=0 chunked=0 body=0 cl=0/0 head_len=106 body_len=0"
+		" data=\n");
+}
+
 static void
 test_chunked_ext_trailers(void **state)
 {
@@ -596,6 +611,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_get_health),
 		cmocka_unit_test(test_post_binary_body),
+		cmocka_unit_test(test_forwarded_for),
 		cmocka_unit_test(test_chunked_ext_trailers),
 		cmocka_unit_test(test_leading_crlf_ignored),
 		cmocka_unit_test(test_identical_content_length_is_one),
