@@ -27,6 +27,7 @@ enum ktype {
 	K_IPV4,		/* a.b.c.d */
 	K_LOGLEVEL,
 	K_Q6K,
+	K_RATE,		/* "N/sec|min|hour": two u32, N then seconds */
 };
 
 struct key {
@@ -88,6 +89,9 @@ static const struct key unit_keys[] = {
 	{ "send_timeout_ms", K_UINT, U(send_timeout_ms), 1,
 	  CONF_IDLE_TIMEOUT_MS_MAX, false },
 	{ "api_key", K_STR, U(api_key), 0, 0, false },
+	{ "rate_limit", K_RATE, U(rate_limit_n), 1, 1000000000, false },
+	{ "trust_forwarded_for", K_BOOL, U(trust_forwarded_for), 0, 0,
+	  false },
 	{ "batch_max_rows", K_UINT, U(batch_max_rows), 1, 65536, false },
 	{ "batch_wait_us", K_UINT, U(batch_wait_us), 0, 1000000, false },
 	{ "split_min_rows", K_UINT, U(split_min_rows), 0, 65536, false },
@@ -246,6 +250,36 @@ parse_layers(const char *v, uint32_t *first, uint32_t *last, uint64_t max,
 	return NULL;
 }
 
+/* larql-server's --rate-limit: "N/sec", "N/min" or "N/hour". */
+static const char *
+parse_rate(const char *v, uint64_t min, uint64_t max, uint32_t *n,
+	   uint32_t *period_s, char *why, size_t whylen)
+{
+	static const struct {
+		const char *unit;
+		uint32_t s;
+	} units[] = { { "sec", 1 }, { "min", 60 }, { "hour", 3600 } };
+	uint64_t x;
+	const char *end;
+
+	if (parse_u64(v, &x, &end) != NULL || *end != '/')
+		return "not a rate \"N/sec\", \"N/min\" or \"N/hour\"";
+	for (unsigned int i = 0; i < 3; i++) {
+		if (strcmp(end + 1, units[i].unit) != 0)
+			continue;
+		if (x < min || x > max) {
+			snprintf(why, whylen, "N out of range %llu..%llu",
+				 (unsigned long long)min,
+				 (unsigned long long)max);
+			return why;
+		}
+		*n = (uint32_t)x;
+		*period_s = units[i].s;
+		return NULL;
+	}
+	return "not a rate \"N/sec\", \"N/min\" or \"N/hour\"";
+}
+
 /* DPDK lcore list syntax (as EAL -l): n or n-m, comma separated. */
 static const char *
 parse_lcores(const char *v, struct conf_lcores *s, char *why, size_t whylen)
@@ -376,6 +410,10 @@ parse_key(const struct conf *c, const struct key *k, const char *sec,
 			e = "not error, warning, notice, info or debug";
 		else
 			snprintf((char *)dst, k->sz, "%s", v);
+		break;
+	case K_RATE:
+		e = parse_rate(v, k->min, k->max, (uint32_t *)dst,
+			       (uint32_t *)dst + 1, why, sizeof(why));
 		break;
 	case K_Q6K:
 		if (strcmp(v, "private") == 0)

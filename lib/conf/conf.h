@@ -51,6 +51,13 @@
  *                              for this long (a client that stopped
  *                              reading): reset (60000)
  *                  api_key     Bearer key; absent: no auth; never empty
+ *                  rate_limit  "N/sec", "N/min" or "N/hour", N 1..10^9:
+ *                              requests per client address, a token
+ *                              bucket of N (429 beyond; /v1/health is
+ *                              exempt); absent: none
+ *                  trust_forwarded_for  on: the client is the last
+ *                              address of X-Forwarded-For (a proxy in
+ *                              front appends it), when present (off)
  *                  batch_max_rows (64), batch_wait_us (200)
  *                  split_min_rows  0..65536: a binary walk-ffn job of at
  *                              least this many rows has each layer's
@@ -165,6 +172,9 @@ struct conf_unit {
 	uint32_t send_timeout_ms;	/* answer unread this long: reset */
 	bool has_api_key;
 	char api_key[CONF_STR_MAX];
+	uint32_t rate_limit_n;		/* requests per client per period; */
+	uint32_t rate_limit_period_s;	/* 0 n: no limit (parse_rate) */
+	bool trust_forwarded_for;	/* client = X-Forwarded-For's last */
 	uint32_t batch_max_rows;
 	uint32_t batch_wait_us;
 	uint32_t split_min_rows;	/* 0: never split a job's layers */

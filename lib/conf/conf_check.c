@@ -153,6 +153,12 @@ check_units(struct conf *c, struct rte_cfgfile *cfg, char *err, size_t errlen)
 					"(A-Z a-z 0-9 - . _ ~ + / and "
 					"trailing =)");
 		}
+		if (u->trust_forwarded_for && u->rate_limit_n == 0)
+			return conf_errf(c, err, errlen, sec,
+				"trust_forwarded_for",
+				val(c, cfg, sec, "trust_forwarded_for"),
+				"only the rate limit reads X-Forwarded-For: "
+				"set rate_limit too, or drop this key");
 		if (!conf_line_of(c, sec, "worker_lcores") ||
 		    memcmp(&u->worker_lcores, &u->net_lcores,
 			   sizeof(u->net_lcores)) == 0) {

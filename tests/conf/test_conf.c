@@ -157,6 +157,8 @@ test_defaults(void **state)
 	assert_int_equal(u->body_timeout_ms, 20000);
 	assert_int_equal(u->body_min_rate, 500);
 	assert_int_equal(u->send_timeout_ms, 60000);
+	assert_int_equal(u->rate_limit_n, 0);	/* no rate limit */
+	assert_false(u->trust_forwarded_for);
 	assert_int_equal(u->batch_max_rows, 64);
 	assert_int_equal(u->batch_wait_us, 200);
 	assert_int_equal(u->split_min_rows, 0);	/* never split */
@@ -180,6 +182,7 @@ test_values(void **state)
 		"split_min_rows = 4\nidle_timeout_ms = 86400000\n"
 		"body_timeout_ms = 3600000\nbody_min_rate = 0\n"
 		"send_timeout_ms = 86400000\n"
+		"rate_limit = 600/min\ntrust_forwarded_for = on\n"
 		"[log]\nlevel = debug\n[telemetry]\nmetrics = no\n", &c);
 	assert_int_equal(c.ports[0].gateway, (198u << 24) | (18 << 16) |
 		(10 << 8) | 1);
@@ -209,6 +212,9 @@ test_values(void **state)
 	assert_int_equal(u->body_min_rate, 0);
 	/* the longest send timeout: 24 h, as the idle one */
 	assert_int_equal(u->send_timeout_ms, 86400000);
+	assert_int_equal(u->rate_limit_n, 600);
+	assert_int_equal(u->rate_limit_period_s, 60);
+	assert_true(u->trust_forwarded_for);
 	assert_string_equal(c.log_level, "debug");
 	assert_false(c.metrics);
 	conf_free(&c);
@@ -331,6 +337,23 @@ test_err_values(void **state)
 		  "\"86400001\": out of range 1..86400000" },
 		{ "send_timeout_ms = 1m", "[shard a] send_timeout_ms: "
 		  "\"1m\": not a number" },
+		{ "rate_limit = 100", "[shard a] rate_limit: \"100\": not a "
+		  "rate \"N/sec\", \"N/min\" or \"N/hour\"" },
+		{ "rate_limit = 100/day", "[shard a] rate_limit: \"100/day\": "
+		  "not a rate \"N/sec\", \"N/min\" or \"N/hour\"" },
+		{ "rate_limit = 10/s", "[shard a] rate_limit: \"10/s\": not a "
+		  "rate \"N/sec\", \"N/min\" or \"N/hour\"" },
+		{ "rate_limit = 0/sec", "[shard a] rate_limit: \"0/sec\": N "
+		  "out of range 1..1000000000" },
+		{ "rate_limit = 1000000001/hour", "[shard a] rate_limit: "
+		  "\"1000000001/hour\": N out of range 1..1000000000" },
+		{ "rate_limit = /min", "[shard a] rate_limit: \"/min\": not a "
+		  "rate \"N/sec\", \"N/min\" or \"N/hour\"" },
+		{ "trust_forwarded_for = on", "[shard a] trust_forwarded_for: "
+		  "\"on\": only the rate limit reads X-Forwarded-For: set "
+		  "rate_limit too, or drop this key" },
+		{ "trust_forwarded_for = sometimes", "[shard a] "
+		  "trust_forwarded_for: \"sometimes\": not on or off" },
 	};
 	char text[1024], want[512];
 	size_t i;
