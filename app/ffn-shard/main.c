@@ -170,6 +170,9 @@ load_units(void)
 			.body_timeout_ms = cu->body_timeout_ms,
 			.body_min_rate = cu->body_min_rate,
 			.send_timeout_ms = cu->send_timeout_ms,
+			.rate_limit_n = cu->rate_limit_n,
+			.rate_limit_period_s = cu->rate_limit_period_s,
+			.trust_forwarded_for = cu->trust_forwarded_for,
 		};
 		char err[512];
 		int rc;

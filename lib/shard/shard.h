@@ -59,8 +59,8 @@ enum shard_route {
 
 /** Exact statuses counted per route; others go to the last bucket. */
 #define SHARD_STATUSES(X) X(200) X(400) X(401) X(404) X(405) X(408) \
-	X(413) X(417) X(431) X(500) X(501) X(503) X(505)
-#define SHARD_N_STATUS 14
+	X(413) X(417) X(429) X(431) X(500) X(501) X(503) X(505)
+#define SHARD_N_STATUS 15
 
 /** Upper bounds (µs) of the compute-time histogram; last bucket +Inf. */
 #define SHARD_LAT_BUCKETS 12
@@ -170,6 +170,8 @@ struct shard_resp {
 	size_t len;			/**< body bytes */
 	enum shard_route route;
 	int fmt_out;			/**< 0..2 wire_fmt, 3 json, -1 n/a */
+	uint32_t retry_after_s;		/**< Retry-After (RFC 9110 §10.2.3);
+					 *   0: none */
 	/* ownership (shard_resp_release) */
 	char *heap;			/**< malloc'd body */
 	void *mem;			/**< job memory */

@@ -92,7 +92,16 @@ send_pend(struct shard_conn *c, struct shard_pend *p)
 			.extra = r->status == 401 ?
 				 "WWW-Authenticate: Bearer\r\n" : NULL,
 		};
-		ssize_t n = http_write_head(p->head, sizeof(p->head), &h);
+		char extra[48];
+		ssize_t n;
+
+		if (r->retry_after_s != 0) {
+			/* RFC 6585 §4 and RFC 9110 §10.2.3. */
+			snprintf(extra, sizeof(extra),
+				 "Retry-After: %u\r\n", r->retry_after_s);
+			h.extra = extra;
+		}
+		n = http_write_head(p->head, sizeof(p->head), &h);
 
 		if (n < 0)
 			return true; /* cannot happen: fixed-size head */
@@ -253,6 +262,15 @@ pend_ready_error(struct shard_pend *p, int status, const char *msg,
 	p->resp.fmt_out = -1;
 	if (status == 401) {
 		p->resp.status = 401; /* empty body (issue 4) */
+	} else if (status == 429) {
+		/* larql-server's rate limit answers so: plain text. */
+		p->resp.status = 429;
+		p->resp.content_type = "text/plain; charset=utf-8";
+		p->resp.one.iov_base = (void *)(uintptr_t)msg;
+		p->resp.one.iov_len = strlen(msg);
+		p->resp.iov = &p->resp.one;
+		p->resp.iovcnt = 1;
+		p->resp.len = p->resp.one.iov_len;
 	} else {
 		shard_resp_error(&p->resp, status, msg);
 	}
@@ -286,7 +304,12 @@ on_head(struct shard_conn *c)
 	c->cur = p;
 	route = shard_route(rq->method, rq->path.p, rq->path.len, &status);
 	p->resp.route = route;
-	if (route == SHARD_R_NONE)
+	/* Health checks are exempt from the rate limit: a throttled
+	 * client's load balancer must still see the shard up. */
+	if (route != SHARD_R_HEALTH &&
+	    (p->resp.retry_after_s = shard_conn_admit(c, rq)) != 0)
+		p->reject = 429;
+	else if (route == SHARD_R_NONE)
 		p->reject = status;
 	else if (!shard_authorized(su->u, route, rq->authorization.p,
 				   rq->authorization.len))
@@ -353,6 +376,7 @@ shard_reject_msg(int status)
 	case 404: return "not found";
 	case 405: return "method not allowed";
 	case 413: return "request body too large";
+	case 429: return "rate limit exceeded";
 	default:  return "out of memory for the request body";
 	}
 }
@@ -619,6 +643,7 @@ on_accepted(void *listen_arg, struct tcp_conn *tc, void **conn_arg)
 	c->tc = tc;
 	c->lc = lc;
 	c->su = su;
+	c->l = l;
 	c->last_rx_ns = shard_lc_now(lc);
 	http_parser_init(&c->hp, c->head_buf, su->lim.max_header,
 			 su->lim.max_body);
@@ -734,6 +759,13 @@ shard_conn_listen(struct shard_netlc *lc)
 
 		lc->lst[i].lc = lc;
 		lc->lst[i].su = lc->units[i];
+		rc = shard_listener_rl_init(&lc->lst[i]);
+		if (rc < 0) {
+			RTE_LOG(ERR, USER1, "lcore %u: rate limit of port "
+				"%u: %s\n", lc->lcore_id,
+				lc->units[i]->listen, strerror(-rc));
+			return rc;
+		}
 		/* Half-open connections may take half of the table:
 		 * bursts of real connects (a cookie handshake whose ACK is
 		 * lost cannot complete) stay out of SYN cookies, while a

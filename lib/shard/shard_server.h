@@ -51,6 +51,12 @@ struct shard_limits {
 	uint32_t send_timeout_ms;	/**< answer bytes waiting and none
 					 *   acknowledged this long: reset
 					 *   (0: never) */
+	uint32_t rate_limit_n;		/**< requests per client address per
+					 *   rate_limit_period_s, 429 beyond
+					 *   (shard_ratelimit.h); 0: none */
+	uint32_t rate_limit_period_s;
+	bool trust_forwarded_for;	/**< the client is X-Forwarded-For's
+					 *   last address, when present */
 };
 
 struct shard_srv_unit;

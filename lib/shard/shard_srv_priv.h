@@ -11,6 +11,7 @@
 #include <rte_ring.h>
 
 #include "http.h"
+#include "shard_ratelimit.h"
 #include "shard_server.h"
 #include "tcp.h"
 
@@ -66,6 +67,7 @@ struct shard_conn {
 	struct tcp_conn *tc;
 	struct shard_netlc *lc;
 	struct shard_srv_unit *su;
+	struct shard_listener *l;	/* the unit's listener, on this lcore */
 	struct http_parser hp;
 	struct shard_pend *cur;		/* request being received */
 	struct shard_pend *q_head, *q_tail;
@@ -90,6 +92,8 @@ struct shard_conn {
 struct shard_listener {
 	struct shard_netlc *lc;
 	struct shard_srv_unit *su;
+	struct shard_rl rl;		/* su's rate limit on this lcore;
+					 * rl.slots NULL: none */
 };
 
 struct shard_netlc {
@@ -144,6 +148,17 @@ void shard_pend_try_free(struct shard_netlc *lc, struct shard_pend *p);
 int shard_conn_need_buf(struct shard_conn *c);
 /* The JSON error message of a status decided before the body is in. */
 const char *shard_reject_msg(int status);
+
+/* shard_admit.c */
+/* The rate limit of l's unit on l's lcore (none when rate_limit_n is 0):
+ * 0, or -errno from shard_rl_init. */
+int shard_listener_rl_init(struct shard_listener *l);
+void shard_listener_rl_fini(struct shard_listener *l);
+/* Take one request of c's client (its address, or with
+ * trust_forwarded_for the last address of rq's X-Forwarded-For) from
+ * the limit: 0 when admitted, else the Retry-After seconds (>= 1). */
+uint32_t shard_conn_admit(struct shard_conn *c,
+			  const struct http_request *rq);
 
 /* shard_timeout.c */
 /* Slow heads and bodies: 408 and close (header_timeout_ms,

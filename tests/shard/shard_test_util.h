@@ -284,4 +284,22 @@ st_filter(void)
 		cmocka_set_skip_filter(skip);
 }
 
+/* The index of status in shard_stats.requests[route][] (SHARD_STATUSES
+ * order; the last, "other", for any status not listed). */
+static inline int
+st_status_idx(int status)
+{
+	static const int codes[] = {
+#define ST_CODE(c) c,
+		SHARD_STATUSES(ST_CODE)
+#undef ST_CODE
+	};
+	int i;
+
+	for (i = 0; i < (int)(sizeof(codes) / sizeof(codes[0])); i++)
+		if (codes[i] == status)
+			return i;
+	return SHARD_N_STATUS - 1;
+}
+
 #endif /* SHARD_TEST_UTIL_H */

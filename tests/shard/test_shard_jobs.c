@@ -351,7 +351,8 @@ test_counters(void **state)
 		assert_int_equal(u->stats[1].walk_out[f], out[f]);
 	}
 	assert_int_equal(u->stats[1].walk_served, N_MIX + 2);
-	assert_int_equal(u->stats[1].requests[SHARD_R_WALK][0], N_MIX + 2);
+	assert_int_equal(u->stats[1].requests[SHARD_R_WALK]
+			 [st_status_idx(200)], N_MIX + 2);
 	assert_int_equal(u->stats[1].bytes_in, bin);
 	assert_int_equal(u->stats[1].bytes_out, bout);
 	assert_int_equal(u->stats[2].layers_computed, layers);
@@ -458,7 +459,8 @@ test_alloc_failure(void **state)
 	assert_string_equal((char *)f, want);
 	free(f);
 	shard_resp_release(&r);
-	assert_int_equal(e->u->stats[5].requests[SHARD_R_WALK][11], 1);
+	assert_int_equal(e->u->stats[5].requests[SHARD_R_WALK]
+			 [st_status_idx(503)], 1);
 	assert_int_equal(e->u->stats[5].walk_served, 0);
 	assert_int_equal(e->u->stats[5].layers_computed, 0);
 	assert_int_equal(mem_live, 0);

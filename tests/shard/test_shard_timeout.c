@@ -2,7 +2,8 @@
  * Copyright(c) 2026 ffn-shard authors
  *
  * Deadlines of requests still arriving (shard_timeout.c): the body's
- * (body_timeout_ms, body_min_rate) and, around it, the head's. Real
+ * (body_timeout_ms, body_min_rate) and, around it, the head's; and the
+ * per-client rate limit (shard_admit.c), decided at the head too. Real
  * connections: lib/shard's server on the lib/net TCP stack of
  * tests/net/tcp's harness (segments in by hand, out captured), a network
  * lcore built by hand with a virtual clock (lc->now_ns) and the sweep
@@ -137,6 +138,7 @@ conn_fini(void)
 
 	shard_conn_close_all(E.lc);
 	assert_int_equal(E.lc->n_conns, 0);
+	shard_listener_rl_fini(&E.lc->lst[0]);
 	while ((p = E.lc->free_pend) != NULL) {
 		E.lc->free_pend = p->next;
 		free(p);
@@ -263,6 +265,60 @@ test_min_rate_keeps_up(void **state)
 	assert_true(t - T0 > 7 * 20 * SEC);
 	take_out();
 	assert_true(strncmp(E.out, "HTTP/1.1 404 Not Found\r\n", 24) == 0);
+	assert_int_equal(E.lc->n_conns, 1);
+	conn_fini();
+}
+
+/* Count of needle in E.out. */
+static int
+out_count(const char *needle)
+{
+	int n = 0;
+
+	for (const char *p = E.out; (p = strstr(p, needle)) != NULL; p++)
+		n++;
+	return n;
+}
+
+/* rate_limit = 2/min (shard_admit.c): the third request of the client
+ * is answered at its head with 429, the plain-text body and
+ * Retry-After: 30 (one token per 30 s); its body is read and dropped
+ * and the connection goes on; /v1/health is exempt; 30 s later one
+ * more request is admitted, and the next one refused again. */
+static void
+test_rate_limit_429(void **state)
+{
+	static const char r429[] = "HTTP/1.1 429 Too Many Requests\r\n";
+
+	(void)state;
+	E.su->lim.rate_limit_n = 2;
+	E.su->lim.rate_limit_period_s = 60;
+	conn_open(20000, 500);
+	E.su->lim.rate_limit_n = 0;
+	peer_str("GET /nope HTTP/1.1\r\nHost: a\r\n\r\n"
+		 "GET /nope HTTP/1.1\r\nHost: a\r\n\r\n"
+		 "POST /nope HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n"
+		 "\r\nhello"
+		 "GET /v1/health HTTP/1.1\r\nHost: a\r\n\r\n");
+	take_out();
+	assert_int_equal(out_count("HTTP/1.1 404 Not Found\r\n"), 2);
+	assert_int_equal(out_count(r429), 1);
+	assert_int_equal(out_count("HTTP/1.1 200 OK\r\n"), 1);
+	assert_true(strstr(E.out, r429) < strstr(E.out, "HTTP/1.1 200 OK"));
+	assert_non_null(strstr(E.out, "\r\nContent-Type: text/plain; "
+			       "charset=utf-8\r\n"));
+	assert_non_null(strstr(E.out, "\r\nRetry-After: 30\r\n"));
+	assert_non_null(strstr(E.out, "\r\n\r\nrate limit exceeded"));
+	assert_int_equal(E.lc->n_conns, 1);
+	out_clear();
+	/* Half a minute later: one token back. */
+	E.lc->now_ns = T0 + 30 * SEC;
+	peer_str("GET /nope HTTP/1.1\r\nHost: a\r\n\r\n"
+		 "GET /nope HTTP/1.1\r\nHost: a\r\n\r\n");
+	take_out();
+	assert_int_equal(out_count("HTTP/1.1 404 Not Found\r\n"), 1);
+	assert_int_equal(out_count(r429), 1);
+	assert_non_null(strstr(E.out, "\r\nRetry-After: 30\r\n"));
 	assert_int_equal(E.lc->n_conns, 1);
 	conn_fini();
 }
@@ -644,6 +700,7 @@ main(void)
 		cmocka_unit_test(test_queued_ahead_continue),
 		cmocka_unit_test(test_min_rate_zero),
 		cmocka_unit_test(test_head_timeout_408),
+		cmocka_unit_test(test_rate_limit_429),
 		cmocka_unit_test(test_send_stall_reset),
 		cmocka_unit_test(test_send_slow_reader_kept),
 		cmocka_unit_test(test_send_computing_not_counted),

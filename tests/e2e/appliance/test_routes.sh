@@ -22,6 +22,8 @@
 #      LARQL_F16_WIRE_DISABLE: negotiation and the router's call;
 #      idle_timeout_ms = 2000: an idle keep-alive connection is closed;
 #      send_timeout_ms = 1500: a client that stops reading is reset.
+#   D  gemma3, f16, rate_limit = 6/hour, trust_forwarded_for = on: the
+#      per-client limit (ratelimit.py).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.sh"
@@ -171,6 +173,14 @@ FSA_STEP="run C: idle_timeout_ms"
 idle_closed 2000 || fails="$fails $FSA_STEP"
 FSA_STEP="run C: send_timeout_ms"
 send_reset 1500 || fails="$fails $FSA_STEP"
+fsa_stop
+
+fsa_conf "$FSA_DIR/d.conf" "$m/gemma3-f16" 0-3 rate_limit=6/hour \
+	trust_forwarded_for=on
+fsa_start "$FSA_DIR/d.conf"
+FSA_STEP="run D: rate_limit"
+fsa_client 60 "$FSA_PY" "$HERE/ratelimit.py" --host "$FSA_IP" --port 8080 \
+	--model "$m/gemma3-f16" --owned 0-3 --n 6 || fails="$fails $FSA_STEP"
 fsa_stop
 FSA_STEP=done
 if [ -n "$fails" ]; then
