@@ -600,7 +600,8 @@ walk_q8k(struct shard_unit *u, const struct shard_http_req *rq,
 		return;
 	}
 	t0 = shard_now_ns();
-	wire_q8k_resp_entry(buf, n, 0, 0, H); /* the count, for n == 0 */
+	/* The count alone: entry 0's header does not exist when n is 0. */
+	wire_q8k_resp_count(buf, n);
 	for (uint32_t i = 0; i < n; i++) {
 		struct wire_q8k_entry e;
 		float *y = wire_q8k_resp_out(buf, i, H);

@@ -413,10 +413,13 @@ void wire_q8k_entry(const void *body, size_t *pos,
 size_t wire_q8k_resp_size(uint32_t n, uint32_t hidden);
 
 /** Write the response headers around outputs the compute put at
- * wire_q8k_resp_out(buf, i, hidden); entry i answers layer layers_i. */
+ * wire_q8k_resp_out(buf, i, hidden); entry i (< n) answers layer
+ * layers_i, and its call writes the count n too. */
 float *wire_q8k_resp_out(void *buf, uint32_t i, uint32_t hidden);
 void wire_q8k_resp_entry(void *buf, uint32_t n, uint32_t i, uint32_t layer,
 			 uint32_t hidden);
+/** Write the count n alone: the whole answer when n is 0. */
+void wire_q8k_resp_count(void *buf, uint32_t n);
 
 #ifdef __cplusplus
 }

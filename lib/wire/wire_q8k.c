@@ -129,6 +129,12 @@ put32(uint8_t *p, uint32_t v)
 }
 
 void
+wire_q8k_resp_count(void *buf, uint32_t n)
+{
+	put32(buf, n);
+}
+
+void
 wire_q8k_resp_entry(void *buf, uint32_t n, uint32_t i, uint32_t layer,
 		    uint32_t hidden)
 {
