@@ -14,6 +14,7 @@ PKGS=(
 	python3 python3-numpy python3-scapy valgrind nginx-light
 	iputils-ping arping
 	lua5.4
+	clang libclang-rt-14-dev
 )
 
 missing=()

@@ -1,0 +1,372 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright(c) 2026 ffn-shard authors
+"""Seed the fuzzing corpora (tests/fuzz/corpus/<harness>/) from the tests.
+
+The unit tests hold many literal requests, JSON bodies and config files:
+their C string literals (adjacent ones concatenated, string macros of the
+file and of its local headers expanded) are extracted and the relevant
+ones kept. Binary frames (spec/wire.md §3, §8; the Q8_K frames of issue 6)
+are built here, as the tests build them. Each seed gets the harness's
+control bytes in front (see the comment at the top of each
+tests/fuzz/fuzz_*.c). Files are named by the SHA-1 of their bytes, as
+libFuzzer names its own, so running this again adds nothing twice and
+never removes what a campaign merged (tools/fuzz/run-all --merge).
+
+usage: tools/fuzz/seed.py [--out DIR] [--max N]
+"""
+
+import argparse
+import hashlib
+import os
+import re
+import struct
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+
+# ---------------------------------------------------------------------------
+# C string literals
+
+
+def _unescape(body):
+    """Bytes of a C string literal's body (between the quotes)."""
+    out = bytearray()
+    i = 0
+    simple = {'n': 10, 'r': 13, 't': 9, '0': 0, '\\': 92, '"': 34,
+              "'": 39, 'a': 7, 'b': 8, 'f': 12, 'v': 11, '?': 63}
+    while i < len(body):
+        c = body[i]
+        if c != '\\':
+            out += c.encode()
+            i += 1
+            continue
+        e = body[i + 1]
+        if e == 'x':
+            m = re.match(r'[0-9a-fA-F]+', body[i + 2:])
+            out.append(int(m.group(0), 16) & 0xff)
+            i += 2 + len(m.group(0))
+        elif e in '01234567':
+            m = re.match(r'[0-7]{1,3}', body[i + 1:])
+            out.append(int(m.group(0), 8) & 0xff)
+            i += 1 + len(m.group(0))
+        elif e == 'u':
+            out += chr(int(body[i + 2:i + 6], 16)).encode()
+            i += 6
+        elif e in simple:
+            out.append(simple[e])
+            i += 2
+        else:
+            out += e.encode()
+            i += 2
+    return bytes(out)
+
+
+_TOKEN = re.compile(r'''
+    (?P<comment>/\*.*?\*/|//[^\n]*)
+  | (?P<str>"(?:[^"\\\n]|\\.)*")
+  | (?P<chr>'(?:[^'\\\n]|\\.)*')
+  | (?P<ident>[A-Za-z_][A-Za-z0-9_]*)
+  | (?P<ws>\s+)
+  | (?P<other>.)
+''', re.S | re.X)
+
+
+def _tokens(text):
+    for m in _TOKEN.finditer(text):
+        kind = m.lastgroup
+        if kind in ('comment', 'ws'):
+            continue
+        yield kind, m.group(kind)
+
+
+def _runs(text, macros):
+    """Concatenated runs of string literals and string macros."""
+    run, has_lit = [], False
+    for kind, tok in _tokens(text):
+        if kind == 'str':
+            run.append(_unescape(tok[1:-1]))
+            has_lit = True
+            continue
+        if kind == 'ident' and tok in macros:
+            run.append(macros[tok])
+            continue
+        if run and has_lit:
+            yield b''.join(run)
+        run, has_lit = [], False
+    if run and has_lit:
+        yield b''.join(run)
+
+
+def _macros(paths):
+    """#define NAME <string literals and earlier macros> of the files."""
+    macros = {}
+    for p in paths:
+        text = open(p, encoding='utf-8', errors='replace').read()
+        text = text.replace('\\\n', ' ')
+        for m in re.finditer(r'^#define\s+(\w+)\s+(.*)$', text, re.M):
+            name, val = m.group(1), m.group(2)
+            parts, ok = [], True
+            for kind, tok in _tokens(val):
+                if kind == 'str':
+                    parts.append(_unescape(tok[1:-1]))
+                elif kind == 'ident' and tok in macros:
+                    parts.append(macros[tok])
+                else:
+                    ok = False
+                    break
+            if ok and parts:
+                macros[name] = b''.join(parts)
+    return macros
+
+
+def literals(*rel):
+    """Every literal run of the files (paths relative to the root); each
+    file's own macros and those of the local headers it includes."""
+    out = []
+    for r in rel:
+        path = os.path.join(ROOT, r)
+        text = open(path, encoding='utf-8', errors='replace').read()
+        incs = [os.path.join(os.path.dirname(path), h) for h in
+                re.findall(r'^#include\s+"([^"]+)"', text, re.M)]
+        incs = [h for h in incs if os.path.exists(h)]
+        macros = _macros(incs + [path])
+        body = re.sub(r'^#.*(?:\\\n.*)*$', '', text, flags=re.M)
+        out += list(_runs(body, macros))
+    return out
+
+# ---------------------------------------------------------------------------
+# frames
+
+
+def u32(*v):
+    return struct.pack('<%dI' % len(v), *v)
+
+
+def f32(*v):
+    return struct.pack('<%df' % len(v), *v)
+
+
+def f16(*v):
+    return struct.pack('<%de' % len(v), *v)
+
+
+def i8_row(vals):
+    """spec/wire.md §5.3: scale = max|x| / 127 (1 when 0), q = round."""
+    m = max(abs(x) for x in vals)
+    scale = m / 127.0 if m else 1.0
+    qs = [max(-127, min(127, int(round(x / scale)))) for x in vals]
+    return f32(scale, 0.0) + struct.pack('<%db' % len(qs), *qs)
+
+
+def binary_bodies():
+    x = [1.0, -2.0, 0.5, 3.0]
+    x2 = x + [0.25, -1.5, 100.0, -0.001]
+    bodies = []
+    for payload, fmt in ((f32(*x), 0), (f16(*x), 1), (i8_row(x), 2)):
+        bodies.append((fmt, u32(5, 1, 1, 8092) + payload))
+        bodies.append((fmt, u32(0xffffffff, 2, 5, 20, 1, 1, 8092) +
+                       payload))
+    bodies.append((0, u32(5, 2, 1, 8092) + f32(*x2)))
+    bodies.append((1, u32(5, 2, 1, 8092) + f16(*x2)))
+    bodies.append((2, u32(5, 2, 1, 8092) + i8_row(x) + i8_row(x2[4:])))
+    bodies.append((0, u32(0xffffffff, 0, 1, 1, 8092) + f32(*x)))
+    bodies.append((0, u32(0xffffffff, 3, 1, 2, 1, 1, 1, 8092) + f32(*x)))
+    bodies.append((0, u32(5, 1, 1, 8092)))                 # no payload
+    bodies.append((2, u32(5, 0, 1, 8092) + i8_row(x)))      # seq_len 0
+    bodies.append((0, u32(5, 1, 0, 8092) + f32(*x)))       # flags 0
+    bodies.append((0, u32(5, 1, 1, 8092) + f32(*x)[:-1]))  # not % 4
+    bodies.append((1, u32(5, 1, 1, 8092) + f16(*x)[:-1]))  # not % 2
+    bodies.append((2, u32(5, 3, 1, 8092) + i8_row(x)))     # not % rows
+    bodies.append((2, u32(5, 1, 1, 8092) + f32(1.0, 0.0)))  # no data
+    bodies.append((0, u32(5, 1, 1)))                       # too short
+    bodies.append((0, u32(0xffffffff, 4, 1)))              # short list
+    bodies.append((0, u32(0xffffffff, 1, 5, 1, 1)))        # truncated
+    bodies.append((0, u32(7, 1, 1, 8092) + f32(float('nan'),
+                   float('inf'), -0.0, 1e-45)))
+    bodies.append((1, u32(7, 1, 1, 8092) +
+                   struct.pack('<4H', 0x7c00, 0xfc01, 0x0001, 0x8000)))
+    return bodies
+
+
+def wire_seeds():
+    # [0] Content-Type | Accept << 4 (tables of fuzz_wire.c: Content-Type
+    # 0 f32, 1 f16, 2 i8; Accept 1 f32, 2 f16, 3 i8, 4 the client's all)
+    # [1] f16 | i8 << 1 | fit hidden (16)  [2-3] hidden  [4] num_layers
+    # [5] first [6] last [7] latency
+    out = []
+    for fmt, body in binary_bodies():
+        for acc, fl in ((1, 0x13), (2, 0x11), (3, 0x13), (4, 0x13),
+                        (0, 0x10 | 0x08)):
+            out.append(bytes([fmt | acc << 4, fl, 4, 0, 64, 0, 63, 22]) +
+                       body)
+    # a Content-Type from the input (selector 12): length-prefixed
+    ct = b'application/x-larql-ffn-f16; q=1'
+    out.append(bytes([12 | 2 << 4, 0x11, 4, 0, 64, 0, 63, 22, len(ct)]) +
+               ct + binary_bodies()[1][1])
+    # the JSON path through the binary route's classifier
+    out.append(bytes([3, 0x10, 4, 0, 64, 0, 63, 22]) +
+               b'{"residual":[1,2,3,4],"layer":5}')
+    return out
+
+
+def q8k_entry(layer, nb, seed):
+    qs = bytes(((i * 37 + seed) % 255) - 127 & 0xff
+               for i in range(256 * nb))
+    d = f32(*[0.01 * (b + 1) for b in range(nb)])
+    sums = struct.pack('<%dh' % (8 * nb), *[(i * 3) % 100 for i in
+                                            range(8 * nb)])
+    return u32(layer, nb) + qs + d + sums
+
+
+def q8k_seeds():
+    # [0] flags (bit 1 owns all, bit 2 raw hidden) [1-2] hidden
+    # [3] num_layers [4] first [5] last
+    hdr1 = bytes([0, 0, 0, 8, 1, 2])            # hidden 256, owns 1-2
+    hdr2 = bytes([2, 1, 0, 8, 0, 7])            # hidden 512, owns all
+    out = []
+    e1 = q8k_entry(1, 1, 3)
+    e2 = q8k_entry(2, 1, 9)
+    out.append(hdr1 + u32(0))
+    out.append(hdr1 + u32(1) + e1)
+    out.append(hdr1 + u32(2) + e1 + e2)
+    out.append(hdr1 + u32(2) + e1 + e1)
+    out.append(hdr1 + u32(1) + e1 + b'\0')            # trailing byte
+    out.append(hdr1 + u32(1) + e1[:-1])               # truncated
+    out.append(hdr1 + u32(2) + e1)                    # second missing
+    out.append(hdr1 + u32(1) + q8k_entry(0, 1, 1))    # not owned
+    out.append(hdr1 + u32(1) + q8k_entry(9, 1, 1))
+    out.append(hdr1 + u32(1) + q8k_entry(1, 2, 1))    # blocks != hidden
+    out.append(hdr2 + u32(1) + q8k_entry(3, 2, 5))
+    out.append(hdr2 + u32(3) + q8k_entry(0, 2, 5) + q8k_entry(7, 2, 6) +
+               q8k_entry(8, 2, 7))
+    out.append(bytes([1, 0, 0, 8, 0, 7]) + u32(0))    # no model
+    out.append(bytes([6, 0, 0, 8, 0, 7]) + u32(2) + u32(1, 0) +
+               u32(2, 0))                             # hidden 0
+    out.append(hdr1 + u32(0xffffffff))
+    out.append(hdr1 + b'\1\0')
+    return out
+
+# ---------------------------------------------------------------------------
+# extracted from the tests
+
+
+def http_seeds(rng):
+    reqs = []
+    for lit in literals('tests/http/test_http_parse.c',
+                        'tests/http/test_http_hostile.c',
+                        'tests/http/test_http_mutate.c'):
+        if b'HTTP/' in lit or lit[:1] in (b'0', b'1', b'5', b'a', b'f'):
+            reqs.append(lit)
+    # pipelined, chunked, the routes of spec/wire.md §2
+    reqs += [
+        b'GET /v1/health HTTP/1.1\r\nHost: a\r\n\r\n' * 3,
+        b'POST /v1/walk-ffn HTTP/1.1\r\nHost: a\r\n'
+        b'Content-Type: application/x-larql-ffn\r\n'
+        b'Content-Length: 32\r\n\r\n' + u32(5, 1, 1, 8092) +
+        f32(1, -2, 0.5, 3) +
+        b'GET /v1/stats HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n',
+        b'POST /v1/walk-ffn HTTP/1.1\r\nHost: a\r\n'
+        b'Transfer-Encoding: chunked\r\nExpect: 100-continue\r\n\r\n'
+        b'4;ext=1\r\nabcd\r\n10\r\n0123456789abcdef\r\n0\r\n'
+        b'X-Trailer: t\r\n\r\n'
+        b'POST /v1/walk-ffn-q8k HTTP/1.1\r\nHost: a\r\n'
+        b'Content-Length: 4\r\n\r\n\0\0\0\0',
+        b'POST http://shard:8080/v1/walk-ffn?x=1 HTTP/1.0\r\n'
+        b'Connection: keep-alive\r\nContent-Length: 3\r\n\r\nabc',
+        b'POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n'
+        b'\r\n1;' + b'x' * 1030 + b'\r\na\r\n0\r\n\r\n',
+        b'\r\n\r\nDELETE /x HTTP/1.1\r\nHost: [::1]:80\r\n'
+        b'Authorization: Bearer k3y\r\nAccept: a\r\nAccept: b\r\n\r\n',
+    ]
+    reqs = [r for r in dict.fromkeys(reqs) if len(r) <= 16000]
+    # whole, the parser copying, 8K head: every request first
+    out = [bytes([0, 0, 0, 0]) + r for r in reqs]
+    # then split at random points, with another body mode, head buffer,
+    # body limit (as many as --max leaves room for)
+    for r in reqs:
+        flags = rng.choice([0x01, 0x02, 0x03, 0x41, 0x84, 0xd5, 0x2c])
+        out.append(bytes([flags, rng.randrange(1, 64),
+                          rng.randrange(256), rng.randrange(256)]) + r)
+    return out
+
+
+def json_seeds():
+    bodies = []
+    for lit in literals('tests/wire/test_wire_json.c',
+                        'tests/shard/test_shard_json.c',
+                        'tests/shard/test_shard_json_lenient.c'):
+        s = lit.lstrip(b' \t\r\n')
+        if s[:1] in (b'{', b'[') or b'residual' in lit:
+            bodies.append(lit)
+    bodies += [
+        b'{"residual":[1,-2,0.5,3],"layer":5,"seq_len":1,'
+        b'"full_output":true}',
+        b'{"residual":[1,-2,0.5,3,0.25,-1.5,100,-0.001],"layers":[1,2],'
+        b'"seq_len":2,"full_output":true,"top_k":8092}',
+        b'{"residual":[1e-7,1.5e300,-0.0,4.9e-324],"layer":0}',
+        b'{"residual":[1,2,3,4],"layers":[0,1,2],"moe_layer":true,'
+        b'"full_output":true}',
+        b'{"\\u0072esidual":[1],"layer":null,"layers":null,'
+        b'"x":{"a":[true,false,null,"\\ud83d\\ude00"]}}',
+    ]
+    out = []
+    for b in dict.fromkeys(bodies):
+        # [0] loaded, owns all (2), fit hidden (4)  [1-2] hidden 4
+        # [3] num_layers 64 [4] first 0 [5] last 63 [6] latency
+        out.append(bytes([0x06, 4, 0, 64, 0, 63, 22]) + b)
+        out.append(bytes([0x00, 4, 0, 8, 1, 2, 5]) + b)
+    return out
+
+
+def conf_seeds():
+    out = []
+    for name in sorted(os.listdir(os.path.join(ROOT, 'configs'))):
+        if name.endswith('.conf'):
+            out.append(open(os.path.join(ROOT, 'configs', name),
+                            'rb').read())
+    for lit in literals('tests/conf/test_conf.c',
+                        'tests/conf/test_conf_hostile.c',
+                        'tests/conf/test_conf_eal.c'):
+        if b'[' in lit and b'=' in lit and b'\n' in lit:
+            out.append(lit)
+    return list(dict.fromkeys(out))
+
+# ---------------------------------------------------------------------------
+
+
+def write(outdir, harness, seeds, limit):
+    d = os.path.join(outdir, harness)
+    os.makedirs(d, exist_ok=True)
+    n = 0
+    for s in seeds[:limit]:
+        name = hashlib.sha1(s).hexdigest()
+        p = os.path.join(d, name)
+        if not os.path.exists(p):
+            with open(p, 'wb') as f:
+                f.write(s)
+            n += 1
+    print('%-5s %4d seeds (%d new) in %s' % (harness, min(len(seeds),
+          limit), n, os.path.relpath(d, ROOT)))
+
+
+def main():
+    import random
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap.add_argument('--out', default=os.path.join(ROOT, 'tests', 'fuzz',
+                                                  'corpus'))
+    ap.add_argument('--max', type=int, default=300,
+                    help='seeds per harness (default 300)')
+    a = ap.parse_args()
+    rng = random.Random(15)     # issue 15: the same seeds on every run
+    write(a.out, 'http', http_seeds(rng), a.max)
+    write(a.out, 'wire', wire_seeds(), a.max)
+    write(a.out, 'json', json_seeds(), a.max)
+    write(a.out, 'q8k', q8k_seeds(), a.max)
+    write(a.out, 'conf', conf_seeds(), a.max)
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
