@@ -254,8 +254,8 @@ conf_print_plan(const struct conf *c, FILE *out)
 		fprintf(out, "; auth %s",
 			u->has_api_key ? "Bearer key" : "none");
 		if (u->rate_limit_n != 0)
-			fprintf(out, "; rate limit %u/%s per %s", u->rate_limit_n,
-				u->rate_limit_period_s == 1 ? "sec" :
+			fprintf(out, "; rate limit %u/%s per %s",
+				u->rate_limit_n, u->rate_limit_period_s == 1 ? "sec" :
 				u->rate_limit_period_s == 60 ? "min" : "hour",
 				u->trust_forwarded_for ?
 				"X-Forwarded-For client" : "peer address");

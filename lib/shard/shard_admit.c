@@ -6,8 +6,7 @@
  * limiter itself is shard_ratelimit.c; this file picks the client and
  * the clock.
  */
-#include <errno.h>
-
+#include <rte_byteorder.h>
 #include <rte_random.h>
 
 #include "shard_srv_priv.h"

@@ -41,7 +41,7 @@ struct shard_rl_slot {
 };
 
 struct shard_rl {
-	uint64_t t_ns;			/**< emission interval: period / N */
+	uint64_t t_ns;		/**< emission interval, period / N */
 	uint64_t tol_ns;		/**< (N - 1) * t_ns */
 	uint64_t seed;
 	uint32_t set_mask;		/**< sets - 1 */
