@@ -125,6 +125,11 @@ send_pend(struct shard_conn *c, struct shard_pend *p)
 			return false;
 		p->head_off += (uint32_t)n;
 	}
+	/* RFC 9110 §9.3.2, RFC 9112 §6.3: an answer to HEAD ends with its
+	 * head, whatever its Content-Length says; body bytes would be read
+	 * as the start of the next answer. */
+	if (p->head_only)
+		p->iov_i = r->iovcnt;
 	while (p->iov_i < r->iovcnt) {
 		const struct iovec *v = &r->iov[p->iov_i];
 
@@ -302,6 +307,7 @@ on_head(struct shard_conn *c)
 	if (p == NULL)
 		return -ENOMEM;
 	c->cur = p;
+	p->head_only = rq->method == HTTP_M_HEAD;
 	route = shard_route(rq->method, rq->path.p, rq->path.len, &status);
 	p->resp.route = route;
 	/* Health checks are exempt from the rate limit: a throttled

@@ -323,6 +323,40 @@ test_rate_limit_429(void **state)
 	conn_fini();
 }
 
+static bool
+starts(const char *s, const char *prefix)
+{
+	return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+/* HEAD (RFC 9110 §9.3.2, RFC 9112 §6.3): the answer's head only, its
+ * Content-Length that of the body a GET would get; a request pipelined
+ * after it gets the very next bytes. */
+static void
+test_head_has_no_body(void **state)
+{
+	const char *second;
+
+	(void)state;
+	conn_open(20000, 500);
+	peer_str("HEAD /v1/health HTTP/1.1\r\nHost: a\r\n\r\n"
+		 "HEAD /nope HTTP/1.1\r\nHost: a\r\n\r\n"
+		 "GET /nope HTTP/1.1\r\nHost: a\r\n\r\n");
+	take_out();
+	/* Each answer starts right after the previous head. */
+	assert_true(starts(E.out, "HTTP/1.1 405 Method Not Allowed\r\n"));
+	second = strstr(E.out, "\r\n\r\n") + 4;
+	assert_true(starts(second, "HTTP/1.1 404 Not Found\r\n"));
+	assert_non_null(strstr(second, "\r\nContent-Length: 21\r\n"));
+	second = strstr(second, "\r\n\r\n") + 4;
+	assert_true(starts(second, "HTTP/1.1 404 Not Found\r\n"));
+	/* The GET's answer carries its body. */
+	assert_non_null(strstr(second, "\r\n\r\n{\"error\":\"not found\"}"));
+	assert_int_equal(out_count("HTTP/1.1 "), 3);
+	assert_int_equal(E.lc->n_conns, 1);
+	conn_fini();
+}
+
 /* A chunked body that trickles (a chunk begun, a byte now and then):
  * 408, the same way. */
 static void
@@ -701,6 +735,7 @@ main(void)
 		cmocka_unit_test(test_min_rate_zero),
 		cmocka_unit_test(test_head_timeout_408),
 		cmocka_unit_test(test_rate_limit_429),
+		cmocka_unit_test(test_head_has_no_body),
 		cmocka_unit_test(test_send_stall_reset),
 		cmocka_unit_test(test_send_slow_reader_kept),
 		cmocka_unit_test(test_send_computing_not_counted),

@@ -362,6 +362,23 @@ def g_pipeline():
     C.eq(r3.status, 400, "pipeline with a bad 3rd request: 3rd is 400")
     expect_close(c, "pipeline with a bad 3rd request")
     c.close()
+    # HEAD (RFC 9110 §9.3.2, RFC 9112 §6.3): the head alone, whatever its
+    # Content-Length; the answer pipelined after it starts right there.
+    c = conn()
+    c.send(fsa.build("HEAD", "/v1/health", headers=AUTH) +
+           fsa.build("HEAD", "/nope", headers=AUTH) +
+           fsa.build("GET", "/v1/health"))
+    for path in ("/v1/health", "/nope"):
+        r = c.read_response(head_request=True)
+        C.check(r.status in (404, 405), "HEAD %s: an error status" % path,
+                r.status)
+        C.check(not c.buf.startswith(b"{"), "HEAD %s: no body before the "
+                "next answer" % path, c.buf[:60])
+    r = c.read_response()
+    C.eq(r.status, 200, "GET /v1/health after two HEADs: status")
+    C.check(b'"status":"ok"' in r.body, "GET /v1/health after two HEADs: "
+            "body", r.body)
+    c.close()
 
 
 def g_conn():
