@@ -113,6 +113,9 @@ enum http_method {
 	HTTP_M_OPTIONS,
 };
 
+/* The name of a known method ("GET", ...); NULL for HTTP_M_OTHER. */
+const char *http_method_name(enum http_method m);
+
 /* A string inside the head buffer (not NUL-terminated). len 0: absent. */
 struct http_str {
 	const char *p;

@@ -224,24 +224,37 @@ host_ok(const char *v, size_t n)
 	return true;
 }
 
+/* The methods we know: their names, both ways. */
+static const struct {
+	const char *name;
+	enum http_method m;
+} method_tab[] = {
+	{ "GET", HTTP_M_GET }, { "HEAD", HTTP_M_HEAD },
+	{ "POST", HTTP_M_POST }, { "PUT", HTTP_M_PUT },
+	{ "DELETE", HTTP_M_DELETE }, { "OPTIONS", HTTP_M_OPTIONS },
+};
+
 static enum http_method
 method_of(const char *s, size_t n)
 {
-	static const struct {
-		const char *name;
-		enum http_method m;
-	} tab[] = {
-		{ "GET", HTTP_M_GET }, { "HEAD", HTTP_M_HEAD },
-		{ "POST", HTTP_M_POST }, { "PUT", HTTP_M_PUT },
-		{ "DELETE", HTTP_M_DELETE }, { "OPTIONS", HTTP_M_OPTIONS },
-	};
 	size_t i;
 
 	/* methods are case-sensitive (RFC 9110 §9.1) */
-	for (i = 0; i < sizeof(tab) / sizeof(tab[0]); i++)
-		if (strlen(tab[i].name) == n && memcmp(tab[i].name, s, n) == 0)
-			return tab[i].m;
+	for (i = 0; i < sizeof(method_tab) / sizeof(method_tab[0]); i++)
+		if (strlen(method_tab[i].name) == n &&
+		    memcmp(method_tab[i].name, s, n) == 0)
+			return method_tab[i].m;
 	return HTTP_M_OTHER;
+}
+
+const char *
+http_method_name(enum http_method m)
+{
+	for (size_t i = 0; i < sizeof(method_tab) / sizeof(method_tab[0]);
+	     i++)
+		if (method_tab[i].m == m)
+			return method_tab[i].name;
+	return NULL;
 }
 
 /* request-line = method SP request-target SP HTTP-version (RFC 9112 §3) */

@@ -172,6 +172,7 @@ struct shard_resp {
 	int fmt_out;			/**< 0..2 wire_fmt, 3 json, -1 n/a */
 	uint32_t retry_after_s;		/**< Retry-After (RFC 9110 §10.2.3);
 					 *   0: none */
+	const char *allow;		/**< a 405's Allow (static); NULL */
 	/* ownership (shard_resp_release) */
 	char *heap;			/**< malloc'd body */
 	void *mem;			/**< job memory */
@@ -189,6 +190,10 @@ void shard_resp_release(struct shard_resp *r);
  */
 enum shard_route shard_route(int method, const char *path, size_t len,
 			     int *status);
+
+/** The method a known path is served for (its 405's Allow, RFC 9110
+ * §15.5.6), from the same table; NULL for an unknown path. */
+const char *shard_route_allow(const char *path, size_t len);
 
 /**
  * Authorization (issue 4): with a key configured, every route but

@@ -100,6 +100,11 @@ send_pend(struct shard_conn *c, struct shard_pend *p)
 			snprintf(extra, sizeof(extra),
 				 "Retry-After: %u\r\n", r->retry_after_s);
 			h.extra = extra;
+		} else if (r->status == 405 && r->allow != NULL) {
+			/* RFC 9110 §15.5.6: a 405 MUST list the methods. */
+			snprintf(extra, sizeof(extra), "Allow: %s\r\n",
+				 r->allow);
+			h.extra = extra;
 		}
 		n = http_write_head(p->head, sizeof(p->head), &h);
 
@@ -317,6 +322,8 @@ on_head(struct shard_conn *c)
 		p->reject = 429;
 	else if (route == SHARD_R_NONE)
 		p->reject = status;
+	if (p->reject == 405)
+		p->resp.allow = shard_route_allow(rq->path.p, rq->path.len);
 	else if (!shard_authorized(su->u, route, rq->authorization.p,
 				   rq->authorization.len))
 		p->reject = 401;

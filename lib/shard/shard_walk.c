@@ -121,6 +121,16 @@ shard_route(int method, const char *path, size_t len, int *status)
 	return SHARD_R_NONE;
 }
 
+const char *
+shard_route_allow(const char *path, size_t len)
+{
+	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++)
+		if (strlen(routes[i].path) == len &&
+		    memcmp(routes[i].path, path, len) == 0)
+			return http_method_name(routes[i].method);
+	return NULL;
+}
+
 bool
 shard_authorized(const struct shard_unit *u, enum shard_route route,
 		 const char *auth, size_t len)

@@ -72,6 +72,31 @@ test_route_405(void **state)
 	}
 }
 
+/* A 405's Allow (RFC 9110 §15.5.6) comes from the same table. */
+static void
+test_route_allow(void **state)
+{
+	static const struct {
+		const char *path;
+		const char *allow;
+	} t[] = {
+		{ "/v1/walk-ffn", "POST" }, { "/v1/walk-ffn-q8k", "POST" },
+		{ "/v1/stats", "GET" }, { "/v1/health", "GET" },
+		{ "/metrics", "GET" }, { "/nope", NULL },
+		{ "/v1/stats/", NULL },
+	};
+	(void)state;
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		const char *a = shard_route_allow(t[i].path,
+						  strlen(t[i].path));
+
+		if (t[i].allow == NULL)
+			assert_null(a);
+		else
+			assert_string_equal(a, t[i].allow);
+	}
+}
+
 /*
  * Unknown path: 404, whatever the method. The HTTP layer hands over the
  * path without its query (RFC 9112 §3.2: origin-form = absolute-path
@@ -241,6 +266,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_route_every_route),
 		cmocka_unit_test(test_route_405),
+		cmocka_unit_test(test_route_allow),
 		cmocka_unit_test(test_route_404),
 		cmocka_unit_test(test_route_uses_len),
 		cmocka_unit_test(test_auth_no_key),

@@ -345,6 +345,9 @@ test_head_has_no_body(void **state)
 	take_out();
 	/* Each answer starts right after the previous head. */
 	assert_true(starts(E.out, "HTTP/1.1 405 Method Not Allowed\r\n"));
+	/* RFC 9110 §15.5.6: the methods the path is served for. */
+	assert_non_null(strstr(E.out, "\r\nAllow: GET\r\n"));
+	assert_int_equal(out_count("\r\nAllow: "), 1);
 	second = strstr(E.out, "\r\n\r\n") + 4;
 	assert_true(starts(second, "HTTP/1.1 404 Not Found\r\n"));
 	assert_non_null(strstr(second, "\r\nContent-Length: 21\r\n"));
