@@ -186,7 +186,7 @@ void shard_resp_release(struct shard_resp *r);
 /**
  * Route a request line (spec/wire.md §2). Returns the route, or
  * SHARD_R_NONE with *status 404 (unknown path) or 405 (known path,
- * wrong method).
+ * wrong method). HEAD takes a GET route (its answer has no body).
  */
 enum shard_route shard_route(int method, const char *path, size_t len,
 			     int *status);

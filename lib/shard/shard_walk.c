@@ -92,7 +92,9 @@ resp_wire_error(struct shard_resp *r, const struct wire_error *e)
 	shard_resp_error(r, e->status, e->msg);
 }
 
-/* spec/wire.md §2: the routes; unknown path 404, known path 405. */
+/* spec/wire.md §2: the routes; unknown path 404, known path 405. A GET
+ * route answers HEAD as GET, without the body (RFC 9110 §9.1: a server
+ * MUST support both; axum's get() routes do the same). */
 static const struct {
 	const char *path;
 	int method;
@@ -112,7 +114,8 @@ shard_route(int method, const char *path, size_t len, int *status)
 		if (strlen(routes[i].path) != len ||
 		    memcmp(routes[i].path, path, len) != 0)
 			continue;
-		if (routes[i].method == method)
+		if (routes[i].method == method ||
+		    (routes[i].method == HTTP_M_GET && method == HTTP_M_HEAD))
 			return routes[i].route;
 		*status = 405;
 		return SHARD_R_NONE;
@@ -127,7 +130,8 @@ shard_route_allow(const char *path, size_t len)
 	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++)
 		if (strlen(routes[i].path) == len &&
 		    memcmp(routes[i].path, path, len) == 0)
-			return http_method_name(routes[i].method);
+			return routes[i].method == HTTP_M_GET ? "GET, HEAD" :
+			       http_method_name(routes[i].method);
 	return NULL;
 }
 

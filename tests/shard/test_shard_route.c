@@ -42,9 +42,8 @@ test_route_every_route(void **state)
 	}
 }
 
-/* Known path, wrong method: 405 (spec/wire.md §2). HEAD is left out on
- * purpose: RFC 9110 §9.1 wants GET and HEAD supported, and axum's get()
- * answers HEAD too; shard_route says 405 (raised with the lead). */
+/* Known path, wrong method: 405 (spec/wire.md §2). HEAD on a POST
+ * route too; on a GET route it is GET (test_route_head). */
 static void
 test_route_405(void **state)
 {
@@ -61,6 +60,8 @@ test_route_405(void **state)
 		{ HTTP_M_POST, "/v1/health" },
 		{ HTTP_M_OPTIONS, "/metrics" },
 		{ HTTP_M_POST, "/metrics" },
+		{ HTTP_M_HEAD, "/v1/walk-ffn" },
+		{ HTTP_M_HEAD, "/v1/walk-ffn-q8k" },
 	};
 	(void)state;
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -69,6 +70,28 @@ test_route_405(void **state)
 		assert_int_equal(R(bad[i].method, bad[i].path, &status),
 				 SHARD_R_NONE);
 		assert_int_equal(status, 405);
+	}
+}
+
+/* RFC 9110 §9.1: a server MUST support GET and HEAD; HEAD takes every
+ * GET route (axum's get() answers HEAD too). */
+static void
+test_route_head(void **state)
+{
+	static const struct {
+		const char *path;
+		enum shard_route route;
+	} t[] = {
+		{ "/v1/stats", SHARD_R_STATS }, { "/v1/health", SHARD_R_HEALTH },
+		{ "/metrics", SHARD_R_METRICS },
+	};
+	(void)state;
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		int status = 12345;
+
+		assert_int_equal(R(HTTP_M_HEAD, t[i].path, &status),
+				 t[i].route);
+		assert_int_equal(status, 12345);
 	}
 }
 
@@ -81,8 +104,8 @@ test_route_allow(void **state)
 		const char *allow;
 	} t[] = {
 		{ "/v1/walk-ffn", "POST" }, { "/v1/walk-ffn-q8k", "POST" },
-		{ "/v1/stats", "GET" }, { "/v1/health", "GET" },
-		{ "/metrics", "GET" }, { "/nope", NULL },
+		{ "/v1/stats", "GET, HEAD" }, { "/v1/health", "GET, HEAD" },
+		{ "/metrics", "GET, HEAD" }, { "/nope", NULL },
 		{ "/v1/stats/", NULL },
 	};
 	(void)state;
@@ -266,6 +289,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_route_every_route),
 		cmocka_unit_test(test_route_405),
+		cmocka_unit_test(test_route_head),
 		cmocka_unit_test(test_route_allow),
 		cmocka_unit_test(test_route_404),
 		cmocka_unit_test(test_route_uses_len),

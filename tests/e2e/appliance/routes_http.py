@@ -362,21 +362,27 @@ def g_pipeline():
     C.eq(r3.status, 400, "pipeline with a bad 3rd request: 3rd is 400")
     expect_close(c, "pipeline with a bad 3rd request")
     c.close()
-    # HEAD (RFC 9110 §9.3.2, RFC 9112 §6.3): the head alone, whatever its
-    # Content-Length; the answer pipelined after it starts right there.
+    # HEAD (RFC 9110 §9.1, §9.3.2; RFC 9112 §6.3): a GET route answers
+    # it as GET, the others with their error, each the head alone; the
+    # answer pipelined after them starts right there.
     c = conn()
     c.send(fsa.build("HEAD", "/v1/health", headers=AUTH) +
+           fsa.build("HEAD", "/v1/stats", headers=AUTH) +
+           fsa.build("HEAD", WALK, headers=AUTH) +
            fsa.build("HEAD", "/nope", headers=AUTH) +
            fsa.build("GET", "/v1/health"))
-    for path in ("/v1/health", "/nope"):
+    for path, status in (("/v1/health", 200), ("/v1/stats", 200),
+                         (WALK, 405), ("/nope", 404)):
         r = c.read_response(head_request=True)
-        C.check(r.status in (404, 405), "HEAD %s: an error status" % path,
-                r.status)
+        C.eq(r.status, status, "HEAD %s: status" % path)
+        C.check(int(r.header("content-length") or 0) > 0, "HEAD %s: the "
+                "Content-Length of the body a GET would get" % path,
+                r.headers)
         C.check(not c.buf.startswith(b"{"), "HEAD %s: no body before the "
                 "next answer" % path, c.buf[:60])
     r = c.read_response()
-    C.eq(r.status, 200, "GET /v1/health after two HEADs: status")
-    C.check(b'"status":"ok"' in r.body, "GET /v1/health after two HEADs: "
+    C.eq(r.status, 200, "GET /v1/health after four HEADs: status")
+    C.check(b'"status":"ok"' in r.body, "GET /v1/health after four HEADs: "
             "body", r.body)
     c.close()
 

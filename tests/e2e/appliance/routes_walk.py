@@ -259,8 +259,9 @@ def g_routes():
         C.eq(r.status, status, "%s %s: status" % (method, path))
         check_json_error(r, status, "%s %s" % (method, path))
         # RFC 9110 §15.5.6: a 405 lists the path's methods.
-        C.eq(r.header("allow"), {405: "POST" if "walk" in path else "GET"}
-             .get(status), "%s %s: Allow" % (method, path))
+        C.eq(r.header("allow"), {405: "POST" if "walk" in path else
+                                 "GET, HEAD"}.get(status),
+             "%s %s: Allow" % (method, path))
     # GET /metrics: Prometheus text with the walk-ffn counters (issue 4).
     r = c.request("GET", "/metrics", headers=AUTH)
     C.eq(r.status, 200, "GET /metrics: status")
