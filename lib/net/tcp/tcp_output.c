@@ -176,7 +176,10 @@ tcp_hdr_mbuf(struct tcp_stack *s, const struct tcp_key *k, uint32_t seq,
 	th->rx_win = rte_cpu_to_be_16(win);
 	th->cksum = 0;
 	th->tcp_urp = 0;
-	memcpy(th + 1, opts, optlen);
+	/* A RST for no connection has no options and opts NULL: memcpy
+	 * wants valid pointers even for 0 bytes (C11 7.24.1p2). */
+	if (optlen > 0)
+		memcpy(th + 1, opts, optlen);
 	m->l4_len = hlen;
 	return m;
 }
