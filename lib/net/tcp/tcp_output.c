@@ -524,7 +524,7 @@ tcp_arm_persist(struct tcp_conn *c)
 	tcp_timer_sched(c);
 }
 
-void
+int
 tcp_rto_expired(struct tcp_conn *c)
 {
 	struct tcp_stack *s = c->stack;
@@ -532,12 +532,12 @@ tcp_rto_expired(struct tcp_conn *c)
 
 	if (c->persist) {
 		tcp_persist_probe(c);
-		return;
+		return 0;
 	}
 	if (c->flags & TF_TLP_TIMER) {
 		c->flags &= ~TF_TLP_TIMER;
 		if (tcp_tlp_fire(c))
-			return;
+			return 0;
 	}
 	if (c->flags & TF_REO_TIMER) {
 		/* The reordering window passed with no ACK: the hole, or a
@@ -553,7 +553,7 @@ tcp_rto_expired(struct tcp_conn *c)
 		} else if ((c->flags & TF_RECOVERY) && tcp_rxt_check(c)) {
 			tcp_output(c);
 		}
-		return;
+		return 0;
 	}
 	if (c->state == TCP_SYN_SENT || c->state == TCP_SYN_RECEIVED)
 		limit = TCP_SYN_RETRIES;
@@ -561,7 +561,7 @@ tcp_rto_expired(struct tcp_conn *c)
 		if (c->state != TCP_SYN_SENT)
 			tcp_send_ctl(c, TCP_F_RST | TCP_F_ACK);
 		tcp_conn_terminate(c, TCP_CLOSE_TIMEOUT);
-		return;
+		return -1;
 	}
 	s->stats.rto_expired++;
 	tcp_rto_backoff(c);	/* RFC 6298 5.5 */
@@ -571,13 +571,13 @@ tcp_rto_expired(struct tcp_conn *c)
 		tcp_send_segment(c, c->iss, 0, TCP_F_SYN);
 		s->stats.retransmits++;
 		tcp_rearm_rto(c);
-		return;
+		return 0;
 	}
 	if (c->state == TCP_SYN_RECEIVED) {
 		tcp_send_segment(c, c->iss, 0, TCP_F_SYN | TCP_F_ACK);
 		s->stats.retransmits++;
 		tcp_rearm_rto(c);
-		return;
+		return 0;
 	}
 	tcp_cc_rto(c);
 	/* The timeout ends a probe's episode; a D-SACK of its copy must not
@@ -607,9 +607,10 @@ tcp_rto_expired(struct tcp_conn *c)
 		tcp_output(c);
 	}
 	if (c->flags & TF_DEAD)
-		return;
+		return 0;
 	if (c->rto_at == 0)
 		tcp_rearm_rto(c);
+	return 0;
 }
 
 /* ---- the send loop (SACK recovery's in tcp_sack.c) ---- */

@@ -300,7 +300,10 @@ void tcp_sq_free(struct tcp_conn *c);
 uint32_t tcp_rcv_window(const struct tcp_conn *c);
 void tcp_rearm_rto(struct tcp_conn *c);
 void tcp_enter_recovery(struct tcp_conn *c);
-void tcp_rto_expired(struct tcp_conn *c);
+/* The retransmission (or persist, TLP, reordering) timer of c fired.
+ * Returns -1 when c ran out of retries and was terminated: it may be
+ * back in the pool, and the caller must not touch it again; else 0. */
+int tcp_rto_expired(struct tcp_conn *c);
 int tcp_sack_opt(const struct tcp_conn *c, uint8_t *p, int max_blocks);
 uint16_t tcp_syn_opts(const struct tcp_conn *c, uint8_t *p, uint16_t mss,
 		      bool synack, uint32_t tsecr);

@@ -355,7 +355,10 @@ tcp_conn_timers(struct tcp_conn *c, uint64_t now)
 	}
 	if (c->rto_at != 0 && c->rto_at <= now) {
 		c->rto_at = 0;
-		tcp_rto_expired(c);
+		/* Out of retries, c is gone (its memory may already be
+		 * another connection's): its idle timer must not run. */
+		if (tcp_rto_expired(c) < 0)
+			return;
 		if (c->flags & TF_DEAD)
 			return;
 		if (c->state == TCP_CLOSED)
