@@ -7,7 +7,10 @@ The unit tests hold many literal requests, JSON bodies and config files:
 their C string literals (adjacent ones concatenated, string macros of the
 file and of its local headers expanded) are extracted and the relevant
 ones kept. Binary frames (spec/wire.md §3, §8; the Q8_K frames of issue 6)
-are built here, as the tests build them. Each seed gets the harness's
+are built here, as the tests build them; TCP conversations are scripted
+here in fuzz_tcp.c's step format, and small models in every layout come
+from tools/mkvindex (build-dev/ or build/), packed with
+tools/fuzz/vindex-pack.py. Each seed gets the harness's
 control bytes in front (see the comment at the top of each
 tests/fuzz/fuzz_*.c). Files are named by the SHA-1 of their bytes, as
 libFuzzer names its own, so running this again adds nothing twice and
@@ -333,6 +336,136 @@ def conf_seeds():
             out.append(lit)
     return list(dict.fromkeys(out))
 
+def _pick(sel, d):
+    """fuzz_tcp.c's seq/ack selector: sel u8, delta i16."""
+    return struct.pack('<Bh', sel, d)
+
+
+def _seg(peer, flags, seq, ack, win=65535, opts=b'', mask=0, ln=0):
+    """A fuzz-tcp segment step (op % 8 < 4) from peer 0..3."""
+    return (bytes([(peer << 3) | 0, flags]) + seq + ack +
+            struct.pack('<HB', win, mask) + opts + struct.pack('<H', ln))
+
+
+def tcp_seeds():
+    """Scripted conversations for fuzz-tcp (the op bytes of fuzz_tcp.c):
+    passive handshakes with and without options, data both ways, FIN
+    from either side, an active open, RST, time passing."""
+    syn_opts = struct.pack('>H', 1460) + bytes([7, 0, 0])  # mss, ws, ts
+    rel_isn = _pick(1, -1)      # the peer's ISN
+    rel_ack = _pick(0, 0)       # at the stack's ACK (its rcv_nxt)
+    rel_hi = _pick(0, 0)        # at the stack's highest sequence
+    ts = bytes([0, 0])
+    hs = (_seg(0, 0x02, rel_isn, _pick(0, 0), opts=syn_opts, mask=0x0f) +
+          _seg(0, 0x10, rel_ack, rel_hi, opts=ts, mask=0x08))
+    hs_plain = (_seg(0, 0x02, rel_isn, _pick(0, 0)) +
+                _seg(0, 0x10, rel_ack, rel_hi))
+    data = _seg(0, 0x18, rel_ack, rel_hi, opts=ts, mask=0x08, ln=700)
+    data_plain = _seg(0, 0x18, rel_ack, rel_hi, ln=1400)
+    fin = _seg(0, 0x11, rel_ack, rel_hi, opts=ts, mask=0x08)
+    ack = _seg(0, 0x10, rel_ack, rel_hi, opts=ts, mask=0x08)
+    rst = _seg(0, 0x04, rel_ack, rel_hi)
+    tick = lambda us: bytes([4]) + struct.pack('<H', us)
+    app = lambda slot, act: bytes([(slot << 3) | 5, act])
+    ooo = _seg(0, 0x18, _pick(0, 1400), rel_hi, ln=500)
+    sack = _seg(0, 0x10, rel_ack, _pick(1, 0),
+                opts=bytes([2, 0, 1, 0, 4]), mask=0x10)
+    scripts = [
+        hs, hs + data + ack, hs + data + fin + ack,
+        hs + data + app(0, 0) + tick(50000) + ack + fin + tick(60000),
+        hs + app(0, 1) + app(0, 3) + tick(1000) + sack + ack + app(0, 5),
+        hs_plain + data_plain + data_plain + ooo + data_plain + fin,
+        hs + ooo + data + rst, hs + app(0, 6) + ack,
+        hs + data + tick(65535) + tick(65535) + tick(65535) + ack,
+        hs + app(0, 8) + data + data + app(0, 0x77) + ack + fin,
+        hs + bytes([7]) + data + tick(40000) + bytes([7]) + ack,
+        hs + bytes([15]) + ack + bytes([23]) + hs,
+    ]
+    # active open: peer 3 answers our SYN with SYN-ACK
+    synack = _seg(3, 0x12, rel_isn, rel_hi, opts=syn_opts, mask=0x0f)
+    act = [synack + _seg(3, 0x18, rel_ack, rel_hi, opts=ts, mask=0x08,
+                         ln=300) + _seg(3, 0x11, rel_ack, rel_hi),
+           synack + tick(2000) + _seg(3, 0x11, rel_ack, rel_hi),
+           tick(65535) + tick(65535) + synack]
+    # control bytes: c[0] config, c[1] mtu, c[2] limits, c[3] clock,
+    # c[4..7] the application's seed
+    heads = [bytes([0, 0, 0x47, 1, 1, 2, 3, 4]),
+             bytes([0x21, 0, 0x2f, 2, 9, 8, 7, 6]),
+             bytes([0x1e, 10, 0x07, 0, 5, 5, 5, 5]),
+             bytes([0x81, 0, 0xff, 3, 0x10, 0x20, 0x30, 0x40])]
+    out = []
+    for h in heads:
+        for sc in scripts:
+            out.append(h + sc)
+        for sc in act:
+            out.append(bytes([h[0] | 0x40]) + h[1:] + sc)
+    return out
+
+
+def vindex_seeds():
+    """Small valid models in every layout (tools/mkvindex, gcc build),
+    packed by tools/fuzz/vindex-pack.py, with owned ranges and the mmap
+    placement; and some with a file dropped or a payload cut short."""
+    import shutil
+    import subprocess
+    import tempfile
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    vp = __import__('vindex-pack')
+    mk = None
+    for b in ('build-dev', 'build'):
+        p = os.path.join(ROOT, b, 'tools', 'mkvindex', 'mkvindex')
+        if os.access(p, os.X_OK):
+            mk = p
+            break
+    if mk is None:
+        print('vindex: no mkvindex (ninja -C build-dev '
+              'tools/mkvindex/mkvindex): skipped', file=sys.stderr)
+        return []
+    models = [
+        ['--hidden', '8', '--intermediate', '16'],
+        ['--hidden', '8', '--widths', '4,12,8', '--layout', 'interleaved'],
+        ['--hidden', '4', '--intermediate', '8', '--layout', 'dense',
+         '--dtype', 'f16'],
+        ['--hidden', '4', '--intermediate', '8', '--layout', 'dense'],
+        ['--hidden', '8', '--intermediate', '8', '--dtype', 'f16',
+         '--family', 'gemma3'],
+        ['--example'],
+        ['--hidden', '32', '--intermediate', '16', '--layers', '1',
+         '--quant', 'q4k'],
+        ['--hidden', '16', '--widths', '8,24', '--quant', 'q4k',
+         '--down-q4k'],
+        ['--hidden', '16', '--intermediate', '8', '--layers', '1',
+         '--quant', 'q4k', '--q6k-layout', 'ggml'],
+    ]
+    ctls = [bytes.fromhex(c) for c in
+            ('00ffff', '20ffff', '100101', '080000')]
+    out = []
+    tmp = tempfile.mkdtemp(prefix='fuzz-vindex-seed.')
+    try:
+        for i, args in enumerate(models):
+            d = os.path.join(tmp, 'm%d' % i)
+            subprocess.run([mk] + args + [d], check=True,
+                           stdout=subprocess.DEVNULL)
+            files = sorted(os.listdir(d))
+            for c in ctls:
+                if 'ggml' in args and c[0] & 8 == 0:
+                    c = bytes([c[0] | 8]) + c[1:]
+                out.append(vp.pack(d, c))
+            for drop in files:      # each file missing in turn
+                out.append(vp.pack(d, ctls[0],
+                                   [f for f in files if f != drop]))
+            for f in files:         # a payload cut short
+                if f.endswith('.bin'):
+                    p = os.path.join(d, f)
+                    data = open(p, 'rb').read()
+                    open(p, 'wb').write(data[:len(data) * 3 // 4])
+                    out.append(vp.pack(d, ctls[0]))
+                    open(p, 'wb').write(data)
+    finally:
+        shutil.rmtree(tmp)
+    return out
+
+
 # ---------------------------------------------------------------------------
 
 
@@ -365,6 +498,8 @@ def main():
     write(a.out, 'json', json_seeds(), a.max)
     write(a.out, 'q8k', q8k_seeds(), a.max)
     write(a.out, 'conf', conf_seeds(), a.max)
+    write(a.out, 'tcp', tcp_seeds(), a.max)
+    write(a.out, 'vindex', vindex_seeds(), a.max)
     return 0
 
 
