@@ -53,11 +53,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc;
 	(void)argv;
-	snprintf(dir, sizeof(dir), "/dev/shm/fuzz-conf-XXXXXX");
-	if (mkdtemp(dir) == NULL) {
-		snprintf(dir, sizeof(dir), "/tmp/fuzz-conf-XXXXXX");
-		FZ_CHECK(mkdtemp(dir) != NULL);
-	}
+	fz_scratch_dir(dir, sizeof(dir), "conf");
 	snprintf(path, sizeof(path), "%s/f.conf", dir);
 	atexit(cleanup);
 	devnull = fopen("/dev/null", "w");

@@ -28,23 +28,6 @@
 #include "wire.h"
 #include "fuzz_util.h"
 
-static uint32_t
-le32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-	       (uint32_t)p[3] << 24;
-}
-
-static float
-lef32(const uint8_t *p)
-{
-	uint32_t u = le32(p);
-	float f;
-
-	memcpy(&f, &u, sizeof(f));
-	return f;
-}
-
 static void
 check_error(const struct wire_error *e, const struct wire_model *m)
 {
@@ -64,7 +47,7 @@ static void
 dequant(const struct wire_q8k_entry *e, float *out)
 {
 	for (uint32_t b = 0; b < e->n_blocks; b++) {
-		float d = lef32(e->d + 4 * (size_t)b);
+		float d = fz_lef32(e->d + 4 * (size_t)b);
 
 		for (uint32_t i = 0; i < WIRE_Q8K_BLOCK; i++)
 			out[(size_t)b * WIRE_Q8K_BLOCK + i] =
@@ -81,7 +64,7 @@ accepted(const uint8_t *body, size_t len, const struct wire_model *m,
 	uint8_t *resp;
 
 	FZ_CHECK(layers != NULL);
-	FZ_CHECK(le32(body) == n);
+	FZ_CHECK(fz_le32(body) == n);
 	FZ_CHECK(sz == 4 + (size_t)n * (8 + 4 * (size_t)m->hidden));
 	resp = malloc(sz);
 	FZ_CHECK(resp != NULL);
@@ -97,8 +80,8 @@ accepted(const uint8_t *body, size_t len, const struct wire_model *m,
 		wire_q8k_entry(body, &pos, &e);
 		/* the entry is the bytes the validation walked */
 		FZ_CHECK(pos <= len && pos > start);
-		FZ_CHECK(e.layer == le32(body + start));
-		FZ_CHECK(e.n_blocks == le32(body + start + 4));
+		FZ_CHECK(e.layer == fz_le32(body + start));
+		FZ_CHECK(e.n_blocks == fz_le32(body + start + 4));
 		FZ_CHECK((uint64_t)e.n_blocks * WIRE_Q8K_BLOCK == m->hidden);
 		FZ_CHECK((const uint8_t *)e.qs == body + start + 8);
 		FZ_CHECK(e.d == body + start + 8 +
@@ -118,7 +101,7 @@ accepted(const uint8_t *body, size_t len, const struct wire_model *m,
 	FZ_CHECK(pos == len);
 
 	/* decode the response as a client would */
-	FZ_CHECK(le32(resp) == n);
+	FZ_CHECK(fz_le32(resp) == n);
 	rpos = 4;
 	pos = 4;
 	for (uint32_t i = 0; i < n; i++) {
@@ -129,8 +112,8 @@ accepted(const uint8_t *body, size_t len, const struct wire_model *m,
 		wire_q8k_entry(body, &pos, &e);
 		dequant(&e, want);
 		FZ_CHECK(rpos + 8 + 4 * (size_t)m->hidden <= sz);
-		FZ_CHECK(le32(resp + rpos) == layers[i]);
-		FZ_CHECK(le32(resp + rpos + 4) == m->hidden);
+		FZ_CHECK(fz_le32(resp + rpos) == layers[i]);
+		FZ_CHECK(fz_le32(resp + rpos + 4) == m->hidden);
 		FZ_CHECK(memcmp(resp + rpos + 8, want,
 				4 * (size_t)m->hidden) == 0);
 		rpos += 8 + 4 * (size_t)m->hidden;

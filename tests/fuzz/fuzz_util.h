@@ -90,4 +90,34 @@ fz_buf_copy(struct fz_buf *b, const void *src, size_t n, unsigned int off)
 	return 0;
 }
 
+/* Little-endian u32 and f32 at any alignment (spec/wire.md §3). */
+static inline uint32_t
+fz_le32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	       (uint32_t)p[3] << 24;
+}
+
+static inline float
+fz_lef32(const uint8_t *p)
+{
+	uint32_t u = fz_le32(p);
+	float f;
+
+	memcpy(&f, &u, sizeof(f));
+	return f;
+}
+
+/* A scratch directory of this process, "fuzz-NAME-XXXXXX" in /dev/shm
+ * (files cost no disk there), else in /tmp. */
+static inline void
+fz_scratch_dir(char *dir, size_t cap, const char *name)
+{
+	snprintf(dir, cap, "/dev/shm/fuzz-%s-XXXXXX", name);
+	if (mkdtemp(dir) == NULL) {
+		snprintf(dir, cap, "/tmp/fuzz-%s-XXXXXX", name);
+		FZ_CHECK(mkdtemp(dir) != NULL);
+	}
+}
+
 #endif /* FUZZ_UTIL_H */

@@ -91,11 +91,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc;
 	(void)argv;
-	snprintf(dir, sizeof(dir), "/dev/shm/fuzz-vindex-XXXXXX");
-	if (mkdtemp(dir) == NULL) {
-		snprintf(dir, sizeof(dir), "/tmp/fuzz-vindex-XXXXXX");
-		FZ_CHECK(mkdtemp(dir) != NULL);
-	}
+	fz_scratch_dir(dir, sizeof(dir), "vindex");
 	atexit(cleanup);
 	verbose = getenv("FUZZ_VERBOSE") != NULL;
 	fillbuf = malloc(MAX_FILE);

@@ -72,23 +72,6 @@ static const char *const accepts[12] = {
 };
 
 static uint32_t
-le32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-	       (uint32_t)p[3] << 24;
-}
-
-static float
-lef32(const uint8_t *p)
-{
-	uint32_t u = le32(p);
-	float f;
-
-	memcpy(&f, &u, sizeof(f));
-	return f;
-}
-
-static uint32_t
 bits(float f)
 {
 	uint32_t u;
@@ -148,17 +131,17 @@ check_decoded(const struct wire_req *r, const uint8_t *b, size_t len,
 
 	FZ_CHECK(r->fmt == fmt);
 	FZ_CHECK(r->flags & 1u);
-	FZ_CHECK(r->batch == (le32(b) == WIRE_BATCH_MARKER));
+	FZ_CHECK(r->batch == (fz_le32(b) == WIRE_BATCH_MARKER));
 	FZ_CHECK(r->batch || r->n_layers == 1);
 	FZ_CHECK(hdr + 12 <= len);
-	FZ_CHECK(r->seq_len == le32(b + hdr));
-	FZ_CHECK(r->flags == le32(b + hdr + 4));
-	FZ_CHECK(r->top_k == le32(b + hdr + 8));
+	FZ_CHECK(r->seq_len == fz_le32(b + hdr));
+	FZ_CHECK(r->flags == fz_le32(b + hdr + 4));
+	FZ_CHECK(r->top_k == fz_le32(b + hdr + 8));
 	FZ_CHECK(r->payload == b + hdr + 12);
 	FZ_CHECK(r->payload_len == len - hdr - 12);
 	for (uint32_t i = 0; i < r->n_layers; i++)
 		FZ_CHECK(wire_req_layer(r, i) ==
-			 le32(r->batch ? b + 8 + 4 * (size_t)i : b));
+			 fz_le32(r->batch ? b + 8 + 4 * (size_t)i : b));
 	switch (fmt) {
 	case WIRE_FMT_F32:
 		FZ_CHECK(r->n_values * 4 == r->payload_len);
@@ -197,7 +180,7 @@ check_widened(const struct wire_req *r, const float *x)
 	case WIRE_FMT_I8:
 		for (uint32_t row = 0; row < r->i8_rows; row++) {
 			const uint8_t *q = p + row * (8 + r->i8_row_values);
-			float scale = lef32(q);
+			float scale = fz_lef32(q);
 
 			for (uint64_t i = 0; i < r->i8_row_values; i++) {
 				float v = (float)(int8_t)q[8 + i] * scale;
@@ -266,8 +249,8 @@ check_payload(const uint8_t *pl, size_t plen, enum wire_fmt fmt,
 			float scale;
 
 			i8_row_ref(x + (size_t)row * hidden, hidden, &scale, q);
-			FZ_CHECK(le32(o) == bits(scale));
-			FZ_CHECK(le32(o + 4) == 0);	/* zero_point */
+			FZ_CHECK(fz_le32(o) == bits(scale));
+			FZ_CHECK(fz_le32(o + 4) == 0);	/* zero_point */
 			FZ_CHECK(memcmp(o + 8, q, hidden) == 0);
 		}
 		free(q);
@@ -325,24 +308,24 @@ respond(const struct wire_req *r, const float *x, uint32_t hidden,
 	o = out;
 	if (n == 1) {
 		FZ_CHECK(total >= 12);
-		FZ_CHECK(le32(o) == wire_req_layer(r, 0));
-		FZ_CHECK(le32(o + 4) == r->seq_len);
-		FZ_CHECK(le32(o + 8) == bits((float)latency));
+		FZ_CHECK(fz_le32(o) == wire_req_layer(r, 0));
+		FZ_CHECK(fz_le32(o + 4) == r->seq_len);
+		FZ_CHECK(fz_le32(o + 8) == bits((float)latency));
 		check_payload(o + 12, total - 12, fmt, r, x, hidden);
 	} else {
 		size_t pos = 12;
 
 		FZ_CHECK(total >= 12);
-		FZ_CHECK(le32(o) == WIRE_BATCH_MARKER);
-		FZ_CHECK(le32(o + 4) == n);
-		FZ_CHECK(le32(o + 8) == bits((float)latency));
+		FZ_CHECK(fz_le32(o) == WIRE_BATCH_MARKER);
+		FZ_CHECK(fz_le32(o + 4) == n);
+		FZ_CHECK(fz_le32(o + 8) == bits((float)latency));
 		for (uint32_t i = 0; i < n; i++) {
 			size_t plen = iov[1 + i].iov_len - 12;
 
 			FZ_CHECK(pos + 12 + plen <= total);
-			FZ_CHECK(le32(o + pos) == wire_req_layer(r, i));
-			FZ_CHECK(le32(o + pos + 4) == r->seq_len);
-			FZ_CHECK(le32(o + pos + 8) == r->n_values);
+			FZ_CHECK(fz_le32(o + pos) == wire_req_layer(r, i));
+			FZ_CHECK(fz_le32(o + pos + 4) == r->seq_len);
+			FZ_CHECK(fz_le32(o + pos + 8) == r->n_values);
 			check_payload(o + pos + 12, plen, fmt, r, x, hidden);
 			pos += 12 + plen;
 		}
