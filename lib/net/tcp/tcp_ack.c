@@ -15,7 +15,8 @@
 static uint32_t
 tcp_rexmit_len(const struct tcp_conn *c, uint8_t *fl)
 {
-	uint32_t len = c->mss - (c->flags & TF_TS ? 12 : 0);
+	/* the options of now (timestamps, SACK blocks of held data) */
+	uint32_t len = tcp_seg_max(c);
 
 	*fl = TCP_F_ACK;
 	if (SEQ_GT(c->snd_una + len, c->snd_end)) {

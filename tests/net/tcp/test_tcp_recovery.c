@@ -352,6 +352,40 @@ test_sack_recovery_rfc6675(void **st)
 	th_stop(&H);
 }
 
+/* A retransmission is cut to the room the options leave: while data we
+ * received out of order is held, every segment carries a SACK block
+ * (RFC 2018 §4), 12 bytes of options, so it holds MSS - 12 bytes. One of
+ * MSS bytes would go out marked for TSO on a port without it, larger
+ * than the path takes (found by fuzz-tcp). */
+static void
+test_rexmit_leaves_room_for_sack_blocks(void **st)
+{
+	const uint32_t seg = MSS - 12;
+	uint8_t in[100];
+	struct th_seg *s;
+	uint32_t iss;
+
+	iss = th_open(&H, TCP_CC_NEWRENO, PEER, &SACKOPT, 0);
+	assert_int_equal(H.cfg.tso_max, 0);	/* no TSO on this port */
+	memset(in, 'x', sizeof(in));
+	/* the peer's first 100 bytes are lost: 100 bytes held above them */
+	th_inject(&H, F_ACK, PEER + 1 + 100, iss + 1, 65535, NULL, in,
+		  sizeof(in));
+	s = th_next(&H);
+	assert_int_equal(s->nr_sack, 1);
+	fill(buf, 10 * seg, 7);
+	th_send_and_take(&H, buf, 10 * seg, iss, 10, seg);
+	ack(iss + 1, NULL);
+	ack(iss + 1, NULL);
+	ack(iss + 1, NULL);
+	s = TH_NEXT_AT(&H, iss + 1);
+	assert_int_equal(s->nr_sack, 1);
+	assert_int_equal(s->len, seg);
+	assert_memory_equal(s->data, buf, seg);
+	th_drain(&H);
+	th_stop(&H);
+}
+
 static void
 test_rto_after_loss_goes_back_n(void **st)
 {
@@ -524,6 +558,7 @@ main(void)
 		cmocka_unit_test(test_window_scale_both_ways),
 		cmocka_unit_test(test_timestamps_and_paws),
 		cmocka_unit_test(test_sack_blocks_reported),
+		cmocka_unit_test(test_rexmit_leaves_room_for_sack_blocks),
 		cmocka_unit_test(test_reorder_duplicates_overlaps),
 		cmocka_unit_test(test_ooo_queue_memory_bound),
 		cmocka_unit_test(test_fast_retransmit_newreno),
