@@ -22,7 +22,16 @@ trap 'rm -rf "$scratch"' EXIT INT TERM
 mkdir -p "$artifacts"
 
 # -timeout: an input that takes 10 s is a hang, reported as a crash.
+# -error_exitcode: libFuzzer's default, 77, is what meson reads as "skipped";
+# a crash must fail the test, so no code the fuzzer exits with may be 77.
 # The scratch directory comes first: libFuzzer writes new inputs there.
+rc=0
 "$exe" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
-	-print_final_stats=1 -artifact_prefix="$artifacts/" "$@" \
-	"$scratch" "$corpus"
+	-error_exitcode=1 -print_final_stats=1 \
+	-artifact_prefix="$artifacts/" "$@" "$scratch" "$corpus" || rc=$?
+if [ "$rc" -ne 0 ]; then
+	echo "smoke: $(basename "$exe") exited $rc; its input is in" \
+	     "$artifacts (reproduce: $exe <that file>)" >&2
+	[ "$rc" -eq 77 ] && rc=1
+fi
+exit "$rc"
