@@ -60,11 +60,19 @@ avx2_reduce(__m256 v)
 #define VLOADH_T(p, n) avx2_loadh_t(p, n)
 #define VSTORE_T(p, v, n) avx2_store_t(p, v, n)
 
-/* 16 ymm: up to 8 accumulators; the other operand folds into the FMA. */
-#define MV_NF(R) ((R) <= 2 ? 4u : (R) <= 4 ? 2u : 1u)
-#define MV_NR 8u
-#define DN_NW(R) ((R) == 1 ? 8u : (R) == 2 ? 4u : (R) <= 4 ? 2u : 1u)
-#define DN_NR 8u
+/*
+ * 16 ymm: tiles of 12 accumulators, + 3 weight vectors + 1 x vector (or
+ * broadcast activation): matvec 3 features x 4 rows with the weight
+ * vectors loaded first (MV_WFIRST), down 4 rows x 3 vectors. Each step
+ * makes 7 loads per 12 FMAs; the 1 x 8 tiles before made 9 per 8 and
+ * ran 1.6-2x slower from 16 rows on (Zen 5 running this set, Gemma
+ * 2560 x 10240; docs/PERFORMANCE.md).
+ */
+#define MV_WFIRST 1
+#define MV_NF(R) ((R) <= 2 ? 4u : 3u)
+#define MV_NR 4u
+#define DN_NW(R) ((R) == 1 ? 8u : (R) == 2 ? 4u : 3u)
+#define DN_NR 4u
 
 #define KNAME ffn_kernels_avx2
 #define KISA FFN_ISA_AVX2

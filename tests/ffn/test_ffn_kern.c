@@ -2,10 +2,11 @@
  * Copyright(c) 2026 ffn-shard authors
  *
  * lib/ffn dense kernels called directly: every SIMD kernel set against
- * the scalar reference (ffn_kern_scalar.c) for rows 1..17 and widths that
- * are not a multiple of any vector length, so each register tile shape
- * (6 x 4 matvec tiles, the 8-row f16 down tile, 4 x 4 blocks and the
- * one-row stream kernels) and every tail path runs.
+ * the scalar reference (ffn_kern_scalar.c) for rows 1..17 (1..130 on
+ * fewer shapes) and widths that are not a multiple of any vector length,
+ * so each register tile shape (6 x 4 and 3 x 4 matvec tiles, the 8-row
+ * f16 down tile, 4 x 4 and 4 x 3 down blocks and the one-row stream
+ * kernels) and every tail path runs.
  *
  * Bound: both sides sum n products in f32, each within gamma_n =
  * n * 2^-24 times the sum of |products| of the exact value (any order),
@@ -25,6 +26,7 @@
 #include "ffn_priv.h"
 
 #define MAX_R 17u
+#define MANY_R 130u
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 
@@ -101,26 +103,27 @@ check(const char *what, const struct ffn_kernels *k, int f16, unsigned H,
 }
 
 static void
-check_matvec(const struct ffn_kernels *k, int f16, unsigned H, unsigned nf)
+check_matvec(const struct ffn_kernels *k, int f16, unsigned H, unsigned nf,
+	     unsigned max_r)
 {
 	const double eps = 0x1p-24;
 	const size_t os = nf + 5;	/* output rows not packed */
 	float *wv = malloc((size_t)nf * H * 4);
-	float *x = malloc((size_t)MAX_R * H * 4);
-	float *out = malloc(MAX_R * os * 4), *ref = malloc(MAX_R * os * 4);
-	const float *xp[MAX_R];
+	float *x = malloc((size_t)max_r * H * 4);
+	float *out = malloc(max_r * os * 4), *ref = malloc(max_r * os * 4);
+	const float **xp = malloc(max_r * sizeof(*xp));
 	struct ffn_mat m;
 	unsigned R, r, f, h;
 
-	assert_true(wv && x && out && ref);
+	assert_true(wv && x && out && ref && xp);
 	make_mat(&m, wv, nf, H, f16);
-	for (h = 0; h < MAX_R * H; h++)
+	for (h = 0; h < max_r * H; h++)
 		x[h] = rand_f32();
-	for (R = 1; R <= MAX_R; R++) {
+	for (R = 1; R <= max_r; R++) {
 		/* rows in reverse order: any pointers are fine */
 		for (r = 0; r < R; r++)
 			xp[r] = x + (size_t)(R - 1 - r) * H;
-		memset(out, 0xff, MAX_R * os * 4);
+		memset(out, 0xff, max_r * os * 4);
 		k->matvec(&m, xp, R, out, os);
 		ffn_kernels_scalar.matvec(&m, xp, R, ref, os);
 		for (r = 0; r < R; r++)
@@ -140,26 +143,29 @@ check_matvec(const struct ffn_kernels *k, int f16, unsigned H, unsigned nf)
 	free(x);
 	free(out);
 	free(ref);
+	free(xp);
 }
 
 static void
-check_down(const struct ffn_kernels *k, int f16, unsigned H, unsigned nf)
+check_down(const struct ffn_kernels *k, int f16, unsigned H, unsigned nf,
+	   unsigned max_r)
 {
 	const double eps = 0x1p-24;
 	const size_t as = nf + 3;	/* activation rows not packed */
 	float *dv = malloc((size_t)nf * H * 4);
-	float *a = malloc(MAX_R * as * 4);
-	float *y = malloc((size_t)MAX_R * H * 4);
-	float *ref = malloc((size_t)MAX_R * H * 4);
-	float *yp[MAX_R], *rp[MAX_R];
+	float *a = malloc(max_r * as * 4);
+	float *y = malloc((size_t)max_r * H * 4);
+	float *ref = malloc((size_t)max_r * H * 4);
+	float **yp = malloc(max_r * sizeof(*yp));
+	float **rp = malloc(max_r * sizeof(*rp));
 	struct ffn_mat m;
 	unsigned R, r, f, h;
 
-	assert_true(dv && a && y && ref);
+	assert_true(dv && a && y && ref && yp && rp);
 	make_mat(&m, dv, nf, H, f16);
-	for (f = 0; f < MAX_R * as; f++)
+	for (f = 0; f < max_r * as; f++)
 		a[f] = rand_f32();
-	for (R = 1; R <= MAX_R; R++) {
+	for (R = 1; R <= max_r; R++) {
 		/* y rows scrambled, as ffn_compute callers may pass them */
 		for (r = 0; r < R; r++) {
 			unsigned q = r % 2 ? R - 1 - r / 2 : r / 2;
@@ -167,7 +173,7 @@ check_down(const struct ffn_kernels *k, int f16, unsigned H, unsigned nf)
 			yp[r] = y + (size_t)q * H;
 			rp[r] = ref + (size_t)q * H;
 		}
-		memset(y, 0xff, (size_t)MAX_R * H * 4);	/* down overwrites */
+		memset(y, 0xff, (size_t)max_r * H * 4);	/* down overwrites */
 		k->down(&m, a, as, R, yp);
 		ffn_kernels_scalar.down(&m, a, as, R, rp);
 		for (r = 0; r < R; r++)
@@ -186,6 +192,8 @@ check_down(const struct ffn_kernels *k, int f16, unsigned H, unsigned nf)
 	free(a);
 	free(y);
 	free(ref);
+	free(yp);
+	free(rp);
 }
 
 /*
@@ -214,12 +222,46 @@ test_simd_vs_scalar(void **state)
 			for (ni = 0; ni < sizeof(nfs) / sizeof(nfs[0]); ni++)
 				for (f16 = 0; f16 < 2; f16++) {
 					check_matvec(ks[ki], f16, Hs[hi],
-						     nfs[ni]);
+						     nfs[ni], MAX_R);
 					check_down(ks[ki], f16, Hs[hi],
-						   nfs[ni]);
+						   nfs[ni], MAX_R);
 				}
 	}
 	/* an x86-64 without AVX2 would test nothing here */
+	assert_true(ran > 0);
+}
+
+/*
+ * Batches up to 130 rows (issue 14): every row count from 1, so each
+ * number of whole row blocks and every partial last block of each tile
+ * shape runs, over a few H / nf pairs with tails (fewer shapes than
+ * above: the scalar reference grows with the square of the rows).
+ */
+static void
+test_many_rows(void **state)
+{
+	static const unsigned shapes[][2] = {
+		{ 13, 19 }, { 61, 53 }, { 200, 40 }, { 1001, 19 },
+	};
+	static const struct ffn_kernels *const ks[] = {
+		&ffn_kernels_avx2, &ffn_kernels_avx512,
+	};
+	unsigned ki, si;
+	int f16, ran = 0;
+
+	(void)state;
+	for (ki = 0; ki < 2; ki++) {
+		if (!ffn_isa_supported(ks[ki]->isa))
+			continue;
+		ran++;
+		for (si = 0; si < sizeof(shapes) / sizeof(shapes[0]); si++)
+			for (f16 = 0; f16 < 2; f16++) {
+				check_matvec(ks[ki], f16, shapes[si][0],
+					     shapes[si][1], MANY_R);
+				check_down(ks[ki], f16, shapes[si][0],
+					   shapes[si][1], MANY_R);
+			}
+	}
 	assert_true(ran > 0);
 }
 
@@ -228,6 +270,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_simd_vs_scalar),
+		cmocka_unit_test(test_many_rows),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
