@@ -22,6 +22,8 @@
  * shared machine wall time mostly measures preemption (long calls are
  * preempted more often, which skews the ratios).
  */
+#include <cblas.h>
+#include <errno.h>
 #include <getopt.h>
 #include <immintrin.h>
 #include <pthread.h>
@@ -36,10 +38,12 @@
 #include "ffn.h"
 #include "quant.h"
 
+#include "bench_ffn.h"
+#include "bench_ffn_roofline.h"
 #include "bench_ffn_split.h"
 
-static double
-now(void)
+double
+bench_now(void)
 {
 	struct timespec ts;
 
@@ -47,8 +51,8 @@ now(void)
 	return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-static void *
-huge_alloc(size_t len)
+void *
+bench_alloc(size_t len)
 {
 	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -60,8 +64,8 @@ huge_alloc(size_t len)
 }
 
 /* Cheap deterministic fill: timing does not depend on the distribution. */
-static void
-fill(float *p, size_t n, float scale, uint64_t seed)
+void
+bench_fill(float *p, size_t n, float scale, uint64_t seed)
 {
 	uint64_t s = seed * 0x9e3779b97f4a7c15ull + 1;
 	size_t i;
@@ -131,11 +135,11 @@ fma_rate_avx512(void)
 
 	for (k = 0; k < FMA_CHAINS; k++)
 		a[k] = _mm512_set1_ps((float)k);
-	t = now();
+	t = bench_now();
 	for (i = 0; i < FMA_ITERS; i++)
 		for (k = 0; k < FMA_CHAINS; k++)
 			a[k] = _mm512_fmadd_ps(a[k], m, c);
-	t = now() - t;
+	t = bench_now() - t;
 	for (k = 1; k < FMA_CHAINS; k++)
 		a[0] = _mm512_add_ps(a[0], a[k]);
 	sink = _mm512_reduce_add_ps(a[0]);
@@ -154,11 +158,11 @@ fma_rate_avx2(void)
 
 	for (k = 0; k < FMA_CHAINS; k++)
 		a[k] = _mm256_set1_ps((float)k);
-	t = now();
+	t = bench_now();
 	for (i = 0; i < FMA_ITERS; i++)
 		for (k = 0; k < FMA_CHAINS; k++)
 			a[k] = _mm256_fmadd_ps(a[k], m, c);
-	t = now() - t;
+	t = bench_now() - t;
 	for (k = 1; k < FMA_CHAINS; k++)
 		a[0] = _mm256_add_ps(a[0], a[k]);
 	_mm256_storeu_ps(o, a[0]);
@@ -168,8 +172,8 @@ fma_rate_avx2(void)
 
 /* Best of iters: floats multiplied-and-added per second by the active
  * kernels' vector width (0 for the scalar kernels: no floor printed). */
-static double
-fma_peak(int iters)
+double
+bench_fma_peak(int iters)
 {
 	enum ffn_isa isa = ffn_active_isa();
 	double best = 0;
@@ -188,20 +192,20 @@ fma_peak(int iters)
 }
 
 /* Best-of-iters read bandwidth (bytes/s) over the three matrices. */
-static double
-stream_bw(float *const m[3], size_t n, int iters)
+double
+bench_stream_bw(float *const m[3], size_t n, int iters)
 {
 	double best = 1e30;
 	int it, c;
 
 	for (it = 0; it < iters; it++) {
-		double t = now();
+		double t = bench_now();
 		float s = 0;
 
 		for (c = 0; c < 3; c++)
 			s += ffn_isa_supported(FFN_ISA_AVX512) ?
 			     sum_avx512(m[c], n) : sum_avx2(m[c], n);
-		t = now() - t;
+		t = bench_now() - t;
 		sink = s;
 		if (t < best)
 			best = t;
@@ -349,12 +353,12 @@ time_once(struct ffn_model *m, struct ffn_scratch *s, float *x, float *y,
 		xp[r] = x + (size_t)r * H;
 		yp[r] = y + (size_t)r * H;
 	}
-	t = now();
+	t = bench_now();
 	if (ffn_compute(m, 0, xp, yp, R, s) != 0) {
 		fprintf(stderr, "ffn_compute failed\n");
 		exit(1);
 	}
-	return now() - t;
+	return bench_now() - t;
 }
 
 /* *best = the least t of the rounds after round 0 (which warms). */
@@ -392,13 +396,13 @@ bench(const char *name, unsigned H, unsigned nf, int iters, int table)
 	int c;
 
 	for (c = 0; c < 3; c++) {
-		w[c] = huge_alloc(n * 4);
-		h[c] = huge_alloc(n * 2);
+		w[c] = bench_alloc(n * 4);
+		h[c] = bench_alloc(n * 2);
 		if (!w[c] || !h[c]) {
 			fprintf(stderr, "out of memory\n");
 			return 1;
 		}
-		fill(w[c], n, c == 2 ? 1.0f / 120 : 1.0f / 64, c + 1);
+		bench_fill(w[c], n, c == 2 ? 1.0f / 120 : 1.0f / 64, c + 1);
 		quant_f32_to_f16(h[c], w[c], n);
 	}
 	memset(&l32, 0, sizeof(l32));
@@ -424,7 +428,7 @@ bench(const char *name, unsigned H, unsigned nf, int iters, int table)
 	y = malloc((size_t)64 * H * 4);
 	if (!s || !x || !y)
 		return 1;
-	fill(x, (size_t)64 * H, 1.0f, 99);
+	bench_fill(x, (size_t)64 * H, 1.0f, 99);
 
 	/*
 	 * Every figure once per round, best of each over the rounds (round
@@ -435,7 +439,7 @@ bench(const char *name, unsigned H, unsigned nf, int iters, int table)
 	bw = 0;
 	t1 = t8 = t16 = t816 = t1b = t8b = 1e30;
 	for (int it = 0; it <= iters; it++) {
-		double b = stream_bw(w, n, 1);
+		double b = bench_stream_bw(w, n, 1);
 
 		if (it > 0 && b > bw)
 			bw = b;
@@ -448,7 +452,7 @@ bench(const char *name, unsigned H, unsigned nf, int iters, int table)
 		keep_min(&t1b, it, time_once(m32, s, x, y, H, 1));
 		keep_min(&t8b, it, time_once(m32, s, x, y, H, 8));
 	}
-	fma = fma_peak(iters);
+	fma = bench_fma_peak(iters);
 
 	printf("\n== %s: hidden %u, intermediate %u, one layer, f32 %.0f MB, "
 	       "f16 %.0f MB, kernels %s\n", name, H, nf, bytes32 / 1e6,
@@ -478,7 +482,7 @@ bench(const char *name, unsigned H, unsigned nf, int iters, int table)
 				wc[i][c] = w[c];
 				if (i == 0)
 					continue;
-				wc[i][c] = huge_alloc(n * 4);
+				wc[i][c] = bench_alloc(n * 4);
 				if (wc[i][c] == NULL) {
 					fprintf(stderr, "out of memory\n");
 					return 1;
@@ -561,10 +565,11 @@ main(int argc, char **argv)
 		{ "isa", required_argument, NULL, 'a' },
 		{ "table", no_argument, NULL, 't' },
 		{ "split", no_argument, NULL, 'p' },
+		{ "roofline", no_argument, NULL, 'r' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *size = "both";
-	int iters = 10, table = 0, split = 0, c, rc = 0;
+	int iters = 10, table = 0, split = 0, roof = 0, c, rc = 0;
 
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (c) {
@@ -572,6 +577,7 @@ main(int argc, char **argv)
 		case 'i': iters = atoi(optarg); break;
 		case 't': table = 1; break;
 		case 'p': split = 1; break;
+		case 'r': roof = 1; break;
 		case 'a':
 			if (ffn_select_isa(strcmp(optarg, "avx2") == 0 ?
 					   FFN_ISA_AVX2 :
@@ -585,12 +591,37 @@ main(int argc, char **argv)
 		default:
 			fprintf(stderr, "usage: %s [--size llama|gemma|both] "
 				"[--iters N] [--isa avx512|avx2|scalar] "
-				"[--table] [--split]\n", argv[0]);
+				"[--table] [--split] [--roofline]\n", argv[0]);
 			return 2;
 		}
 	}
 	if (iters < 1)
 		iters = 1;
+	/*
+	 * Some hosts set OPENBLAS_CORETYPE (Haswell) or OPENBLAS_L2_SIZE:
+	 * OpenBLAS would then run kernels it did not pick for this core and
+	 * the comparison would be against less than its best. It reads them
+	 * when it loads, so bench-ffn runs itself again without them.
+	 */
+	if (getenv("OPENBLAS_CORETYPE") || getenv("OPENBLAS_L2_SIZE")) {
+		unsetenv("OPENBLAS_CORETYPE");
+		unsetenv("OPENBLAS_L2_SIZE");
+		execv("/proc/self/exe", argv);
+		fprintf(stderr, "execv /proc/self/exe: %s\n", strerror(errno));
+		return 1;
+	}
+	printf("OpenBLAS core: %s (its own pick: OPENBLAS_CORETYPE and "
+	       "OPENBLAS_L2_SIZE unset)\n", openblas_get_corename());
+	if (roof) {
+		/* only the roofline table (bench_ffn_roofline.c) */
+		if (!strcmp(size, "gemma") || !strcmp(size, "both"))
+			rc |= bench_roofline("Gemma-3-4B-like", 2560, 10240,
+					     iters);
+		if (!strcmp(size, "llama") || !strcmp(size, "both"))
+			rc |= bench_roofline("Llama-8B-like", 4096, 14336,
+					     iters);
+		return rc;
+	}
 	if (split) {
 		/* only the layer-split section (bench_ffn_split.c) */
 		if (!strcmp(size, "gemma") || !strcmp(size, "both"))
