@@ -395,7 +395,8 @@ main(int argc, char **argv)
 	/* Pick the kernels now, before lcores share the dispatch tables. */
 	(void)quant_kernels_active();
 	if (load_units() < 0 || start_ports() < 0 || setup_lcores() < 0 ||
-	    net_telemetry_register() < 0) {
+	    net_telemetry_register() < 0 ||
+	    shard_telemetry_register(units, conf.n_units) < 0) {
 		rte_eal_cleanup();
 		return 1;
 	}

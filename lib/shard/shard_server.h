@@ -132,6 +132,13 @@ int shard_signal_drain(uint64_t first_ns, uint64_t now_ns,
  * shard_unit.metrics_extra. arg is ignored. */
 size_t shard_server_metrics(void *arg, char *buf, size_t cap);
 
+/**
+ * Register /ffn/shard/stats (shard_telemetry.c) over the n units, which
+ * must outlive the process's telemetry. Call once, before lcores start.
+ * 0 or rte_telemetry_register_cmd's negative errno.
+ */
+int shard_telemetry_register(struct shard_unit *units, unsigned int n);
+
 /** One network lcore's TCP counters, for shard_server_metrics_write(). */
 struct shard_netlc_stats {
 	unsigned int lcore_id;

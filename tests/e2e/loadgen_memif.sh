@@ -28,6 +28,7 @@
 set -euo pipefail
 
 build=$(cd "${1:-build}" && pwd)
+top=$(cd "$(dirname "$0")/../.." && pwd)
 shard=$build/app/ffn-shard/ffn-shard
 lg=$build/tools/loadgen/ffn-loadgen
 mkv=$build/tools/mkvindex/mkvindex
@@ -168,6 +169,31 @@ check_clean() {
 step="f32 closed loop"
 loadgen 0 --target $A --connections 4 --wire f32 --layers 1
 check_clean
+
+step="telemetry /ffn/shard/stats"
+# A's counters over DPDK telemetry, as run-all's concurrency section reads
+# them (memif is not the kernel's: no /metrics from here). Every answer
+# the run counted was served and computed (warm-up ones too: >=); the 4
+# clients' rows went in passes of 1-4 rows.
+tel=$(python3 "$top/tools/telemetry/ffn-tel.py" "fsb-a-$$" \
+	/ffn/shard/stats,a)
+echo "  [$step] $tel"
+python3 - "$tel" "$(field requests)" <<'PY'
+import json, sys
+t, req = json.loads(sys.argv[1]), int(sys.argv[2])
+assert t["shard"] == "a", t
+assert t["requests_served"] >= req > 0, (t, req)
+assert t["rows_computed"] >= t["requests_served"], t
+assert 0 < t["compute_passes"] <= t["rows_computed"], t
+assert sum(v for k, v in t.items() if k.startswith("batch_rows_")) == \
+    t["compute_passes"], t
+assert all(t[k] == 0 for k in ("batch_rows_le_8", "batch_rows_le_16",
+    "batch_rows_le_32", "batch_rows_le_64", "batch_rows_more")), t
+PY
+rc=0
+python3 "$top/tools/telemetry/ffn-tel.py" "fsb-a-$$" /ffn/shard/stats,nosuch \
+	2>/dev/null || rc=$?
+[ "$rc" -eq 2 ] || { echo "unknown unit: exit $rc, want 2" >&2; false; }
 
 step="f16 batch, f16 body"
 loadgen 0 --target $A --connections 4 --wire f16 --request-wire f16 \
