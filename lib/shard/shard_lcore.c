@@ -413,6 +413,34 @@ compute_local(struct shard_netlc *lc)
 	}
 }
 
+/*
+ * Single-lcore mode: one RX burst (32 frames) holds only a few requests
+ * (a 2560-float f32 request is 7 frames), so computing after each burst
+ * made passes of 3-4 rows at 64 connections, where the engine's rows/s
+ * grow up to 64 rows (tools/bench/appliance/concurrency.sh measured 3.4
+ * rows per pass, 51% of the f16 ceiling at that size). While frames keep
+ * coming, receive up to SHARD_GATHER_POLLS more bursts, or until the
+ * jobs reach the unit's batch_max_rows, before the pass: everything
+ * that has arrived is computed together. An empty queue ends it at once,
+ * so one request alone waits for one empty poll more than before.
+ */
+#define SHARD_GATHER_POLLS 64
+
+static void
+gather_local(struct shard_netlc *lc, unsigned int n)
+{
+	unsigned int max_rows = 0, k;
+
+	if (lc->n_local == 0)
+		return;
+	for (k = 0; k < lc->n_units; k++)
+		if (lc->units[k]->u->batch_max_rows > max_rows)
+			max_rows = lc->units[k]->u->batch_max_rows;
+	for (k = 0; n > 0 && k < SHARD_GATHER_POLLS &&
+	     lc->n_local < max_rows && lc->n_local < SHARD_LOCAL_JOBS; k++)
+		n = net_lcore_poll(lc->nl, net_now_ns());
+}
+
 /* Draining: every answer sent has been acknowledged. A connection closed
  * after its last answer (tcp_close) is the stack's until its data and FIN
  * are acknowledged (FIN-WAIT-1, CLOSING, LAST-ACK): stopping before that
@@ -440,7 +468,8 @@ shard_netlc_run(void *arg)
 		uint64_t now = net_now_ns();
 		unsigned int n;
 
-		net_lcore_poll(lc->nl, now);
+		n = net_lcore_poll(lc->nl, now);
+		gather_local(lc, n);
 		compute_local(lc);
 		n = rte_ring_dequeue_burst(lc->done, done, SHARD_BURST, NULL);
 		for (unsigned int i = 0; i < n; i++)
