@@ -10,6 +10,10 @@
 #
 # usage: memif-run.sh BUILD_DIR [ffn-loadgen options...]
 #   env: HIDDEN (256), INTER (4*HIDDEN), LAYERS (4),
+#        MODEL: serve this vindex directory (LAYERS layers) instead of
+#          generating one,
+#        TEL_OUT: after the run, write the appliance's /ffn/shard/stats
+#          (tools/telemetry/ffn-tel.py) to this file,
 #        LG_EAL: ffn-loadgen's lcores (-l 1), e.g. "--lcores 1@1,2@0":
 #          one worker and one memif queue pair per lcore,
 #        NET_LCORES: the appliance's network lcores = queues (1 or 2;
@@ -42,8 +46,11 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-"$build/tools/mkvindex/mkvindex" --hidden "$hidden" --intermediate "$inter" \
-	--layers "$layers" --family llama --seed 7 "$dir/model" >/dev/null
+model=${MODEL:-$dir/model}
+[ -n "${MODEL:-}" ] ||
+	"$build/tools/mkvindex/mkvindex" --hidden "$hidden" \
+		--intermediate "$inter" --layers "$layers" --family llama \
+		--seed 7 "$model" >/dev/null
 cat >"$dir/shard.conf" <<CONF
 [eal]
 args = $shard_eal --no-pci --no-huge -m 1024 --file-prefix fsb-run-$$ --vdev net_memif0,role=server,socket=$dir/memif.sock
@@ -53,7 +60,7 @@ level = warning
 device = net_memif0
 address = 198.18.4.2/24
 [shard run]
-model = $dir/model
+model = $model
 layers = 0-$((layers - 1))
 listen = 8080
 port = 0
@@ -73,8 +80,14 @@ done
 grep serving "$dir/shard.log"
 echo "+ ffn-loadgen ${LG_EAL:--l 1} ... -- --ip 198.18.4.1/24 --target 198.18.4.2:8080 $*"
 # shellcheck disable=SC2086 # LG_EAL: several EAL words
+lrc=0
 timeout 900 "$build/tools/loadgen/ffn-loadgen" ${LG_EAL:--l 1} --no-pci --no-huge \
 	-m 512 --file-prefix "fsb-rlg-$$" \
 	--vdev "net_memif0,role=client,socket=$dir/memif.sock" \
 	--log-level=pmd.net.memif:error -- --ip 198.18.4.1/24 \
-	--target 198.18.4.2:8080 "$@"
+	--target 198.18.4.2:8080 "$@" || lrc=$?
+if [ -n "${TEL_OUT:-}" ]; then
+	python3 "$(dirname "$0")/../telemetry/ffn-tel.py" "fsb-run-$$" \
+		/ffn/shard/stats,run >"$TEL_OUT"
+fi
+exit "$lrc"

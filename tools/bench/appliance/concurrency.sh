@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright(c) 2026 ffn-shard authors
+#
+# The appliance under concurrency (issue 14): one Gemma-size layer
+# (hidden 2560, intermediate 10240) with f32, f16 and Q4_K weights,
+# served by one single-lcore ffn-shard (lcore 0: network and compute) over
+# net_memif to ffn-loadgen (lcore 1, closed loop, f16 answers), at 1, 4,
+# 16, 64 and 128 connections; a fresh appliance per point
+# (tools/loadgen/memif-run.sh). For each point: req/s, p50, p99, the mean
+# rows per compute pass (rows_computed / compute_passes from
+# /ffn/shard/stats over DPDK telemetry, warm-up included), and the
+# engine's ceiling at that batch size: rows / time(rows) of bench-ffn
+# --roofline, run first in this same script (kernels the appliance uses,
+# time interpolated linearly between the measured row counts), and
+# req/s / ceiling. Issue 14's goal: >= 0.85 at 64 connections, and req/s
+# never falling as connections grow. Q4_K has no dense roofline row
+# (bench-kquant measures it): its ceiling column is empty.
+#
+# usage: concurrency.sh BUILD_DIR [SECONDS]        (about 3 minutes)
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/../../.." && pwd)
+build=$(cd "${1:?usage: concurrency.sh BUILD_DIR [SECONDS]}" && pwd)
+secs=${2:-4}
+dir=$(mktemp -d /tmp/fsb-conc.XXXXXX)
+trap 'rm -rf "$dir"' EXIT
+
+mkv() { # NAME ARGS...
+	local name=$1
+	shift
+	"$build/tools/mkvindex/mkvindex" --hidden 2560 --intermediate 10240 \
+		--layers 1 --family gemma3 --seed 7 "$@" "$dir/$name" \
+		>/dev/null
+}
+mkv f32 --dtype f32
+mkv f16 --dtype f16
+mkv q4k --quant q4k
+
+# OpenBLAS settings do not matter to the kernels timed here.
+env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE taskset -c 0 \
+	"$build/tools/bench/ffn/bench-ffn" --roofline --size gemma --iters 2 \
+	>"$dir/roof.txt"
+isa=$(grep -o '^kernels [a-z0-9]*' "$dir/roof.txt" | tail -1 | cut -d' ' -f2)
+echo "ceiling: bench-ffn --roofline --size gemma --iters 2, kernels $isa"
+
+: >"$dir/points.txt"
+for w in f32 f16 q4k; do
+	for c in 1 4 16 64 128; do
+		# A memif server sometimes refuses the next client for a
+		# moment after the last one left (loadgen_memif.sh): retry
+		# a run that got no result.
+		for try in 1 2 3; do
+			rc=0
+			rm -f "$dir/tel.json"
+			MODEL=$dir/$w LAYERS=1 TEL_OUT=$dir/tel.json \
+				"$top/tools/loadgen/memif-run.sh" "$build" \
+				--connections "$c" --wire f16 --warmup 1 \
+				--duration "$secs" >"$dir/run.txt" 2>&1 ||
+				rc=$?
+			grep -q '^RESULT' "$dir/run.txt" && break
+			sleep 1
+		done
+		res=$(grep '^RESULT' "$dir/run.txt" || true)
+		if [ -z "$res" ] || [ ! -s "$dir/tel.json" ]; then
+			echo "$w at $c connections: no result (exit $rc)" >&2
+			tail -25 "$dir/run.txt" >&2
+			exit 1
+		fi
+		echo "$w $c $rc $res $(cat "$dir/tel.json")" >>"$dir/points.txt"
+	done
+done
+
+python3 - "$dir/roof.txt" "$isa" "$dir/points.txt" <<'PY'
+import json, re, sys
+roof, isa, pts = sys.argv[1], sys.argv[2], sys.argv[3]
+# the active kernel set's block: "  f32  64  96.78 ..." rows -> ms
+t, cur = {"f32": {}, "f16": {}}, None
+for line in open(roof):
+    m = re.match(r"kernels (\S+):", line)
+    if m:
+        cur = m.group(1)
+        continue
+    m = re.match(r"\s+(f32|f16)\s+(\d+)\s+([\d.]+)", line)
+    if m and cur == isa:
+        t[m.group(1)][int(m.group(2))] = float(m.group(3)) / 1e3
+
+def ceiling(w, b):
+    rows = sorted(t.get(w, {}))
+    if not rows or b <= 0:
+        return None
+    b = min(max(b, rows[0]), rows[-1])
+    lo = max(r for r in rows if r <= b)
+    hi = min(r for r in rows if r >= b)
+    tl, th = t[w][lo], t[w][hi]
+    tb = tl if hi == lo else tl + (th - tl) * (b - lo) / (hi - lo)
+    return b / tb
+
+print("| weights | connections | req/s | p50 ms | p99 ms | errors "
+      "| rows/pass | ceiling rows/s | req/s ÷ ceiling |")
+print("|---|---|---|---|---|---|---|---|---|")
+prev = {}
+falls = []
+for line in open(pts):
+    w, c, rc, rest = line.split(" ", 3)
+    res = dict(kv.split("=") for kv in re.findall(r"\w+=[\d.]+", rest))
+    tel = json.loads(rest[rest.index("{"):])
+    rps = float(res["rps"])
+    b = tel["rows_computed"] / max(tel["compute_passes"], 1)
+    ce = ceiling(w, b)
+    q = f"{rps / ce:.2f}" if ce else ""
+    print(f"| {w} | {c} | {rps:.1f} | {float(res['p50_us']) / 1e3:.2f} "
+          f"| {float(res['p99_us']) / 1e3:.2f} | {res['errors']} "
+          f"| {b:.1f} | {f'{ce:.0f}' if ce else ''} | {q} |")
+    if w in prev and rps < 0.97 * prev[w][1]:
+        falls.append(f"{w}: {prev[w][0]} -> {c} connections "
+                     f"{prev[w][1]:.1f} -> {rps:.1f} req/s")
+    prev[w] = (c, rps)
+print()
+print("req/s fell (> 3%) as connections grew: " +
+      ("; ".join(falls) if falls else "never"))
+PY
