@@ -568,8 +568,15 @@ main(int argc, char **argv)
 		{ "roofline", no_argument, NULL, 'r' },
 		{ NULL, 0, NULL, 0 },
 	};
+	static const struct {
+		const char *key, *name;
+		unsigned H, nf;
+	} sizes[] = {
+		{ "gemma", "Gemma-3-4B-like", 2560, 10240 },
+		{ "llama", "Llama-8B-like", 4096, 14336 },
+	};
 	const char *size = "both";
-	int iters = 10, table = 0, split = 0, roof = 0, c, rc = 0;
+	int iters = 10, table = 0, split = 0, roof = 0, c, rc = 0, ran = 0;
 
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (c) {
@@ -612,29 +619,22 @@ main(int argc, char **argv)
 	}
 	printf("OpenBLAS core: %s (its own pick: OPENBLAS_CORETYPE and "
 	       "OPENBLAS_L2_SIZE unset)\n", openblas_get_corename());
-	if (roof) {
-		/* only the roofline table (bench_ffn_roofline.c) */
-		if (!strcmp(size, "gemma") || !strcmp(size, "both"))
-			rc |= bench_roofline("Gemma-3-4B-like", 2560, 10240,
-					     iters);
-		if (!strcmp(size, "llama") || !strcmp(size, "both"))
-			rc |= bench_roofline("Llama-8B-like", 4096, 14336,
-					     iters);
-		return rc;
+	/* --roofline or --split: only that section (bench_ffn_roofline.c,
+	 * bench_ffn_split.c) */
+	for (unsigned i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		const char *nm = sizes[i].name;
+		unsigned H = sizes[i].H, nf = sizes[i].nf;
+
+		if (strcmp(size, sizes[i].key) && strcmp(size, "both"))
+			continue;
+		rc |= roof ? bench_roofline(nm, H, nf, iters) :
+		      split ? bench_split(nm, H, nf, iters) :
+		      bench(nm, H, nf, iters, table);
+		ran++;
 	}
-	if (split) {
-		/* only the layer-split section (bench_ffn_split.c) */
-		if (!strcmp(size, "gemma") || !strcmp(size, "both"))
-			rc |= bench_split("Gemma-3-4B-like", 2560, 10240,
-					  iters);
-		if (!strcmp(size, "llama") || !strcmp(size, "both"))
-			rc |= bench_split("Llama-8B-like", 4096, 14336,
-					  iters);
-		return rc;
+	if (ran == 0) {
+		fprintf(stderr, "--size %s: not llama, gemma or both\n", size);
+		return 2;
 	}
-	if (!strcmp(size, "gemma") || !strcmp(size, "both"))
-		rc |= bench("Gemma-3-4B-like", 2560, 10240, iters, table);
-	if (!strcmp(size, "llama") || !strcmp(size, "both"))
-		rc |= bench("Llama-8B-like", 4096, 14336, iters, table);
 	return rc;
 }
