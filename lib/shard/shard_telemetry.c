@@ -53,7 +53,9 @@ tel_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 		rte_tel_data_add_dict_u64(d, le[i], s.batch_hist[i]);
 		passes += s.batch_hist[i];
 	}
-	/* rows per compute pass = rows_computed / compute_passes */
+	/* rows per compute pass = rows_computed / compute_passes when each
+	 * request asks one layer (rows_computed counts a request's rows
+	 * once, a pass is one layer's) */
 	rte_tel_data_add_dict_u64(d, "compute_passes", passes);
 	return 0;
 }
