@@ -65,8 +65,9 @@ avx2_reduce(__m256 v)
  * broadcast activation): matvec 3 features x 4 rows with the weight
  * vectors loaded first (MV_WFIRST), down 4 rows x 3 vectors. Each step
  * makes 7 loads per 12 FMAs; the 1 x 8 tiles before made 9 per 8 and
- * ran 1.6-2x slower from 16 rows on (Zen 5 running this set, Gemma
- * 2560 x 10240; docs/PERFORMANCE.md).
+ * ran 1.5-2.2x slower from 8 rows on (Zen 5 running this set, Gemma
+ * 2560 x 10240, old and new interleaved; commit 1933fd5). The roofline
+ * of bench-ffn --roofline is in docs/PERFORMANCE.md.
  */
 #define MV_WFIRST 1
 #define MV_NF(R) ((R) <= 2 ? 4u : 3u)

@@ -24,7 +24,7 @@ trap 'rm -rf "$dir"' EXIT
 
 "$build/tools/mkvindex/mkvindex" --hidden 2560 --intermediate 2048 \
 	--layers 1 --family llama --seed 5 "$dir/model" >/dev/null
-for try in 1 2 3; do
+for _ in 1 2 3; do
 	rc=0
 	rm -f "$dir/tel.json"
 	MODEL=$dir/model LAYERS=1 TEL_OUT=$dir/tel.json \

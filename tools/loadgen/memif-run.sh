@@ -79,8 +79,8 @@ for _ in $(seq 600); do
 done
 grep serving "$dir/shard.log"
 echo "+ ffn-loadgen ${LG_EAL:--l 1} ... -- --ip 198.18.4.1/24 --target 198.18.4.2:8080 $*"
-# shellcheck disable=SC2086 # LG_EAL: several EAL words
 lrc=0
+# shellcheck disable=SC2086 # LG_EAL: several EAL words
 timeout 900 "$build/tools/loadgen/ffn-loadgen" ${LG_EAL:--l 1} --no-pci --no-huge \
 	-m 512 --file-prefix "fsb-rlg-$$" \
 	--vdev "net_memif0,role=client,socket=$dir/memif.sock" \

@@ -50,7 +50,7 @@ for w in f32 f16 q4k; do
 		# A memif server sometimes refuses the next client for a
 		# moment after the last one left (loadgen_memif.sh): retry
 		# a run that got no result.
-		for try in 1 2 3; do
+		for _ in 1 2 3; do
 			rc=0
 			rm -f "$dir/tel.json"
 			MODEL=$dir/$w LAYERS=1 TEL_OUT=$dir/tel.json \
