@@ -41,11 +41,20 @@ extern "C" {
 /* Formats and negotiation (§3, §5.1)                                 */
 /* ------------------------------------------------------------------ */
 
-/** Number format of a binary payload, in either direction. */
+/**
+ * The format of a walk-ffn body, in either direction: the three binary
+ * number formats (§3, §5) and the JSON path (§6). One enum for every
+ * layer: counters, metrics labels and responses index by it. A new format
+ * is one name here and one row of wire_neg.c's table, plus its codec.
+ * The binary formats come first (below WIRE_FMT_JSON).
+ */
 enum wire_fmt {
+	WIRE_FMT_NONE = -1,	/**< no walk-ffn body (errors, small routes) */
 	WIRE_FMT_F32 = 0,	/**< application/x-larql-ffn */
 	WIRE_FMT_F16,		/**< application/x-larql-ffn-f16 */
 	WIRE_FMT_I8,		/**< application/x-larql-ffn-i8 */
+	WIRE_FMT_JSON,		/**< application/json (§6) */
+	WIRE_FMT_COUNT
 };
 
 /** Server switches for response formats (§5.1). */
@@ -65,18 +74,24 @@ void wire_opts_default(struct wire_opts *o);
  */
 void wire_opts_apply_env(struct wire_opts *o);
 
-/** The bare Content-Type of fmt ("application/x-larql-ffn[-f16|-i8]"). */
+/** The bare Content-Type of fmt ("application/x-larql-ffn[-f16|-i8]",
+ * "application/json"); NULL for WIRE_FMT_NONE or out of range. */
 const char *wire_fmt_content_type(enum wire_fmt fmt);
 
-/** Short name: "f32", "f16", "i8". */
+/** Short name: "f32", "f16", "i8", "json"; "none" out of range. */
 const char *wire_fmt_name(enum wire_fmt fmt);
+
+/** Whether the server answers in fmt under o (§5.1: f16 and i8 have
+ * switches; f32 and JSON are always on). */
+bool wire_fmt_enabled(const struct wire_opts *o, enum wire_fmt fmt);
 
 /**
  * Classify a request by its Content-Type value (§3). ct may be NULL
  * (header absent); len is its length (no NUL needed).
  * Returns true for a binary request and sets *fmt to the payload format
  * (substring tests, case-sensitive, in the spec's order: -i8, -f16, else
- * f32); false for the JSON path (*fmt untouched).
+ * f32); false for the JSON path (*fmt untouched: a caller that wants one
+ * answer sets it to WIRE_FMT_JSON first).
  * A value holding a byte outside visible ASCII (0x20-0x7e) and HTAB is
  * treated as absent, as the reference's HeaderValue::to_str() does.
  */

@@ -160,6 +160,36 @@ test_content_type_strings(void **state)
 	assert_string_equal(wire_fmt_content_type(WIRE_FMT_F16), CT_F16);
 	assert_string_equal(wire_fmt_content_type(WIRE_FMT_I8), CT_I8);
 	assert_string_equal(wire_fmt_name(WIRE_FMT_I8), "i8");
+	/* JSON is a format of the same enum (spec/wire.md §6) */
+	assert_string_equal(wire_fmt_content_type(WIRE_FMT_JSON),
+			    "application/json");
+	assert_string_equal(wire_fmt_name(WIRE_FMT_F32), "f32");
+	assert_string_equal(wire_fmt_name(WIRE_FMT_F16), "f16");
+	assert_string_equal(wire_fmt_name(WIRE_FMT_JSON), "json");
+	assert_null(wire_fmt_content_type(WIRE_FMT_NONE));
+	assert_null(wire_fmt_content_type(WIRE_FMT_COUNT));
+	assert_string_equal(wire_fmt_name(WIRE_FMT_NONE), "none");
+}
+
+/* §5.1 switches: f16 and i8 follow wire_opts, f32 and JSON are always
+ * answered; nothing out of range is. */
+static void
+test_fmt_enabled(void **state)
+{
+	for (int f16 = 0; f16 < 2; f16++)
+		for (int i8 = 0; i8 < 2; i8++) {
+			struct wire_opts o = { .f16 = f16, .i8 = i8 };
+
+			assert_true(wire_fmt_enabled(&o, WIRE_FMT_F32));
+			assert_true(wire_fmt_enabled(&o, WIRE_FMT_JSON));
+			assert_int_equal(wire_fmt_enabled(&o, WIRE_FMT_F16),
+					 f16);
+			assert_int_equal(wire_fmt_enabled(&o, WIRE_FMT_I8),
+					 i8);
+			assert_false(wire_fmt_enabled(&o, WIRE_FMT_NONE));
+			assert_false(wire_fmt_enabled(&o, WIRE_FMT_COUNT));
+		}
+	(void)state;
 }
 
 int
@@ -172,6 +202,7 @@ main(void)
 		cmocka_unit_test(test_router_forwarded_request),
 		cmocka_unit_test(test_opts_defaults_and_env),
 		cmocka_unit_test(test_content_type_strings),
+		cmocka_unit_test(test_fmt_enabled),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
