@@ -11,6 +11,8 @@
  * offline tool ffn-frame run exactly this code:
  *
  *   shard_route()            method + path -> route, or 404 / 405
+ *                            (shard_routes[]: one row per route, read
+ *                            by routing, auth, the server and metrics)
  *   shard_handle()           a whole request -> response, on this thread
  *   -- or, split across lcores (the appliance) --
  *   shard_walk_prepare()     network lcore: decode + validate + allocate
@@ -47,6 +49,7 @@ extern "C" {
 /** Most lcores a unit keeps counters for (matches RTE_MAX_LCORE here). */
 #define SHARD_MAX_LCORE 128
 
+/** Index of a row of shard_routes[] (shard_route.c), in any order. */
 enum shard_route {
 	SHARD_R_NONE = 0,	/**< unknown path: 404 */
 	SHARD_R_WALK,		/**< POST /v1/walk-ffn */
@@ -54,6 +57,7 @@ enum shard_route {
 	SHARD_R_STATS,		/**< GET /v1/stats */
 	SHARD_R_HEALTH,		/**< GET /v1/health */
 	SHARD_R_METRICS,	/**< GET /metrics */
+	SHARD_R_MODELS,		/**< GET /v1/models */
 	SHARD_R_COUNT
 };
 
@@ -70,8 +74,8 @@ enum shard_route {
 /** One lcore's counters (written by that lcore only). */
 struct shard_stats {
 	uint64_t requests[SHARD_R_COUNT][SHARD_N_STATUS];
-	uint64_t walk_in[4];		/**< f32, f16, i8, json */
-	uint64_t walk_out[4];		/**< f32, f16, i8, json */
+	uint64_t walk_in[WIRE_FMT_COUNT];	/**< by enum wire_fmt */
+	uint64_t walk_out[WIRE_FMT_COUNT];
 	uint64_t walk_served;		/**< walk-ffn answered 200 */
 	uint64_t layers_computed;
 	uint64_t rows_computed;
@@ -153,6 +157,9 @@ struct shard_http_req {
 	size_t path_len;
 	const char *content_type;
 	size_t content_type_len;
+	/** The body's format, decided once from content_type when the
+	 * head is complete (shard_req_fmt) and carried with the request. */
+	enum wire_fmt fmt_in;
 	const char *accept;
 	size_t accept_len;
 	const char *authorization;
@@ -169,7 +176,7 @@ struct shard_resp {
 	unsigned int iovcnt;
 	size_t len;			/**< body bytes */
 	enum shard_route route;
-	int fmt_out;			/**< 0..2 wire_fmt, 3 json, -1 n/a */
+	enum wire_fmt fmt_out;		/**< a walk-ffn answer's format */
 	uint32_t retry_after_s;		/**< Retry-After (RFC 9110 §10.2.3);
 					 *   0: none */
 	const char *allow;		/**< a 405's Allow (static); NULL */
@@ -183,28 +190,86 @@ struct shard_resp {
 /** Free what a response owns (its body memory). Idempotent. */
 void shard_resp_release(struct shard_resp *r);
 
+/** The body format a request's Content-Type means (spec/wire.md §3: one
+ * of the binary formats, else the JSON path): the one place it is
+ * decided, once the head is complete. ct may be NULL (absent). */
+enum wire_fmt shard_req_fmt(const char *ct, size_t len);
+
+/** What a route handler gets besides the unit, request and response. */
+struct shard_ctx {
+	const struct shard_mem *mem;	/**< job memory */
+	struct ffn_scratch *scratch;	/**< compute scratch (compute
+					 *   routes; never NULL there) */
+	unsigned int lcore;		/**< counters' index */
+};
+
 /**
- * Route a request line (spec/wire.md §2). Returns the route, or
- * SHARD_R_NONE with *status 404 (unknown path) or 405 (known path,
- * wrong method). HEAD takes a GET route (its answer has no body).
+ * A route: one row of shard_routes[], the only place that says what a
+ * route is. Routing (404/405 and Allow), auth, the rate limit, the
+ * server's body handling and worker hand-off, and the metrics labels all
+ * read it; tests walk it. Adding a route: a name in enum shard_route and
+ * a row with its handler (or its body writer).
  */
-enum shard_route shard_route(int method, const char *path, size_t len,
-			     int *status);
+struct shard_route_def {
+	const char *path;		/**< NULL for SHARD_R_NONE */
+	int method;			/**< enum http_method; a GET route
+					 *   answers HEAD (RFC 9110 §9.3.2) */
+	const char *name;		/**< metrics label */
+	bool body;			/**< takes a request body (others
+					 *   are read and dropped) */
+	bool compute;			/**< runs the FFN: on a worker when
+					 *   the server has workers */
+	bool batch;			/**< binary bodies are jobs batched
+					 *   across requests (shard_job) */
+	bool auth;			/**< needs the api key, when set */
+	bool throttle;			/**< subject to the rate limit */
+	/** Served only when this says so (NULL: always); else 404. */
+	bool (*enabled)(const struct shard_unit *u);
+	/** A small route's body (malloc'd; NULL on allocation failure)
+	 * and its type: the handler is then the generic one. */
+	char *(*text)(const struct shard_unit *u, size_t *len);
+	const char *text_type;
+	/** The route's work; fills resp (errors included). */
+	void (*handle)(struct shard_unit *u, const struct shard_http_req *rq,
+		       struct shard_resp *resp, const struct shard_ctx *ctx);
+};
+
+/** The routes, indexed by enum shard_route. */
+extern const struct shard_route_def shard_routes[SHARD_R_COUNT];
+
+/**
+ * Route a request line (spec/wire.md §2) for unit u. Returns the route,
+ * or SHARD_R_NONE with *status 404 (unknown path, or a route u does not
+ * serve) or 405 (known path, wrong method). HEAD takes a GET route (its
+ * answer has no body).
+ */
+enum shard_route shard_route(const struct shard_unit *u, int method,
+			     const char *path, size_t len, int *status);
 
 /** The method a known path is served for (its 405's Allow, RFC 9110
  * §15.5.6), from the same table; NULL for an unknown path. */
 const char *shard_route_allow(const char *path, size_t len);
 
 /**
- * Authorization (issue 4): with a key configured, every route but
- * health needs "Authorization: Bearer KEY" (compared in constant time).
- * Returns true when the request may proceed.
+ * Authorization (issue 4): with a key configured, every route whose row
+ * says auth (all but health) needs "Authorization: Bearer KEY" (compared
+ * in constant time). Returns true when the request may proceed.
  */
 bool shard_authorized(const struct shard_unit *u, enum shard_route route,
 		      const char *auth, size_t len);
 
 /** Fill r with an error: status and {"error":"msg"} (malloc'd body). */
 void shard_resp_error(struct shard_resp *r, int status, const char *msg);
+
+/** 413 "response of WHAT exceeds the shard's limit of N bytes", WHAT
+ * from fmt: the one wording of the appliance's response limit. */
+void shard_resp_too_large(struct shard_resp *r, const struct shard_unit *u,
+			  const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/** Fill r with a 200 whose body is the malloc'd body (r owns it). */
+void shard_resp_heap(struct shard_resp *r, const char *type, char *body,
+		     size_t len);
 
 /**
  * Handle a whole request on this thread (ffn-frame, single-lcore mode):
@@ -242,7 +307,6 @@ struct shard_job {
 	struct wire_frame frame;
 	struct shard_resp resp;		/**< filled by shard_job_finish */
 	void *owner;			/**< free for the caller (server) */
-	uint64_t owner_tag;
 	/**
 	 * Set by the server for a request run whole by shard_handle() on a
 	 * worker (JSON and Q8_K walk-ffn), so network lcores never compute;
@@ -334,6 +398,7 @@ uint64_t shard_now_ns(void);
 /* Bodies of the small routes (malloc'd; NULL on allocation failure). */
 char *shard_stats_json(const struct shard_unit *u, size_t *len);
 char *shard_health_json(const struct shard_unit *u, size_t *len);
+char *shard_models_json(const struct shard_unit *u, size_t *len);
 char *shard_metrics_text(const struct shard_unit *u, size_t *len);
 
 #ifdef __cplusplus

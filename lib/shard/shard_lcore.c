@@ -176,8 +176,7 @@ static void
 job_done(struct shard_job *job)
 {
 	struct shard_pend *p = job->owner;
-	struct shard_netlc *lc = (struct shard_netlc *)
-		(uintptr_t)job->owner_tag;
+	struct shard_netlc *lc = p->lc;	/* the lcore that owns p */
 
 	/* The done ring is sized for every job in flight. */
 	while (rte_ring_enqueue(lc->done, p) != 0)

@@ -18,10 +18,7 @@
 
 /* Bytes a chunked body starts with; it doubles as it grows. */
 #define CHUNKED_START (64u << 10)
-/* iovecs handed to TCP per call. */
-#define SEND_IOV_MAX 16
 
-static void conn_destroy(struct shard_conn *c);
 
 /* ---- pends ---------------------------------------------------------- */
 
@@ -40,7 +37,7 @@ pend_get(struct shard_netlc *lc, struct shard_conn *c)
 	p->lc = lc;
 	p->conn = c;
 	p->su = c->su;
-	p->job.resp.fmt_out = -1;
+	p->job.resp.fmt_out = WIRE_FMT_NONE;
 	return p;
 }
 
@@ -59,209 +56,6 @@ shard_pend_try_free(struct shard_netlc *lc, struct shard_pend *p)
 	lc->free_pend = p;
 }
 
-static void
-pend_release_cb(void *arg)
-{
-	struct shard_pend *p = arg;
-
-	p->refs--;
-	shard_pend_try_free(p->lc, p);
-}
-
-/* ---- sending, in request order -------------------------------------- */
-
-/* Hand as much of p as TCP takes now. true when p is fully queued. */
-static bool
-send_pend(struct shard_conn *c, struct shard_pend *p)
-{
-	struct shard_resp *r = &p->resp;
-
-	if (p->head_len == 0) {
-		/* Stopping (RFC 9112 §9.6): "close" goes on the last response
-		 * of those received; one sent earlier would let the requests
-		 * after it be answered on a connection said to be closing. */
-		bool last = p->next == NULL && c->cur == NULL;
-		struct http_response h = {
-			.status = r->status,
-			.content_type = r->content_type,
-			.content_length = r->len,
-			.keep_alive = p->keep_alive &&
-				      !(c->lc->draining && last),
-			.date = http_date_get(&c->lc->date, time(NULL)),
-			/* RFC 9110 §15.5.2: a 401 names the scheme. */
-			.extra = r->status == 401 ?
-				 "WWW-Authenticate: Bearer\r\n" : NULL,
-		};
-		char extra[48];
-		ssize_t n;
-
-		if (r->retry_after_s != 0) {
-			/* RFC 6585 §4 and RFC 9110 §10.2.3. */
-			snprintf(extra, sizeof(extra),
-				 "Retry-After: %u\r\n", r->retry_after_s);
-			h.extra = extra;
-		} else if (r->status == 405 && r->allow != NULL) {
-			/* RFC 9110 §15.5.6: a 405 MUST list the methods. */
-			snprintf(extra, sizeof(extra), "Allow: %s\r\n",
-				 r->allow);
-			h.extra = extra;
-		}
-		n = http_write_head(p->head, sizeof(p->head), &h);
-
-		if (n < 0)
-			return true; /* cannot happen: fixed-size head */
-		p->head_len = (uint32_t)n;
-		if (!h.keep_alive) {
-			/* RFC 9112 §9.6: no request after the one answered
-			 * with "close" is processed. */
-			c->closing = true;
-			c->stop_rx = true;
-		}
-	}
-	while (p->head_off < p->head_len) {
-		int n = tcp_send(c->tc, p->head + p->head_off,
-				 p->head_len - p->head_off);
-
-		if (n < 0) {
-			c->closing = true;
-			return true;
-		}
-		if (n == 0)
-			return false;
-		p->head_off += (uint32_t)n;
-	}
-	/* RFC 9110 §9.3.2, RFC 9112 §6.3: an answer to HEAD ends with its
-	 * head, whatever its Content-Length says; body bytes would be read
-	 * as the start of the next answer. */
-	if (p->head_only)
-		p->iov_i = r->iovcnt;
-	while (p->iov_i < r->iovcnt) {
-		const struct iovec *v = &r->iov[p->iov_i];
-
-		if (r->mem == NULL) {
-			/* Small heap bodies (JSON, errors): copied. */
-			int n = tcp_send(c->tc, (char *)v->iov_base +
-					 p->iov_off, (uint32_t)(v->iov_len -
-					 p->iov_off));
-
-			if (n < 0) {
-				c->closing = true;
-				return true;
-			}
-			if (n == 0)
-				return false;
-			p->iov_off += (size_t)n;
-		} else {
-			/* Result slots: by reference, released on ack. */
-			struct iovec sub[SEND_IOV_MAX];
-			uint32_t space = tcp_send_space(c->tc);
-			size_t take = 0;
-			unsigned int k = 0, i = p->iov_i;
-			size_t off = p->iov_off;
-			int rc;
-
-			while (k < SEND_IOV_MAX && i < r->iovcnt &&
-			       take < space) {
-				size_t len = r->iov[i].iov_len - off;
-
-				if (len > space - take)
-					len = space - take;
-				sub[k].iov_base = (char *)r->iov[i].iov_base +
-						  off;
-				sub[k].iov_len = len;
-				take += len;
-				k++;
-				off += len;
-				if (off == r->iov[i].iov_len) {
-					i++;
-					off = 0;
-				}
-			}
-			if (k == 0)
-				return false;
-			p->refs++;
-			rc = tcp_send_iov(c->tc, sub, (int)k, pend_release_cb,
-					  p);
-			if (rc < 0) {
-				p->refs--;
-				if (rc == -ENOBUFS)
-					return false;
-				c->closing = true;
-				return true;
-			}
-			p->iov_i = i;
-			p->iov_off = off;
-			continue;
-		}
-		if (p->iov_off == v->iov_len) {
-			p->iov_i++;
-			p->iov_off = 0;
-		}
-	}
-	return true;
-}
-
-/* The interim 100 (Continue), whole or not at all: a part of it would
- * corrupt the stream. Without room the client goes on after its own
- * wait (RFC 9110 §10.1.1). */
-static void
-send_continue(struct shard_conn *c)
-{
-	char buf[64];
-	ssize_t n = http_write_continue(buf, sizeof(buf));
-
-	if (n > 0 && tcp_send_space(c->tc) >= (uint32_t)n &&
-	    tcp_send(c->tc, buf, (uint32_t)n) == n)
-		tcp_flush(c->tc);
-}
-
-static void
-conn_send(struct shard_conn *c)
-{
-	struct shard_netlc *lc = c->lc;
-	bool sent = false;
-
-	while (c->q_head != NULL && c->q_head->ready) {
-		struct shard_pend *p = c->q_head;
-
-		if (!send_pend(c, p))
-			break;
-		sent = true;
-		c->q_head = p->next;
-		if (c->q_head == NULL)
-			c->q_tail = NULL;
-		c->q_len--;
-		p->queued = true;
-		p->next = NULL;
-		shard_pend_try_free(lc, p);
-	}
-	if (c->continue_owed && c->q_head == NULL) {
-		/* The answers ahead are out: the 100 withheld at the head
-		 * (on_head) follows them, unless the client went on without
-		 * it; the body's clock starts with it. */
-		c->continue_owed = false;
-		if (c->cur != NULL && !c->stop_rx && c->hp.req.body_len == 0) {
-			send_continue(c);
-			shard_body_clock_start(c, shard_lc_now(lc));
-		}
-	}
-	/* An ACK owed for whole requests whose next answer is still being
-	 * computed waits for that answer, which carries it (or for the
-	 * stack's delayed-ACK timer, RFC 9293 §3.8.6.3): an ACK now was a
-	 * second frame for nearly every request. Anything else goes now:
-	 * data (an answer sent whole, or in part when send memory ran
-	 * out: the rest follows its ACKs), a close, and the ACK of a
-	 * request still arriving, whose sender may hold back its tail
-	 * until then (Nagle, RFC 896). */
-	if (sent || c->closing || c->q_head == NULL || c->q_head->ready ||
-	    c->cur != NULL || http_parser_in_head(&c->hp))
-		tcp_flush(c->tc);
-	if (c->closing && c->q_head == NULL && c->cur == NULL) {
-		tcp_close(c->tc);
-		conn_destroy(c);
-	}
-}
-
 /* ---- requests ------------------------------------------------------- */
 
 static void
@@ -269,7 +63,7 @@ pend_ready_error(struct shard_pend *p, int status, const char *msg,
 		 enum shard_route route)
 {
 	p->resp.route = route;
-	p->resp.fmt_out = -1;
+	p->resp.fmt_out = WIRE_FMT_NONE;
 	if (status == 401) {
 		p->resp.status = 401; /* empty body (issue 4) */
 	} else if (status == 429) {
@@ -306,6 +100,7 @@ on_head(struct shard_conn *c)
 	struct http_request *rq = &c->hp.req;
 	struct shard_srv_unit *su = c->su;
 	struct shard_pend *p = pend_get(c->lc, c);
+	const struct shard_route_def *d;
 	enum shard_route route;
 	int status = 0;
 
@@ -313,11 +108,14 @@ on_head(struct shard_conn *c)
 		return -ENOMEM;
 	c->cur = p;
 	p->head_only = rq->method == HTTP_M_HEAD;
-	route = shard_route(rq->method, rq->path.p, rq->path.len, &status);
+	route = shard_route(su->u, rq->method, rq->path.p, rq->path.len,
+			    &status);
+	d = &shard_routes[route];
 	p->resp.route = route;
-	/* Health checks are exempt from the rate limit: a throttled
-	 * client's load balancer must still see the shard up. */
-	if (route != SHARD_R_HEALTH &&
+	p->fmt_in = shard_req_fmt(rq->content_type.len ?
+				  rq->content_type.p : NULL,
+				  rq->content_type.len);
+	if (d->throttle &&
 	    (p->resp.retry_after_s = shard_conn_admit(c, rq)) != 0)
 		p->reject = 429;
 	else if (route == SHARD_R_NONE)
@@ -329,8 +127,7 @@ on_head(struct shard_conn *c)
 		p->reject = 401;
 	if (!rq->has_body)
 		return 0;
-	if (p->reject || (route != SHARD_R_WALK &&
-			  route != SHARD_R_WALK_Q8K)) {
+	if (p->reject || !d->body) {
 		/* Read and drop it: the connection stays usable. */
 		http_body_discard(&c->hp);
 		return 0;
@@ -348,7 +145,7 @@ on_head(struct shard_conn *c)
 	 * when they are out (conn_send). */
 	if (rq->expect_continue) {
 		if (c->q_head == NULL)
-			send_continue(c);
+			shard_conn_send_continue(c);
 		else
 			c->continue_owed = true;
 	}
@@ -419,11 +216,9 @@ whole_job(struct shard_pend *p, const struct shard_http_req *rq)
 	j->u = p->su->u;
 	j->whole = true;
 	j->owner = p;
-	j->owner_tag = (uint64_t)(uintptr_t)p->lc;
 	j->rq = *rq;
 	/* The route's own path: the request's lives in the head buffer. */
-	j->rq.path = p->resp.route == SHARD_R_WALK ? "/v1/walk-ffn" :
-		     "/v1/walk-ffn-q8k";
+	j->rq.path = shard_routes[p->resp.route].path;
 	j->rq.path_len = strlen(j->rq.path);
 	j->rq.content_type = out[0];
 	j->rq.accept = out[1];
@@ -444,6 +239,7 @@ on_done(struct shard_conn *c)
 		.content_type = hr->content_type.len ? hr->content_type.p :
 				NULL,
 		.content_type_len = hr->content_type.len,
+		.fmt_in = p->fmt_in,
 		.accept = hr->accept.len ? hr->accept.p : NULL,
 		.accept_len = hr->accept.len,
 		.authorization = hr->authorization.p,
@@ -451,7 +247,7 @@ on_done(struct shard_conn *c)
 		.body = p->body,
 		.body_len = p->body ? hr->body_len : 0,
 	};
-	enum wire_fmt fmt;
+	const struct shard_route_def *d = &shard_routes[p->resp.route];
 	unsigned int ui;
 
 	c->cur = NULL;
@@ -469,8 +265,7 @@ on_done(struct shard_conn *c)
 				 p->resp.route);
 		return;
 	}
-	if (p->resp.route == SHARD_R_WALK &&
-	    wire_request_format(rq.content_type, rq.content_type_len, &fmt)) {
+	if (d->batch && p->fmt_in != WIRE_FMT_JSON) {
 		if (shard_walk_prepare(su->u, &rq, &p->job, &p->resp, &su->mem,
 				       lc->lcore_id) < 0) {
 			shard_count(su->u, &p->resp, p->body_in, lc->lcore_id);
@@ -479,14 +274,13 @@ on_done(struct shard_conn *c)
 		}
 		p->is_job = true;
 		p->job.owner = p;
-		p->job.owner_tag = (uint64_t)(uintptr_t)lc;
 		if (su->jobs != NULL) {
 			p->in_flight = true;
 			if (rte_ring_enqueue(su->jobs, &p->job) != 0) {
 				p->in_flight = false;
 				shard_resp_release(&p->job.resp);
 				pend_ready_error(p, 503, "compute queue full",
-						 SHARD_R_WALK);
+						 p->resp.route);
 			}
 		} else if (lc->n_local < SHARD_LOCAL_JOBS) {
 			p->in_flight = true;
@@ -494,13 +288,11 @@ on_done(struct shard_conn *c)
 		} else {
 			shard_resp_release(&p->job.resp);
 			pend_ready_error(p, 503, "compute queue full",
-					 SHARD_R_WALK);
+					 p->resp.route);
 		}
 		return;
 	}
-	if (su->jobs != NULL && (p->resp.route == SHARD_R_WALK ||
-				 p->resp.route == SHARD_R_WALK_Q8K) &&
-	    whole_job(p, &rq) == 0) {
+	if (su->jobs != NULL && d->compute && whole_job(p, &rq) == 0) {
 		/* JSON and Q8_K walk-ffn compute too: to a worker, so the
 		 * network lcore never blocks on compute (issue 4). */
 		p->in_flight = true;
@@ -537,7 +329,7 @@ shard_conn_job_done(struct shard_netlc *lc, struct shard_job *job)
 		shard_pend_try_free(lc, p);
 		return;
 	}
-	conn_send(c);
+	shard_conn_send(c);
 }
 
 /* ---- input ---------------------------------------------------------- */
@@ -635,7 +427,7 @@ conn_process(struct shard_conn *c)
 	if (c->head_start_ns == 0 && !c->stop_rx &&
 	    http_parser_in_head(&c->hp))
 		c->head_start_ns = shard_lc_now(c->lc);
-	conn_send(c);
+	shard_conn_send(c);
 }
 
 /* ---- TCP callbacks -------------------------------------------------- */
@@ -716,7 +508,7 @@ on_sent(void *arg, struct tcp_conn *tc, uint32_t acked)
 	if (c->hold != NULL)
 		conn_process(c);
 	else
-		conn_send(c);
+		shard_conn_send(c);
 }
 
 static void
@@ -724,7 +516,7 @@ on_closed(void *arg, struct tcp_conn *tc, int reason)
 {
 	(void)tc;
 	(void)reason;
-	conn_destroy(arg);
+	shard_conn_destroy(arg);
 }
 
 static const struct tcp_ops conn_ops = {
@@ -735,8 +527,8 @@ static const struct tcp_ops conn_ops = {
 	.closed = on_closed,
 };
 
-static void
-conn_destroy(struct shard_conn *c)
+void
+shard_conn_destroy(struct shard_conn *c)
 {
 	struct shard_netlc *lc = c->lc;
 	struct shard_pend *p = c->q_head;
@@ -822,21 +614,21 @@ shard_conn_timeout(struct shard_conn *c, const char *msg)
 	c->closing = true;
 	c->stop_rx = true;
 	drop_hold(c);
-	conn_send(c);	/* closes once the answer is handed to TCP */
+	shard_conn_send(c);	/* closes once the answer is handed to TCP */
 }
 
 void
 shard_conn_close(struct shard_conn *c)
 {
 	tcp_close(c->tc);
-	conn_destroy(c);
+	shard_conn_destroy(c);
 }
 
 void
 shard_conn_abort(struct shard_conn *c)
 {
 	tcp_abort(c->tc);
-	conn_destroy(c);
+	shard_conn_destroy(c);
 }
 
 void

@@ -47,6 +47,7 @@ struct shard_pend {
 	uint64_t body_cap;
 	size_t body_in;			/* request body bytes, for counters */
 	int reject;			/* status decided at head time */
+	enum wire_fmt fmt_in;		/* body format, decided at head time */
 	bool is_job;
 	bool ready;			/* resp complete, may be sent */
 	bool queued;			/* fully handed to TCP */
@@ -143,6 +144,15 @@ void shard_conn_close(struct shard_conn *c);
 void shard_conn_abort(struct shard_conn *c);
 void shard_conn_close_all(struct shard_netlc *lc);
 void shard_pend_try_free(struct shard_netlc *lc, struct shard_pend *p);
+/* Free c and its pends (they live on while a worker or TCP holds them). */
+void shard_conn_destroy(struct shard_conn *c);
+
+/* shard_send.c */
+/* Send c's ready answers in order, flush, and close c once it is closing
+ * and nothing is left (c may be freed on return). */
+void shard_conn_send(struct shard_conn *c);
+/* The interim 100 (Continue), whole or not at all. */
+void shard_conn_send_continue(struct shard_conn *c);
 /* A chunked body's buffer is full: grow it; 0, or 413 (max_body) or 503
  * (no memory), the status to answer. Needs no EAL (unit-tested). */
 int shard_conn_need_buf(struct shard_conn *c);

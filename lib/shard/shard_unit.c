@@ -5,14 +5,15 @@
  * routes: /v1/stats, /v1/health (spec/wire.md §2), /metrics (issue 4).
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <json-c/json.h>
 
 #include "shard.h"
+#include "shard_prom.h"
 
 int
 shard_unit_init(struct shard_unit *u, const struct shard_unit_conf *c,
@@ -140,11 +141,10 @@ shard_stats_json(const struct shard_unit *u, size_t *len)
 	J_ADD(owned, "first", json_object_new_int64(fi->first_layer));
 	J_ADD(owned, "last", json_object_new_int64(fi->last_layer));
 	J_ADD(o, "owned_layers", owned);
-	json_object_array_add(wire, json_object_new_string("f32"));
-	if (u->wire.f16)
-		json_object_array_add(wire, json_object_new_string("f16"));
-	if (u->wire.i8)
-		json_object_array_add(wire, json_object_new_string("i8"));
+	for (int f = 0; f < WIRE_FMT_JSON; f++)	/* the binary ones */
+		if (wire_fmt_enabled(&u->wire, f))
+			json_object_array_add(wire, json_object_new_string(
+						      wire_fmt_name(f)));
 	J_ADD(o, "wire_formats", wire);
 	J_ADD(o, "model_type", json_object_new_string(fi->model_type));
 	J_ADD(o, "activation", json_object_new_string(ffn_act_name(fi->act)));
@@ -196,171 +196,178 @@ shard_health_json(const struct shard_unit *u, size_t *len)
 	return json_take(o, len);
 }
 
-/* A growing text buffer for /metrics. */
-struct tbuf {
-	char *p;
-	size_t len, cap;
-	int oom;
-};
-
-static void
-tb_printf(struct tbuf *b, const char *fmt, ...)
+/* /v1/models: the reference's OpenAI-style list (larql-server
+ * routes/models.rs): the one model this unit serves, "created" at the
+ * unit's start (it loads its model then), plus the larql extras. */
+char *
+shard_models_json(const struct shard_unit *u, size_t *len)
 {
-	va_list ap;
-	int n;
+	const struct ffn_info *fi = ffn_model_info(u->model);
+	struct json_object *o = json_object_new_object();
+	struct json_object *data = json_object_new_array();
+	struct json_object *m = json_object_new_object();
+	struct timespec now;
+	int64_t created;
 
-	if (b->oom)
-		return;
-	for (;;) {
-		va_start(ap, fmt);
-		n = vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
-		va_end(ap);
-		if (n >= 0 && (size_t)n < b->cap - b->len) {
-			b->len += (size_t)n;
-			return;
-		}
-		char *np = realloc(b->p, b->cap * 2 + (size_t)(n > 0 ? n : 0));
-
-		if (np == NULL) {
-			b->oom = 1;
-			return;
-		}
-		b->cap = b->cap * 2 + (size_t)(n > 0 ? n : 0);
-		b->p = np;
-	}
+	clock_gettime(CLOCK_REALTIME, &now);
+	created = (int64_t)now.tv_sec - (int64_t)uptime_s(u);
+	J_ADD(m, "id", json_object_new_string(fi->model));
+	J_ADD(m, "object", json_object_new_string("model"));
+	J_ADD(m, "created", json_object_new_int64(created));
+	J_ADD(m, "owned_by", json_object_new_string("larql"));
+	J_ADD(m, "path", json_object_new_string("/v1"));
+	J_ADD(m, "features", json_object_new_int64(
+		      (int64_t)fi->num_layers * fi->intermediate));
+	J_ADD(m, "loaded", json_object_new_boolean(1));
+	json_object_array_add(data, m);
+	J_ADD(o, "object", json_object_new_string("list"));
+	J_ADD(o, "data", data);
+	return json_take(o, len);
 }
 
-static const char *const route_names[SHARD_R_COUNT] = {
-	"other", "walk-ffn", "walk-ffn-q8k", "stats", "health", "metrics",
+/* The counters of one sample each, as families. */
+static const struct {
+	const char *name;
+	const char *help;
+	size_t off;			/* in struct shard_stats */
+} unit_counters[] = {
+	{ "ffn_layers_computed_total",
+	  "Layers computed (one per layer of each request).",
+	  offsetof(struct shard_stats, layers_computed) },
+	{ "ffn_rows_computed_total",
+	  "Rows computed (seq_len of each layer of each request).",
+	  offsetof(struct shard_stats, rows_computed) },
+	{ "ffn_split_jobs_total",
+	  "walk-ffn jobs whose layers were split across workers "
+	  "(split_min_rows).",
+	  offsetof(struct shard_stats, split_jobs) },
+	{ "ffn_split_parts_total", "Parts the split jobs were cut into.",
+	  offsetof(struct shard_stats, split_parts) },
+	{ "ffn_send_timeouts_total",
+	  "Connections reset because the client read none of its answers "
+	  "for send_timeout_ms.",
+	  offsetof(struct shard_stats, send_timeouts) },
 };
-static const char *const fmt_names[4] = { "f32", "f16", "i8", "json" };
 
-/* Prometheus text exposition format 0.0.4. */
-char *
-shard_metrics_text(const struct shard_unit *u, size_t *len)
+/* ffn_requests_total by route (shard_routes[]'s names) and status. */
+static void
+prom_requests(struct shard_prom *b, const struct shard_unit *u,
+	      const struct shard_stats *s)
 {
 	static const int codes[] = {
 #define SHARD_CODE(c) c,
 		SHARD_STATUSES(SHARD_CODE)
 #undef SHARD_CODE
 	};
-	static const char *const lat_le[SHARD_LAT_BUCKETS] = {
-		"0.05", "0.1", "0.25", "0.5", "1", "2.5", "5", "10", "25",
-		"50", "100", "+Inf",
-	};
-	struct tbuf b = { .cap = 8192 };
-	struct shard_stats s;
-	uint64_t cum = 0, total = 0;
 
-	b.p = malloc(b.cap);
-	if (b.p == NULL)
-		return NULL;
-	b.p[0] = '\0';
-	shard_stats_sum(u, &s);
-	tb_printf(&b, "# HELP ffn_requests_total Requests by route and "
-		  "status.\n# TYPE ffn_requests_total counter\n");
+	shard_prom_family(b, "ffn_requests_total", "counter",
+			  "Requests by route and status.");
 	for (int r = 0; r < SHARD_R_COUNT; r++)
 		for (int c = 0; c < SHARD_N_STATUS; c++) {
 			char code[8];
 
-			if (s.requests[r][c] == 0)
+			if (s->requests[r][c] == 0)
 				continue;
 			if (c < (int)(sizeof(codes) / sizeof(codes[0])))
 				snprintf(code, sizeof(code), "%d", codes[c]);
 			else
 				snprintf(code, sizeof(code), "other");
-			tb_printf(&b, "ffn_requests_total{shard=\"%s\","
-				  "route=\"%s\",status=\"%s\"} %llu\n",
-				  u->name, route_names[r], code,
-				  (unsigned long long)s.requests[r][c]);
+			shard_prom_line(b, "ffn_requests_total{shard=\"%s\","
+					"route=\"%s\",status=\"%s\"} %llu\n",
+					u->name, shard_routes[r].name, code,
+					(unsigned long long)s->requests[r][c]);
 		}
-	tb_printf(&b, "# HELP ffn_walk_requests_total walk-ffn requests by "
-		  "direction and wire format.\n"
-		  "# TYPE ffn_walk_requests_total counter\n");
-	for (int f = 0; f < 4; f++) {
-		tb_printf(&b, "ffn_walk_requests_total{shard=\"%s\","
-			  "direction=\"in\",format=\"%s\"} %llu\n", u->name,
-			  fmt_names[f], (unsigned long long)s.walk_in[f]);
-		tb_printf(&b, "ffn_walk_requests_total{shard=\"%s\","
-			  "direction=\"out\",format=\"%s\"} %llu\n", u->name,
-			  fmt_names[f], (unsigned long long)s.walk_out[f]);
-	}
-	tb_printf(&b, "# HELP ffn_body_bytes_total HTTP body bytes by "
-		  "direction.\n# TYPE ffn_body_bytes_total counter\n"
-		  "ffn_body_bytes_total{shard=\"%s\",direction=\"in\"} %llu\n"
-		  "ffn_body_bytes_total{shard=\"%s\",direction=\"out\"} "
-		  "%llu\n", u->name, (unsigned long long)s.bytes_in, u->name,
-		  (unsigned long long)s.bytes_out);
-	tb_printf(&b, "# HELP ffn_layers_computed_total Layers computed "
-		  "(one per layer of each request).\n"
-		  "# TYPE ffn_layers_computed_total counter\n"
-		  "ffn_layers_computed_total{shard=\"%s\"} %llu\n"
-		  "# HELP ffn_rows_computed_total Rows computed (seq_len of "
-		  "each layer of each request).\n"
-		  "# TYPE ffn_rows_computed_total counter\n"
-		  "ffn_rows_computed_total{shard=\"%s\"} %llu\n", u->name,
-		  (unsigned long long)s.layers_computed, u->name,
-		  (unsigned long long)s.rows_computed);
-	tb_printf(&b, "# HELP ffn_split_jobs_total walk-ffn jobs whose "
-		  "layers were split across workers (split_min_rows).\n"
-		  "# TYPE ffn_split_jobs_total counter\n"
-		  "ffn_split_jobs_total{shard=\"%s\"} %llu\n"
-		  "# HELP ffn_split_parts_total Parts the split jobs were "
-		  "cut into.\n"
-		  "# TYPE ffn_split_parts_total counter\n"
-		  "ffn_split_parts_total{shard=\"%s\"} %llu\n", u->name,
-		  (unsigned long long)s.split_jobs, u->name,
-		  (unsigned long long)s.split_parts);
-	tb_printf(&b, "# HELP ffn_send_timeouts_total Connections reset "
-		  "because the client read none of its answers for "
-		  "send_timeout_ms.\n"
-		  "# TYPE ffn_send_timeouts_total counter\n"
-		  "ffn_send_timeouts_total{shard=\"%s\"} %llu\n", u->name,
-		  (unsigned long long)s.send_timeouts);
-	tb_printf(&b, "# HELP ffn_compute_ms Compute time per request "
-		  "(spec/wire.md §5.2 latency_ms).\n"
-		  "# TYPE ffn_compute_ms histogram\n");
+}
+
+/* walk-ffn requests and body bytes, by direction (and wire format). */
+static void
+prom_traffic(struct shard_prom *b, const struct shard_unit *u,
+	     const struct shard_stats *s)
+{
+	shard_prom_family(b, "ffn_walk_requests_total", "counter",
+			  "walk-ffn requests by direction and wire format.");
+	for (int f = 0; f < WIRE_FMT_COUNT; f++)
+		shard_prom_line(b, "ffn_walk_requests_total{shard=\"%s\","
+				"direction=\"in\",format=\"%s\"} %llu\n"
+				"ffn_walk_requests_total{shard=\"%s\","
+				"direction=\"out\",format=\"%s\"} %llu\n",
+				u->name, wire_fmt_name(f),
+				(unsigned long long)s->walk_in[f], u->name,
+				wire_fmt_name(f),
+				(unsigned long long)s->walk_out[f]);
+	shard_prom_family(b, "ffn_body_bytes_total", "counter",
+			  "HTTP body bytes by direction.");
+	shard_prom_line(b, "ffn_body_bytes_total{shard=\"%s\",direction="
+			"\"in\"} %llu\nffn_body_bytes_total{shard=\"%s\","
+			"direction=\"out\"} %llu\n", u->name,
+			(unsigned long long)s->bytes_in, u->name,
+			(unsigned long long)s->bytes_out);
+}
+
+/* The compute-time and rows-per-pass histograms (cumulative buckets). */
+static void
+prom_histograms(struct shard_prom *b, const struct shard_unit *u,
+		const struct shard_stats *s)
+{
+	static const char *const lat_le[SHARD_LAT_BUCKETS] = {
+		"0.05", "0.1", "0.25", "0.5", "1", "2.5", "5", "10", "25",
+		"50", "100", "+Inf",
+	};
+	uint64_t cum = 0;
+
+	shard_prom_family(b, "ffn_compute_ms", "histogram",
+			  "Compute time per request (spec/wire.md §5.2 "
+			  "latency_ms).");
 	for (int i = 0; i < SHARD_LAT_BUCKETS; i++) {
-		cum += s.lat_hist[i];
-		tb_printf(&b, "ffn_compute_ms_bucket{shard=\"%s\",le=\"%s\"} "
-			  "%llu\n", u->name, lat_le[i],
-			  (unsigned long long)cum);
+		cum += s->lat_hist[i];
+		shard_prom_line(b, "ffn_compute_ms_bucket{shard=\"%s\","
+				"le=\"%s\"} %llu\n", u->name, lat_le[i],
+				(unsigned long long)cum);
 	}
-	tb_printf(&b, "ffn_compute_ms_sum{shard=\"%s\"} %.6f\n"
-		  "ffn_compute_ms_count{shard=\"%s\"} %llu\n", u->name,
-		  s.lat_sum_ms, u->name, (unsigned long long)cum);
-	tb_printf(&b, "# HELP ffn_batch_rows Rows per compute pass.\n"
-		  "# TYPE ffn_batch_rows histogram\n");
+	shard_prom_line(b, "ffn_compute_ms_sum{shard=\"%s\"} %.6f\n"
+			"ffn_compute_ms_count{shard=\"%s\"} %llu\n", u->name,
+			s->lat_sum_ms, u->name, (unsigned long long)cum);
+	shard_prom_family(b, "ffn_batch_rows", "histogram",
+			  "Rows per compute pass.");
 	cum = 0;
 	for (int i = 0; i < SHARD_BATCH_BUCKETS; i++) {
 		char le[16];
 
-		cum += s.batch_hist[i];
+		cum += s->batch_hist[i];
 		if (i == SHARD_BATCH_BUCKETS - 1)
 			snprintf(le, sizeof(le), "+Inf");
 		else
 			snprintf(le, sizeof(le), "%u", 1u << i);
-		tb_printf(&b, "ffn_batch_rows_bucket{shard=\"%s\",le=\"%s\"} "
-			  "%llu\n", u->name, le, (unsigned long long)cum);
-		total = cum;
+		shard_prom_line(b, "ffn_batch_rows_bucket{shard=\"%s\","
+				"le=\"%s\"} %llu\n", u->name, le,
+				(unsigned long long)cum);
 	}
-	tb_printf(&b, "ffn_batch_rows_count{shard=\"%s\"} %llu\n", u->name,
-		  (unsigned long long)total);
-	if (u->metrics_extra != NULL && !b.oom) {
-		size_t room = 1 << 16;
-		char *np = realloc(b.p, b.len + room);
+	shard_prom_line(b, "ffn_batch_rows_count{shard=\"%s\"} %llu\n",
+			u->name, (unsigned long long)cum);
+}
 
-		if (np != NULL) {
-			b.p = np;
-			b.cap = b.len + room;
-			b.len += u->metrics_extra(u->metrics_extra_arg,
-						  b.p + b.len, room);
-		}
-	}
-	if (b.oom) {
-		free(b.p);
+/* Prometheus text exposition format 0.0.4. */
+char *
+shard_metrics_text(const struct shard_unit *u, size_t *len)
+{
+	struct shard_prom b;
+	struct shard_stats s;
+
+	if (shard_prom_heap(&b, 8192) < 0)
 		return NULL;
-	}
-	*len = b.len;
-	return b.p;
+	shard_stats_sum(u, &s);
+	prom_requests(&b, u, &s);
+	prom_traffic(&b, u, &s);
+	for (size_t i = 0; i < sizeof(unit_counters) /
+			       sizeof(unit_counters[0]); i++)
+		shard_prom_counter(&b, unit_counters[i].name,
+				   unit_counters[i].help, u->name,
+				   *(const uint64_t *)((const char *)&s +
+						       unit_counters[i].off));
+	prom_histograms(&b, u, &s);
+	/* The server's TCP and net counters: room for them, then theirs. */
+	if (u->metrics_extra != NULL && shard_prom_reserve(&b, 1 << 16))
+		b.len += u->metrics_extra(u->metrics_extra_arg, b.p + b.len,
+					  b.cap - b.len);
+	return shard_prom_take(&b, len);
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright(c) 2026 ffn-shard authors
  *
- * Private to lib/shard's request lifecycle (shard_walk.c, shard_split.c).
+ * Private to lib/shard's request lifecycle (shard_route.c, shard_resp.c,
+ * shard_walk*.c, shard_split.c).
  */
 #ifndef FFN_SHARD_WALK_PRIV_H
 #define FFN_SHARD_WALK_PRIV_H
@@ -13,5 +14,24 @@
 
 /* Count one compute pass of rows in the rows-per-pass histogram. */
 void shard_count_batch(struct shard_stats *st, unsigned int rows);
+
+/* Count one request's compute time in the latency histogram. */
+void shard_count_latency(struct shard_stats *st, double ms);
+
+/* A 200 whose body is one range at body (not owned: the caller sets
+ * r->heap or r->mem). */
+void shard_resp_one(struct shard_resp *r, const char *type, void *body,
+		    size_t len);
+
+/* The error a wire check found (spec/wire.md §4): its status and text. */
+void shard_resp_wire_error(struct shard_resp *r, const struct wire_error *e);
+
+/* Route handlers (shard_routes[], shard_route.c). */
+void shard_walk_handle(struct shard_unit *u, const struct shard_http_req *rq,
+		       struct shard_resp *resp, const struct shard_ctx *ctx);
+void shard_walk_json(struct shard_unit *u, const struct shard_http_req *rq,
+		     struct shard_resp *resp, const struct shard_ctx *ctx);
+void shard_walk_q8k(struct shard_unit *u, const struct shard_http_req *rq,
+		    struct shard_resp *resp, const struct shard_ctx *ctx);
 
 #endif /* FFN_SHARD_WALK_PRIV_H */

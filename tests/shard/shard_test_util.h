@@ -219,6 +219,7 @@ st_req(struct shard_http_req *rq, int method, const char *path,
 	rq->path_len = strlen(path);
 	rq->content_type = ct;
 	rq->content_type_len = ct ? strlen(ct) : 0;
+	rq->fmt_in = shard_req_fmt(ct, rq->content_type_len);
 	rq->accept = accept;
 	rq->accept_len = accept ? strlen(accept) : 0;
 	rq->authorization = auth;

@@ -88,7 +88,7 @@ expect_error(struct shard_unit *u, const char *ct, const struct st_body *b,
 	assert_int_equal(r.status, status);
 	assert_non_null(r.content_type);
 	assert_string_equal(r.content_type, "application/json");
-	assert_int_equal(r.fmt_out, -1);
+	assert_int_equal(r.fmt_out, WIRE_FMT_NONE);
 	assert_string_equal((const char *)flat, body);
 	assert_int_equal(r.len, strlen(body));
 	free(flat);

@@ -271,7 +271,7 @@ test_response_limit(void **state)
 	assert_int_equal(err.status, 413);
 	assert_string_equal(err.content_type, "application/json");
 	assert_int_equal(err.route, SHARD_R_WALK);
-	assert_int_equal(err.fmt_out, -1);
+	assert_int_equal(err.fmt_out, WIRE_FMT_NONE);
 	f = st_flat(&err);
 	assert_non_null(f);
 	st_err_body(want, sizeof(want), "response of 3 layers x %zu bytes "

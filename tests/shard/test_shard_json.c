@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 #include <json-c/json.h>
@@ -128,7 +129,7 @@ test_json_full_output(void **state)
 			 "\"full_output\": true, \"extra\": {\"x\": 1}}", &r);
 	assert_int_equal(r.status, 200);
 	assert_string_equal(r.content_type, CT_JSON);
-	assert_int_equal(r.fmt_out, 3);
+	assert_int_equal(r.fmt_out, WIRE_FMT_JSON);
 	snprintf(want, sizeof(want), ",\"layer\":1,\"output\":%s,"
 		 "\"seq_len\":1}", o1);
 	assert_string_equal(skip_latency(body, NULL), want);
@@ -189,7 +190,7 @@ test_json_features(void **state)
 	body = post_json(e->u, "{\"layer\": 0, \"residual\": [1, -2, 0.5, 3],"
 			 " \"top_k\": 2}", &r);
 	assert_int_equal(r.status, 200);
-	assert_int_equal(r.fmt_out, 3);
+	assert_int_equal(r.fmt_out, WIRE_FMT_JSON);
 	rest = skip_latency(body, "{\"features\":[2,1],");
 	assert_string_equal(rest, ",\"layer\":0,\"scores\":[3.5,-2.0]}");
 	free(body);
@@ -231,7 +232,7 @@ expect_json_error(struct shard_unit *u, const char *req, int status,
 
 	assert_int_equal(r.status, status);
 	assert_string_equal(r.content_type, CT_JSON);
-	assert_int_equal(r.fmt_out, -1);
+	assert_int_equal(r.fmt_out, WIRE_FMT_NONE);
 	if (prefix_only)
 		assert_memory_equal(body, want_body, prefix_only);
 	else
@@ -467,6 +468,39 @@ test_stats(void **state)
 	free(part);
 }
 
+/* /v1/models: the reference's OpenAI-style list of the one model, with
+ * "created" when the unit started and the larql extras (larql-server
+ * routes/models.rs). */
+static void
+test_models(void **state)
+{
+	struct st_env *e = *state;
+	struct json_object *o, *data, *m, *v;
+	struct shard_resp r;
+	time_t before = time(NULL);
+	int64_t created;
+
+	o = get_json(e->u, "/v1/models", &r);
+	assert_string_equal(jstr(o, "object"), "list");
+	assert_true(json_object_object_get_ex(o, "data", &data));
+	assert_true(json_object_is_type(data, json_type_array));
+	assert_int_equal(json_object_array_length(data), 1);
+	m = json_object_array_get_idx(data, 0);
+	assert_string_equal(jstr(m, "id"), "synthetic-llama-4");
+	assert_string_equal(jstr(m, "object"), "model");
+	assert_string_equal(jstr(m, "owned_by"), "larql");
+	assert_string_equal(jstr(m, "path"), "/v1");
+	/* 2 layers x 3 features */
+	assert_int_equal(jint(m, "features"), 6);
+	assert_true(json_object_object_get_ex(m, "loaded", &v));
+	assert_true(json_object_get_boolean(v));
+	/* The unit was made by setup, before this test, within a minute. */
+	created = jint(m, "created");
+	assert_true(created <= (int64_t)before + 1);
+	assert_true(created >= (int64_t)before - 60);
+	json_object_put(o);
+}
+
 /* One walk of each kind on a fresh unit, then the counters. */
 static void
 test_health_and_metrics(void **state)
@@ -608,7 +642,6 @@ test_auth_handle(void **state)
 {
 	struct st_env *e = *state;
 	struct shard_unit *u = calloc(1, sizeof(*u));
-	static const char *const paths[] = { "/v1/stats", "/metrics" };
 	struct st_body b;
 	struct shard_resp r;
 	char *t;
@@ -628,8 +661,14 @@ test_auth_handle(void **state)
 		assert_int_equal(r.iovcnt, 0);
 		assert_null(r.content_type);
 		shard_resp_release(&r);
-		for (int p = 0; p < 2; p++) {
-			free(call(u, HTTP_M_GET, paths[p], NULL, NULL, auth,
+		/* Every GET route of the table that says auth. */
+		for (int q = 0; q < SHARD_R_COUNT; q++) {
+			const struct shard_route_def *d = &shard_routes[q];
+
+			if (d->path == NULL || d->method != HTTP_M_GET ||
+			    !d->auth)
+				continue;
+			free(call(u, HTTP_M_GET, d->path, NULL, NULL, auth,
 				  NULL, 0, &r));
 			assert_int_equal(r.status, 401);
 			assert_int_equal(r.len, 0);
@@ -655,6 +694,7 @@ test_auth_handle(void **state)
 	assert_non_null(strstr(t, "route=\"walk-ffn\",status=\"401\"} 3\n"));
 	assert_non_null(strstr(t, "route=\"stats\",status=\"401\"} 3\n"));
 	assert_non_null(strstr(t, "route=\"metrics\",status=\"401\"} 3\n"));
+	assert_non_null(strstr(t, "route=\"models\",status=\"401\"} 3\n"));
 	assert_non_null(strstr(t, "route=\"walk-ffn\",status=\"200\"} 1\n"));
 	free(t);
 	shard_resp_release(&r);
@@ -673,6 +713,7 @@ main(void)
 		cmocka_unit_test(test_json_response_limit),
 		cmocka_unit_test(test_json_features_response_limit),
 		cmocka_unit_test(test_stats),
+		cmocka_unit_test(test_models),
 		cmocka_unit_test(test_health_and_metrics),
 		cmocka_unit_test(test_metrics_switches),
 		cmocka_unit_test(test_auth_handle),

@@ -201,6 +201,7 @@ main(int argc, char **argv)
 		    HTTP_M_GET;
 	rq.content_type = ct;
 	rq.content_type_len = ct ? strlen(ct) : 0;
+	rq.fmt_in = shard_req_fmt(ct, rq.content_type_len);
 	rq.accept = accept;
 	rq.accept_len = accept ? strlen(accept) : 0;
 	rq.authorization = auth;

@@ -6,6 +6,7 @@ they share with the walk groups are routes_walk.py's; test_routes.py sets
 A, O, C and AUTH here as there.
 """
 
+import json
 import struct
 
 import numpy as np
@@ -368,11 +369,12 @@ def g_pipeline():
     c = conn()
     c.send(fsa.build("HEAD", "/v1/health", headers=AUTH) +
            fsa.build("HEAD", "/v1/stats", headers=AUTH) +
+           fsa.build("HEAD", "/v1/models", headers=AUTH) +
            fsa.build("HEAD", WALK, headers=AUTH) +
            fsa.build("HEAD", "/nope", headers=AUTH) +
            fsa.build("GET", "/v1/health"))
     for path, status in (("/v1/health", 200), ("/v1/stats", 200),
-                         (WALK, 405), ("/nope", 404)):
+                         ("/v1/models", 200), (WALK, 405), ("/nope", 404)):
         r = c.read_response(head_request=True)
         C.eq(r.status, status, "HEAD %s: status" % path)
         C.check(int(r.header("content-length") or 0) > 0, "HEAD %s: the "
@@ -381,8 +383,8 @@ def g_pipeline():
         C.check(not c.buf.startswith(b"{"), "HEAD %s: no body before the "
                 "next answer" % path, c.buf[:60])
     r = c.read_response()
-    C.eq(r.status, 200, "GET /v1/health after four HEADs: status")
-    C.check(b'"status":"ok"' in r.body, "GET /v1/health after four HEADs: "
+    C.eq(r.status, 200, "GET /v1/health after five HEADs: status")
+    C.check(b'"status":"ok"' in r.body, "GET /v1/health after five HEADs: "
             "body", r.body)
     c.close()
 
@@ -481,7 +483,8 @@ def g_auth():
                        ("key without scheme", [("Authorization", key)])):
         for method, path, b, h in (("POST", WALK, body,
                                     [("Content-Type", ct)]),
-                                   ("GET", "/v1/stats", b"", [])):
+                                   ("GET", "/v1/stats", b"", []),
+                                   ("GET", "/v1/models", b"", [])):
             r = c.request(method, path, b, h + auth)
             C.eq(r.status, 401, "%s %s, %s: status" % (method, path, what))
             C.eq(r.body, b"", "%s %s, %s: empty body" % (method, path, what))
@@ -490,6 +493,9 @@ def g_auth():
     check_f32_answer(r, [L[0]], x, "walk with the key")
     r = c.request("GET", "/v1/stats", b"", good)
     C.eq(r.status, 200, "stats with the key")
+    r = c.request("GET", "/v1/models", b"", good)
+    C.eq(r.status, 200, "models with the key")
+    C.eq(json.loads(r.body).get("object"), "list", "models: a list")
     r = c.request("GET", "/v1/health")
     C.eq(r.status, 200, "health without a key (exempt)")
     c.close()

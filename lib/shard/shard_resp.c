@@ -1,0 +1,176 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 ffn-shard authors
+ *
+ * Responses and their counting: what every route fills and how each
+ * answer is counted (shard.h).
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "http.h"
+#include "shard.h"
+#include "shard_walk_priv.h"
+
+uint64_t
+shard_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void *
+heap_alloc(void *arg, size_t size)
+{
+	(void)arg;
+	/* aligned_alloc wants a multiple of the alignment. */
+	return aligned_alloc(64, (size + 63) & ~(size_t)63);
+}
+
+static void
+heap_free(void *arg, void *p)
+{
+	(void)arg;
+	free(p);
+}
+
+const struct shard_mem shard_mem_heap = {
+	.alloc = heap_alloc,
+	.free = heap_free,
+	.arg = NULL,
+};
+
+void
+shard_resp_release(struct shard_resp *r)
+{
+	free(r->heap);
+	r->heap = NULL;
+	if (r->mem != NULL && r->mem_ops != NULL)
+		r->mem_ops->free(r->mem_ops->arg, r->mem);
+	r->mem = NULL;
+	r->iov = NULL;
+	r->iovcnt = 0;
+}
+
+void
+shard_resp_one(struct shard_resp *r, const char *type, void *body,
+	       size_t len)
+{
+	r->status = 200;
+	r->content_type = type;
+	r->one.iov_base = body;
+	r->one.iov_len = len;
+	r->iov = &r->one;
+	r->iovcnt = len ? 1 : 0;
+	r->len = len;
+}
+
+void
+shard_resp_heap(struct shard_resp *r, const char *type, char *body,
+		size_t len)
+{
+	shard_resp_one(r, type, body, len);
+	r->heap = body;
+}
+
+void
+shard_resp_error(struct shard_resp *r, int status, const char *msg)
+{
+	size_t cap = 6 * strlen(msg) + 16;
+	char *body = malloc(cap);
+	ssize_t n = body ? http_json_error(body, cap, msg) : -ENOMEM;
+
+	if (n < 0) {
+		free(body);
+		body = NULL;
+		n = 0;
+	}
+	shard_resp_heap(r, "application/json", body, (size_t)n);
+	r->status = status;
+}
+
+void
+shard_resp_wire_error(struct shard_resp *r, const struct wire_error *e)
+{
+	shard_resp_error(r, e->status, e->msg);
+}
+
+/* The appliance's own limit (spec/wire.md §4, last paragraph): a request
+ * must not make us allocate without bound, whatever it asks for. */
+void
+shard_resp_too_large(struct shard_resp *r, const struct shard_unit *u,
+		     const char *fmt, ...)
+{
+	char what[96], msg[192];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	snprintf(msg, sizeof(msg), "response of %s exceeds the shard's "
+		 "limit of %llu bytes", what,
+		 (unsigned long long)u->max_response);
+	shard_resp_error(r, 413, msg);
+}
+
+static int
+status_bucket(int status)
+{
+	static const int codes[] = {
+#define SHARD_CODE(c) c,
+		SHARD_STATUSES(SHARD_CODE)
+#undef SHARD_CODE
+	};
+	for (int i = 0; i < (int)(sizeof(codes) / sizeof(codes[0])); i++)
+		if (codes[i] == status)
+			return i;
+	return SHARD_N_STATUS - 1; /* "other" */
+}
+
+void
+shard_count(struct shard_unit *u, const struct shard_resp *r,
+	    size_t bytes_in, unsigned int lcore)
+{
+	struct shard_stats *st = &u->stats[lcore % SHARD_MAX_LCORE];
+
+	st->requests[r->route][status_bucket(r->status)]++;
+	st->bytes_in += bytes_in;
+	st->bytes_out += r->len;
+	if (r->route == SHARD_R_WALK && r->status == 200) {
+		st->walk_served++;
+		if (r->fmt_out >= 0 && r->fmt_out < WIRE_FMT_COUNT)
+			st->walk_out[r->fmt_out]++;
+	}
+}
+
+void
+shard_count_latency(struct shard_stats *st, double ms)
+{
+	static const double bounds_us[SHARD_LAT_BUCKETS - 1] = {
+		50, 100, 250, 500, 1000, 2500, 5000, 10000, 25000, 50000,
+		100000,
+	};
+	double us = ms * 1000.0;
+	int b = 0;
+
+	while (b < SHARD_LAT_BUCKETS - 1 && us > bounds_us[b])
+		b++;
+	st->lat_hist[b]++;
+	st->lat_sum_ms += ms;
+}
+
+void
+shard_count_batch(struct shard_stats *st, unsigned int rows)
+{
+	int b = 0;
+
+	/* Buckets 1, 2, 4, ..., 64, +Inf. */
+	while (b < SHARD_BATCH_BUCKETS - 1 && rows > (1u << b))
+		b++;
+	st->batch_hist[b]++;
+}

@@ -1,0 +1,210 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 ffn-shard authors
+ *
+ * The routes (spec/wire.md §2, plus the appliance's own) as one table,
+ * and everything that reads a request line: routing, Allow, auth, and a
+ * whole request handled on this thread (shard_handle).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "http.h"
+#include "shard.h"
+#include "shard_walk_priv.h"
+
+static bool
+metrics_on(const struct shard_unit *u)
+{
+	return u->metrics_enabled;
+}
+
+static void
+route_text(struct shard_unit *u, const struct shard_http_req *rq,
+	   struct shard_resp *resp, const struct shard_ctx *ctx);
+
+/*
+ * One row per route. A GET route answers HEAD as GET, without the body
+ * (RFC 9110 §9.1: a server MUST support both; axum's get() routes do the
+ * same). Health needs no key and is not rate limited: a throttled
+ * client's load balancer must still see the shard up (issue 4).
+ */
+const struct shard_route_def shard_routes[SHARD_R_COUNT] = {
+	/* An unknown path still counts against the rate limit, and with
+	 * a key set the server answers it 401 before 404. */
+	[SHARD_R_NONE] = { .name = "other", .auth = true, .throttle = true },
+	[SHARD_R_WALK] = {
+		.path = "/v1/walk-ffn", .method = HTTP_M_POST,
+		.name = "walk-ffn", .body = true, .compute = true,
+		.batch = true, .auth = true, .throttle = true,
+		.handle = shard_walk_handle,
+	},
+	[SHARD_R_WALK_Q8K] = {
+		.path = "/v1/walk-ffn-q8k", .method = HTTP_M_POST,
+		.name = "walk-ffn-q8k", .body = true, .compute = true,
+		.auth = true, .throttle = true,
+		.handle = shard_walk_q8k,
+	},
+	[SHARD_R_STATS] = {
+		.path = "/v1/stats", .method = HTTP_M_GET, .name = "stats",
+		.auth = true, .throttle = true,
+		.text = shard_stats_json, .text_type = "application/json",
+		.handle = route_text,
+	},
+	[SHARD_R_HEALTH] = {
+		.path = "/v1/health", .method = HTTP_M_GET, .name = "health",
+		.text = shard_health_json, .text_type = "application/json",
+		.handle = route_text,
+	},
+	[SHARD_R_METRICS] = {
+		.path = "/metrics", .method = HTTP_M_GET, .name = "metrics",
+		.auth = true, .throttle = true, .enabled = metrics_on,
+		.text = shard_metrics_text,
+		.text_type = "text/plain; version=0.0.4",
+		.handle = route_text,
+	},
+	[SHARD_R_MODELS] = {
+		.path = "/v1/models", .method = HTTP_M_GET, .name = "models",
+		.auth = true, .throttle = true,
+		.text = shard_models_json, .text_type = "application/json",
+		.handle = route_text,
+	},
+};
+
+static bool
+path_is(const struct shard_route_def *d, const char *path, size_t len)
+{
+	return d->path != NULL && strlen(d->path) == len &&
+	       memcmp(d->path, path, len) == 0;
+}
+
+enum shard_route
+shard_route(const struct shard_unit *u, int method, const char *path,
+	    size_t len, int *status)
+{
+	for (int r = 0; r < SHARD_R_COUNT; r++) {
+		const struct shard_route_def *d = &shard_routes[r];
+
+		if (!path_is(d, path, len))
+			continue;
+		if (u != NULL && d->enabled != NULL && !d->enabled(u))
+			break;	/* not served here: as unknown */
+		if (d->method == method ||
+		    (d->method == HTTP_M_GET && method == HTTP_M_HEAD))
+			return (enum shard_route)r;
+		*status = 405;
+		return SHARD_R_NONE;
+	}
+	*status = 404;
+	return SHARD_R_NONE;
+}
+
+const char *
+shard_route_allow(const char *path, size_t len)
+{
+	for (int r = 0; r < SHARD_R_COUNT; r++)
+		if (path_is(&shard_routes[r], path, len))
+			return shard_routes[r].method == HTTP_M_GET ?
+			       "GET, HEAD" :
+			       http_method_name(shard_routes[r].method);
+	return NULL;
+}
+
+bool
+shard_authorized(const struct shard_unit *u, enum shard_route route,
+		 const char *auth, size_t len)
+{
+	static const char scheme[] = "bearer";
+	const size_t slen = sizeof(scheme) - 1;
+	unsigned char diff = 0;
+	size_t i;
+
+	if (u->api_key_len == 0 || !shard_routes[route].auth)
+		return true;
+	/* RFC 9110 §11.1: the scheme is case-insensitive; §11.4:
+	 * credentials = auth-scheme 1*SP token68. */
+	if (auth == NULL || len <= slen || strncasecmp(auth, scheme, slen) != 0
+	    || auth[slen] != ' ')
+		return false;
+	for (i = slen; i < len && auth[i] == ' '; i++)
+		;
+	if (len - i != u->api_key_len)
+		return false;
+	/* Constant time in the key's bytes: no early exit on mismatch. */
+	for (size_t k = 0; k < u->api_key_len; k++)
+		diff |= (unsigned char)auth[i + k] ^
+			(unsigned char)u->api_key[k];
+	return diff == 0;
+}
+
+enum wire_fmt
+shard_req_fmt(const char *ct, size_t len)
+{
+	/* spec/wire.md §3: a binary type, else (absent included) JSON. */
+	enum wire_fmt fmt = WIRE_FMT_JSON;
+
+	wire_request_format(ct, len, &fmt);
+	return fmt;
+}
+
+/* A small route: its row's body writer and type. */
+static void
+route_text(struct shard_unit *u, const struct shard_http_req *rq,
+	   struct shard_resp *resp, const struct shard_ctx *ctx)
+{
+	const struct shard_route_def *d = &shard_routes[resp->route];
+	size_t len = 0;
+	char *body;
+
+	(void)rq;
+	(void)ctx;
+	body = d->text(u, &len);
+	if (body == NULL)
+		shard_resp_error(resp, 500, "out of memory");
+	else
+		shard_resp_heap(resp, d->text_type, body, len);
+}
+
+void
+shard_handle(struct shard_unit *u, const struct shard_http_req *rq,
+	     struct shard_resp *resp, const struct shard_mem *mem,
+	     struct ffn_scratch *scratch, unsigned int lcore)
+{
+	struct shard_ctx ctx = { .mem = mem, .scratch = scratch,
+				 .lcore = lcore };
+	struct ffn_scratch *own = NULL;
+	enum shard_route route;
+	int status = 0;
+
+	memset(resp, 0, sizeof(*resp));
+	resp->fmt_out = WIRE_FMT_NONE;
+	route = shard_route(u, rq->method, rq->path, rq->path_len, &status);
+	resp->route = route;
+	if (route == SHARD_R_NONE) {
+		shard_resp_error(resp, status, status == 404 ? "not found" :
+				 "method not allowed");
+		goto out;
+	}
+	if (!shard_authorized(u, route, rq->authorization,
+			      rq->authorization_len)) {
+		/* Issue 4: 401 with an empty body. */
+		resp->status = 401;
+		goto out;
+	}
+	if (shard_routes[route].compute && scratch == NULL &&
+	    u->model != NULL) {
+		own = ffn_scratch_new(u->model, 64, -1);
+		if (own == NULL) {
+			shard_resp_error(resp, 503, "out of memory");
+			goto out;
+		}
+		ctx.scratch = own;
+	}
+	shard_routes[route].handle(u, rq, resp, &ctx);
+out:
+	if (own != NULL)
+		ffn_scratch_free(own);
+	resp->route = route;
+	shard_count(u, resp, rq->body_len, lcore);
+}
