@@ -56,9 +56,11 @@
  *    400 (§5.1 MUST); CTLs (NUL included) in field values are 400;
  *  - origin-form targets ("/path?query") and absolute-form ones
  *    ("http://host/path?query", §3.2.2 MUST; the authority is then the
- *    host and the Host field is ignored, an empty path is "/"); anything
- *    else (authority-form, asterisk-form, other schemes, userinfo) is
- *    400 (the routes of spec/wire.md §2 are all origin-form);
+ *    host and the Host field is ignored, an empty path is "/"), and
+ *    asterisk-form ("*", path "*") for OPTIONS only (§3.2.4); anything
+ *    else (authority-form, "*" with another method, other schemes,
+ *    userinfo) is 400 (the routes of spec/wire.md §2 are all
+ *    origin-form);
  *  - HTTP/1.0 and HTTP/1.x (x >= 1, served as 1.1); any other major
  *    version (0.9, 2.0, ...) is 505;
  *  - HTTP/1.1 without exactly one Host is 400 (§3.2 MUST); a Host value

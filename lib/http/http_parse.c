@@ -296,6 +296,11 @@ parse_request_line(struct http_parser *p, const char *s, size_t n,
 		authority->p = s + a0;
 		authority->len = i - a0;
 		t0 = i;
+	} else if (t1 - t0 == 1 && s[t0] == '*') {
+		/* asterisk-form (RFC 9112 §3.2.4): only for a server-wide
+		 * OPTIONS; the path is then "*" */
+		if (r->method != HTTP_M_OPTIONS)
+			return http_fail(p, 400, "malformed request target");
 	} else if (!target_ok(s + t0, t1 - t0)) {
 		return http_fail(p, 400, "malformed request target");
 	}

@@ -58,6 +58,7 @@ enum shard_route {
 	SHARD_R_HEALTH,		/**< GET /v1/health */
 	SHARD_R_METRICS,	/**< GET /metrics */
 	SHARD_R_MODELS,		/**< GET /v1/models */
+	SHARD_R_OPTIONS,	/**< OPTIONS * (the server as a whole) */
 	SHARD_R_COUNT
 };
 
@@ -179,7 +180,8 @@ struct shard_resp {
 	enum wire_fmt fmt_out;		/**< a walk-ffn answer's format */
 	uint32_t retry_after_s;		/**< Retry-After (RFC 9110 §10.2.3);
 					 *   0: none */
-	const char *allow;		/**< a 405's Allow (static); NULL */
+	const char *allow;		/**< Allow (static; a 405, OPTIONS);
+					 *   NULL: none */
 	/* ownership (shard_resp_release) */
 	char *heap;			/**< malloc'd body */
 	void *mem;			/**< job memory */
@@ -238,16 +240,19 @@ struct shard_route_def {
 extern const struct shard_route_def shard_routes[SHARD_R_COUNT];
 
 /**
- * Route a request line (spec/wire.md §2) for unit u. Returns the route,
- * or SHARD_R_NONE with *status 404 (unknown path, or a route u does not
- * serve) or 405 (known path, wrong method). HEAD takes a GET route (its
- * answer has no body).
+ * Route a request line (spec/wire.md §2) for unit u (NULL: every route
+ * is served). Returns the route, or SHARD_R_NONE with *status 405
+ * (known path, wrong method: spec/wire.md §2, whatever the method), 404
+ * (unknown path, or a route u does not serve), or 501 (unknown path and
+ * a method no route implements, RFC 9110 §9.1). HEAD takes a GET route
+ * (its answer has no body).
  */
 enum shard_route shard_route(const struct shard_unit *u, int method,
 			     const char *path, size_t len, int *status);
 
-/** The method a known path is served for (its 405's Allow, RFC 9110
- * §15.5.6), from the same table; NULL for an unknown path. */
+/** The methods a known path is served for (its 405's Allow, RFC 9110
+ * §15.5.6), from the same table; for "*" (OPTIONS *, RFC 9110 §9.3.7)
+ * those of every route. NULL for an unknown path. */
 const char *shard_route_allow(const char *path, size_t len);
 
 /**
@@ -260,6 +265,11 @@ bool shard_authorized(const struct shard_unit *u, enum shard_route route,
 
 /** Fill r with an error: status and {"error":"msg"} (malloc'd body). */
 void shard_resp_error(struct shard_resp *r, int status, const char *msg);
+
+/** The error text of a status the server decides before a route runs
+ * (routing, limits): 404, 405, 413, 429, 501; else the 503 of a body
+ * that found no memory. */
+const char *shard_status_msg(int status);
 
 /** 413 "response of WHAT exceeds the shard's limit of N bytes", WHAT
  * from fmt: the one wording of the appliance's response limit. */

@@ -94,6 +94,19 @@ shard_resp_error(struct shard_resp *r, int status, const char *msg)
 	r->status = status;
 }
 
+const char *
+shard_status_msg(int status)
+{
+	switch (status) {
+	case 404: return "not found";
+	case 405: return "method not allowed";
+	case 413: return "request body too large";
+	case 429: return "rate limit exceeded";
+	case 501: return "method not implemented";
+	default:  return "out of memory for the request body";
+	}
+}
+
 void
 shard_resp_wire_error(struct shard_resp *r, const struct wire_error *e)
 {

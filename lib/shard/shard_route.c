@@ -23,6 +23,13 @@ metrics_on(const struct shard_unit *u)
 static void
 route_text(struct shard_unit *u, const struct shard_http_req *rq,
 	   struct shard_resp *resp, const struct shard_ctx *ctx);
+static void
+route_options(struct shard_unit *u, const struct shard_http_req *rq,
+	      struct shard_resp *resp, const struct shard_ctx *ctx);
+
+/* What OPTIONS * advertises: the methods of the routes below (and HEAD,
+ * which every GET route answers); test_shard_route checks they agree. */
+#define ALLOW_ALL "GET, HEAD, POST"
 
 /*
  * One row per route. A GET route answers HEAD as GET, without the body
@@ -70,6 +77,12 @@ const struct shard_route_def shard_routes[SHARD_R_COUNT] = {
 		.text = shard_models_json, .text_type = "application/json",
 		.handle = route_text,
 	},
+	/* RFC 9110 §9.3.7, RFC 9112 §3.2.4: a question about the server
+	 * as a whole (a "ping"): no key needed, like health. */
+	[SHARD_R_OPTIONS] = {
+		.path = "*", .method = HTTP_M_OPTIONS, .name = "options",
+		.throttle = true, .handle = route_options,
+	},
 };
 
 static bool
@@ -77,6 +90,20 @@ path_is(const struct shard_route_def *d, const char *path, size_t len)
 {
 	return d->path != NULL && strlen(d->path) == len &&
 	       memcmp(d->path, path, len) == 0;
+}
+
+/* Whether some route serves method (a GET route serves HEAD too). */
+static bool
+method_implemented(int method)
+{
+	for (int r = 0; r < SHARD_R_COUNT; r++) {
+		const struct shard_route_def *d = &shard_routes[r];
+
+		if (d->path != NULL && (d->method == method ||
+		    (d->method == HTTP_M_GET && method == HTTP_M_HEAD)))
+			return true;
+	}
+	return false;
 }
 
 enum shard_route
@@ -96,18 +123,23 @@ shard_route(const struct shard_unit *u, int method, const char *path,
 		*status = 405;
 		return SHARD_R_NONE;
 	}
-	*status = 404;
+	*status = method_implemented(method) ? 404 : 501;
 	return SHARD_R_NONE;
 }
 
 const char *
 shard_route_allow(const char *path, size_t len)
 {
-	for (int r = 0; r < SHARD_R_COUNT; r++)
-		if (path_is(&shard_routes[r], path, len))
-			return shard_routes[r].method == HTTP_M_GET ?
-			       "GET, HEAD" :
-			       http_method_name(shard_routes[r].method);
+	for (int r = 0; r < SHARD_R_COUNT; r++) {
+		const struct shard_route_def *d = &shard_routes[r];
+
+		if (!path_is(d, path, len))
+			continue;
+		if (r == SHARD_R_OPTIONS)
+			return ALLOW_ALL;
+		return d->method == HTTP_M_GET ? "GET, HEAD" :
+		       http_method_name(d->method);
+	}
 	return NULL;
 }
 
@@ -166,6 +198,18 @@ route_text(struct shard_unit *u, const struct shard_http_req *rq,
 		shard_resp_heap(resp, d->text_type, body, len);
 }
 
+/* OPTIONS *: 200 with what the server serves and no body (RFC 9110
+ * §9.3.7: Content-Length 0 when there is none). */
+static void
+route_options(struct shard_unit *u, const struct shard_http_req *rq,
+	      struct shard_resp *resp, const struct shard_ctx *ctx)
+{
+	(void)u;
+	(void)ctx;
+	shard_resp_one(resp, NULL, NULL, 0);
+	resp->allow = shard_route_allow(rq->path, rq->path_len);
+}
+
 void
 shard_handle(struct shard_unit *u, const struct shard_http_req *rq,
 	     struct shard_resp *resp, const struct shard_mem *mem,
@@ -182,8 +226,10 @@ shard_handle(struct shard_unit *u, const struct shard_http_req *rq,
 	route = shard_route(u, rq->method, rq->path, rq->path_len, &status);
 	resp->route = route;
 	if (route == SHARD_R_NONE) {
-		shard_resp_error(resp, status, status == 404 ? "not found" :
-				 "method not allowed");
+		shard_resp_error(resp, status, shard_status_msg(status));
+		if (status == 405)
+			resp->allow = shard_route_allow(rq->path,
+							rq->path_len);
 		goto out;
 	}
 	if (!shard_authorized(u, route, rq->authorization,

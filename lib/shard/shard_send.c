@@ -51,8 +51,9 @@ pend_head(struct shard_conn *c, struct shard_pend *p)
 		snprintf(extra, sizeof(extra), "Retry-After: %u\r\n",
 			 r->retry_after_s);
 		h.extra = extra;
-	} else if (r->status == 405 && r->allow != NULL) {
-		/* RFC 9110 §15.5.6: a 405 MUST list the methods. */
+	} else if (r->allow != NULL) {
+		/* RFC 9110 §15.5.6: a 405 MUST list the methods; §10.2.1:
+		 * so does an answer to OPTIONS. */
 		snprintf(extra, sizeof(extra), "Allow: %s\r\n", r->allow);
 		h.extra = extra;
 	}

@@ -179,18 +179,6 @@ shard_conn_need_buf(struct shard_conn *c)
 	return http_body_buf(&c->hp, nb, cap) == 0 ? 0 : 413;
 }
 
-const char *
-shard_reject_msg(int status)
-{
-	switch (status) {
-	case 404: return "not found";
-	case 405: return "method not allowed";
-	case 413: return "request body too large";
-	case 429: return "rate limit exceeded";
-	default:  return "out of memory for the request body";
-	}
-}
-
 /* Copy what shard_handle() needs of rq into p (the head buffer is
  * reused by the next request); -1 when a header is too long to copy, and
  * the request is then handled here. */
@@ -261,7 +249,7 @@ on_done(struct shard_conn *c)
 		c->stop_rx = true;
 	}
 	if (p->reject) {
-		pend_ready_error(p, p->reject, shard_reject_msg(p->reject),
+		pend_ready_error(p, p->reject, shard_status_msg(p->reject),
 				 p->resp.route);
 		return;
 	}

@@ -156,8 +156,6 @@ void shard_conn_send_continue(struct shard_conn *c);
 /* A chunked body's buffer is full: grow it; 0, or 413 (max_body) or 503
  * (no memory), the status to answer. Needs no EAL (unit-tested). */
 int shard_conn_need_buf(struct shard_conn *c);
-/* The JSON error message of a status decided before the body is in. */
-const char *shard_reject_msg(int status);
 
 /* shard_admit.c */
 /* The rate limit of l's unit on l's lcore (none when rate_limit_n is 0):

@@ -62,6 +62,19 @@ test_get_health(void **state)
 		" cl=0/0 head_len=40 body_len=0 data=\n");
 }
 
+/* RFC 9112 §3.2.4: "OPTIONS * HTTP/1.1" asks about the server as a
+ * whole; the target and the path are "*", every split alike. */
+static void
+test_options_asterisk(void **state)
+{
+	expect_ok(&dflt, S("OPTIONS * HTTP/1.1\r\nHost: shard\r\n\r\n"),
+		1,
+		"REQ m=6 method='OPTIONS' target='*' path='*'"
+		" query=(none) host='shard' ct=(none) accept=(none)"
+		" auth=(none) minor=1 ka=1 expect=0 chunked=0 body=0"
+		" cl=0/0 head_len=35 body_len=0 data=\n");
+}
+
 static void
 test_post_binary_body(void **state)
 {
@@ -324,7 +337,14 @@ test_bad_request_line(void **state)
 		  "malformed request target" },
 		{ "GET ftp://a/ HTTP/1.1\r\nHost: a\r\n\r\n", 400,
 		  "malformed request target" },
-		{ "OPTIONS * HTTP/1.1\r\nHost: a\r\n\r\n", 400,
+		/* asterisk-form is for OPTIONS only (RFC 9112 §3.2.4) */
+		{ "GET * HTTP/1.1\r\nHost: a\r\n\r\n", 400,
+		  "malformed request target" },
+		{ "POST * HTTP/1.1\r\nHost: a\r\n\r\n", 400,
+		  "malformed request target" },
+		{ "OPTIONS *x HTTP/1.1\r\nHost: a\r\n\r\n", 400,
+		  "malformed request target" },
+		{ "OPTIONS ** HTTP/1.1\r\nHost: a\r\n\r\n", 400,
 		  "malformed request target" },
 		{ "GET /a#frag HTTP/1.1\r\nHost: a\r\n\r\n", 400,
 		  "malformed request target" },
@@ -610,6 +630,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_get_health),
+		cmocka_unit_test(test_options_asterisk),
 		cmocka_unit_test(test_post_binary_body),
 		cmocka_unit_test(test_forwarded_for),
 		cmocka_unit_test(test_chunked_ext_trailers),

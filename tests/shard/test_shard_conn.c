@@ -102,7 +102,7 @@ test_grow_no_memory_503(void **state)
 	e.fm.fail = true;
 	assert_int_equal(shard_conn_need_buf(e.c), 503);
 	assert_int_equal(e.pend.body_cap, BUF0);	/* old buffer kept */
-	assert_string_equal(shard_reject_msg(503),
+	assert_string_equal(shard_status_msg(503),
 			    "out of memory for the request body");
 	env_fini(&e);
 }
@@ -117,7 +117,7 @@ test_grow_over_max_body_413(void **state)
 	env_at_need_buf(&e, BUF0);
 	assert_int_equal(shard_conn_need_buf(e.c), 413);
 	assert_int_equal(e.fm.allocs, 0);
-	assert_string_equal(shard_reject_msg(413), "request body too large");
+	assert_string_equal(shard_status_msg(413), "request body too large");
 	env_fini(&e);
 }
 

@@ -203,8 +203,10 @@ test_route_table_rows(void **state)
 		assert_true((d->text == NULL) == (d->text_type == NULL));
 		allow = shard_route_allow(d->path, strlen(d->path));
 		assert_non_null(allow);
-		assert_string_equal(allow, d->method == HTTP_M_GET ?
-				    "GET, HEAD" : http_method_name(d->method));
+		if (r != SHARD_R_OPTIONS)
+			assert_string_equal(allow, d->method == HTTP_M_GET ?
+					    "GET, HEAD" :
+					    http_method_name(d->method));
 		for (size_t m = 0; m < sizeof(methods) / sizeof(methods[0]);
 		     m++) {
 			bool ok = methods[m] == d->method ||
@@ -218,6 +220,72 @@ test_route_table_rows(void **state)
 		}
 	}
 	assert_int_equal(paths, SHARD_R_COUNT - 1);
+}
+
+/* OPTIONS * (RFC 9110 §9.3.7) advertises the methods of every other row
+ * of the table, HEAD with GET: the list agrees with the table. */
+static void
+test_route_options_allow(void **state)
+{
+	static const int methods[] = {
+		HTTP_M_GET, HTTP_M_HEAD, HTTP_M_POST, HTTP_M_PUT,
+		HTTP_M_DELETE,
+	};
+	const char *all = shard_route_allow("*", 1);
+	int status = 0;
+
+	(void)state;
+	assert_int_equal(R(HTTP_M_OPTIONS, "*", &status), SHARD_R_OPTIONS);
+	assert_non_null(all);
+	for (size_t m = 0; m < sizeof(methods) / sizeof(methods[0]); m++) {
+		const char *name = http_method_name(methods[m]);
+		bool served = false;
+		const char *at = strstr(all, name);
+
+		for (int r = 0; r < SHARD_R_COUNT; r++)
+			if (r != SHARD_R_OPTIONS && shard_routes[r].path &&
+			    (shard_routes[r].method == methods[m] ||
+			     (shard_routes[r].method == HTTP_M_GET &&
+			      methods[m] == HTTP_M_HEAD)))
+				served = true;
+		/* a whole list element, not a substring of another */
+		while (at != NULL && !((at == all || at[-1] == ' ') &&
+				       (at[strlen(name)] == ',' ||
+					at[strlen(name)] == '\0')))
+			at = strstr(at + 1, name);
+		assert_int_equal(at != NULL, served);
+	}
+}
+
+/* A method no route implements: 501 on an unknown path (RFC 9110 §9.1
+ * SHOULD), 405 on a known one (spec/wire.md §2 wins there). OPTIONS is
+ * implemented (OPTIONS *): 404 on an unknown path. */
+static void
+test_route_501(void **state)
+{
+	static const int unimpl[] = { HTTP_M_OTHER, HTTP_M_PUT,
+				      HTTP_M_DELETE };
+	int status;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(unimpl) / sizeof(unimpl[0]); i++) {
+		status = 0;
+		assert_int_equal(R(unimpl[i], "/nope", &status),
+				 SHARD_R_NONE);
+		assert_int_equal(status, 501);
+		status = 0;
+		assert_int_equal(R(unimpl[i], "/v1/walk-ffn", &status),
+				 SHARD_R_NONE);
+		assert_int_equal(status, 405);
+	}
+	status = 0;
+	assert_int_equal(R(HTTP_M_OPTIONS, "/nope", &status), SHARD_R_NONE);
+	assert_int_equal(status, 404);
+	status = 0;
+	assert_int_equal(R(HTTP_M_OPTIONS, "/v1/stats", &status),
+			 SHARD_R_NONE);
+	assert_int_equal(status, 405);
+	assert_string_equal(shard_status_msg(501), "method not implemented");
 }
 
 /* A route a unit does not serve (/metrics with metrics off) is 404 for
@@ -301,8 +369,11 @@ test_auth_with_key(void **state)
 
 	(void)state;
 	for (int r = 0; r < SHARD_R_COUNT; r++) {
-		if (r == SHARD_R_HEALTH)
+		if (r == SHARD_R_HEALTH || r == SHARD_R_OPTIONS) {
+			/* open by their rows: the server's pings */
+			assert_false(shard_routes[r].auth);
 			continue;
+		}
 		assert_true(AUTH(u, r, "Bearer abcd"));
 		for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 			assert_false(AUTH(u, r, bad[i]));
@@ -371,6 +442,8 @@ main(void)
 		cmocka_unit_test(test_route_uses_len),
 		cmocka_unit_test(test_route_table_rows),
 		cmocka_unit_test(test_route_enabled),
+		cmocka_unit_test(test_route_options_allow),
+		cmocka_unit_test(test_route_501),
 		cmocka_unit_test(test_auth_no_key),
 		cmocka_unit_test(test_auth_with_key),
 		cmocka_unit_test(test_auth_uses_len),
