@@ -172,23 +172,14 @@ tcp_may_recover(const struct tcp_conn *c, uint32_t ack)
 	return SEQ_GT(ack, c->recover);
 }
 
-/* ACK processing for synchronized states. Returns -1 to drop. */
-int
-tcp_ack(struct tcp_conn *c, struct tcp_seg *g)
+/* RFC 2018 §3, RFC 2883, RFC 6675 §3: the SACK blocks into the
+ * scoreboard. Returns what the ACK passes that SACKs had delivered. */
+static uint32_t
+tcp_ack_sack_blocks(struct tcp_conn *c, const struct tcp_seg *g)
 {
-	struct tcp_stack *s = c->stack;
-	uint32_t ack = g->ack, wnd = g->win << c->snd_wscale;
-	uint32_t acked, data_acked = 0, una0 = c->snd_una, sacked0 = 0;
-	bool dup = false;
+	uint32_t ack = g->ack, sacked0 = 0;
 	unsigned int i;
 
-	/* RFC 5961 §5.2: acceptable ACK range. */
-	if (SEQ_GT(ack, c->snd_max) ||
-	    SEQ_LT(ack, c->snd_una - c->max_snd_wnd)) {
-		s->stats.drops[TCP_DROP_BAD_ACK]++;
-		tcp_challenge_ack(c);
-		return -1;
-	}
 	/* What the ACK passes that an earlier SACK had delivered already:
 	 * not new to congestion control (below). */
 	if (c->nr_sacked > 0 && SEQ_GT(ack, c->snd_una))
@@ -199,97 +190,143 @@ tcp_ack(struct tcp_conn *c, struct tcp_seg *g)
 			tcp_sacked_add(c, g->o.sack[i].start,
 				       g->o.sack[i].end);
 	}
+	return sacked0;
+}
 
-	if (SEQ_GT(ack, c->snd_una)) {
-		acked = ack - c->snd_una;
-		tcp_eifel(c, g);
-		if (SEQ_GT(ack, c->sq_seq) && SEQ_GT(c->snd_end, c->sq_seq))
-			data_acked = SEQ_MIN(ack, c->snd_end) - c->sq_seq;
-		tcp_sq_drop_acked(c, data_acked);
-		if ((c->flags & TF_RTT_TIMING) && SEQ_GEQ(ack, c->rtt_seq)) {
-			c->flags &= ~(TF_RTT_TIMING | TF_BACKOFF);
-			tcp_rtt_sample(c, (uint32_t)(s->now - c->rtt_start));
-		} else if ((c->flags & (TF_BACKOFF | TF_TS)) ==
-			   (TF_BACKOFF | TF_TS) && g->o.has_ts &&
-			   g->o.tsecr != 0) {
-			/* After a timeout Karn's rule leaves no timed
-			 * segment; the echoed timestamp still measures the
-			 * RTT (RFC 7323 §4), so the backed-off RTO does not
-			 * outlive the loss. 1 ms granularity. */
-			uint32_t ms = (uint32_t)(s->now / 1000) + c->ts_offset -
-				      g->o.tsecr;
+/* RFC 6298 §3, RFC 7323 §4: an RTT sample from an ACK of new data. */
+static void
+tcp_ack_rtt(struct tcp_conn *c, const struct tcp_seg *g)
+{
+	struct tcp_stack *s = c->stack;
 
-			if (ms < 60000) {
-				c->flags &= ~TF_BACKOFF;
-				tcp_rtt_sample(c, ms * 1000);
-			}
+	if ((c->flags & TF_RTT_TIMING) && SEQ_GEQ(g->ack, c->rtt_seq)) {
+		c->flags &= ~(TF_RTT_TIMING | TF_BACKOFF);
+		tcp_rtt_sample(c, (uint32_t)(s->now - c->rtt_start));
+	} else if ((c->flags & (TF_BACKOFF | TF_TS)) == (TF_BACKOFF | TF_TS) &&
+		   g->o.has_ts && g->o.tsecr != 0) {
+		/* After a timeout Karn's rule leaves no timed segment; the
+		 * echoed timestamp still measures the RTT (RFC 7323 §4), so
+		 * the backed-off RTO does not outlive the loss. 1 ms
+		 * granularity. */
+		uint32_t ms = (uint32_t)(s->now / 1000) + c->ts_offset -
+			      g->o.tsecr;
+
+		if (ms < 60000) {
+			c->flags &= ~TF_BACKOFF;
+			tcp_rtt_sample(c, ms * 1000);
 		}
-		c->retries = 0;
-		c->snd_una = ack;
-		c->last_progress = s->now;
-		if (SEQ_LT(c->snd_nxt, ack))
-			c->snd_nxt = ack;
-		tcp_sacked_prune(c);
-		if (c->flags & TF_RTO_LOSS) {
-			/* After a timeout: slow start while the holes the
-			 * scoreboard shows are repaired (RFC 6675 §5.1). */
-			tcp_cc_ack(c, acked - sacked0);
-			if (SEQ_GEQ(ack, c->recover)) {
-				c->flags &= ~(TF_RECOVERY | TF_RTO_LOSS);
-				c->dupacks = 0;
-				tcp_recovery_done(c);
-			}
-		} else if (c->flags & TF_RECOVERY) {
-			if (SEQ_GEQ(ack, c->recover)) {
-				/* Full ACK: RFC 6582 §3.2 step 3, RFC 6675. */
-				c->flags &= ~TF_RECOVERY;
-				c->dupacks = 0;
-				tcp_recovery_done(c);
-				if (c->flags & TF_SACK)
-					c->cwnd = c->ssthresh;
-				else
-					c->cwnd = RTE_MIN(c->ssthresh,
-						RTE_MAX(tcp_flight(c),
-							(uint32_t)c->mss) +
-						c->mss);
-			} else if (!(c->flags & TF_SACK)) {
-				/* Partial ACK: retransmit, deflate. */
-				tcp_rexmit_first(c);
-				c->cwnd = (c->cwnd > acked ?
-					   c->cwnd - acked : 0) + c->mss;
-				tcp_rearm_rto(c);
-			}
-		} else {
-			/* Growth by the data this ACK shows delivered (RFC
-			 * 9438 §4.3 segments_acked, RFC 3465): a hole filled
-			 * under SACKed data passes hundreds of segments the
-			 * peer had SACKed long before, and counted again
-			 * they grew CUBIC's cwnd by half per ACK. */
-			c->dupacks = 0;
-			tcp_cc_ack(c, acked - sacked0);
-		}
-		if (!c->persist) {
-			if (c->snd_una == c->snd_max) {
-				c->rto_at = 0;	/* RFC 6298 5.2 */
-				c->flags &= ~TF_TLP_TIMER;
-			} else if (!(c->flags & TF_RECOVERY) ||
-				   (c->flags & TF_SACK)) {
-				tcp_rearm_rto(c);	/* 5.3 */
-			}
-		}
-	} else if (ack == c->snd_una && g->len == 0 &&
-		   !(g->flags & (TCP_F_SYN | TCP_F_FIN)) &&
-		   tcp_flight(c) > 0 && wnd == c->snd_wnd && wnd != 0 &&
-		   !c->persist) {
-		dup = true;	/* RFC 5681 §2 duplicate ACK */
 	}
+}
 
+/* RFC 6582 §3.2 step 3, RFC 6675 §5: an ACK of new data in fast
+ * recovery, full or partial. */
+static void
+tcp_ack_recovery(struct tcp_conn *c, uint32_t ack, uint32_t acked)
+{
+	if (SEQ_GEQ(ack, c->recover)) {
+		/* Full ACK: RFC 6582 §3.2 step 3, RFC 6675. */
+		c->flags &= ~TF_RECOVERY;
+		c->dupacks = 0;
+		tcp_recovery_done(c);
+		if (c->flags & TF_SACK)
+			c->cwnd = c->ssthresh;
+		else
+			c->cwnd = RTE_MIN(c->ssthresh,
+					  RTE_MAX(tcp_flight(c),
+						  (uint32_t)c->mss) + c->mss);
+	} else if (!(c->flags & TF_SACK)) {
+		/* Partial ACK: retransmit, deflate. */
+		tcp_rexmit_first(c);
+		c->cwnd = (c->cwnd > acked ? c->cwnd - acked : 0) + c->mss;
+		tcp_rearm_rto(c);
+	}
+}
+
+/* RFC 5681 §3, RFC 6675 §5.1: congestion control on an ACK of new data
+ * (acked bytes, sacked0 of them SACKed before). */
+static void
+tcp_ack_cc(struct tcp_conn *c, uint32_t ack, uint32_t acked,
+	   uint32_t sacked0)
+{
+	if (c->flags & TF_RTO_LOSS) {
+		/* After a timeout: slow start while the holes the scoreboard
+		 * shows are repaired (RFC 6675 §5.1). */
+		tcp_cc_ack(c, acked - sacked0);
+		if (SEQ_GEQ(ack, c->recover)) {
+			c->flags &= ~(TF_RECOVERY | TF_RTO_LOSS);
+			c->dupacks = 0;
+			tcp_recovery_done(c);
+		}
+	} else if (c->flags & TF_RECOVERY) {
+		tcp_ack_recovery(c, ack, acked);
+	} else {
+		/* Growth by the data this ACK shows delivered (RFC 9438 §4.3
+		 * segments_acked, RFC 3465): a hole filled under SACKed data
+		 * passes hundreds of segments the peer had SACKed long
+		 * before, and counted again they grew CUBIC's cwnd by half
+		 * per ACK. */
+		c->dupacks = 0;
+		tcp_cc_ack(c, acked - sacked0);
+	}
+}
+
+/* RFC 9293 §3.10.7.4 (fifth check, ESTABLISHED): the ACK advances
+ * SND.UNA; Eifel, RTT, congestion control, RTO (RFC 6298 §5). Returns
+ * the send-queue bytes it acknowledged. */
+static uint32_t
+tcp_ack_new_data(struct tcp_conn *c, const struct tcp_seg *g,
+		 uint32_t sacked0)
+{
+	uint32_t ack = g->ack, acked, data_acked = 0;
+
+	acked = ack - c->snd_una;
+	tcp_eifel(c, g);
+	if (SEQ_GT(ack, c->sq_seq) && SEQ_GT(c->snd_end, c->sq_seq))
+		data_acked = SEQ_MIN(ack, c->snd_end) - c->sq_seq;
+	tcp_sq_drop_acked(c, data_acked);
+	tcp_ack_rtt(c, g);
+	c->retries = 0;
+	c->snd_una = ack;
+	c->last_progress = c->stack->now;
+	if (SEQ_LT(c->snd_nxt, ack))
+		c->snd_nxt = ack;
+	tcp_sacked_prune(c);
+	tcp_ack_cc(c, ack, acked, sacked0);
+	if (!c->persist) {
+		if (c->snd_una == c->snd_max) {
+			c->rto_at = 0;	/* RFC 6298 5.2 */
+			c->flags &= ~TF_TLP_TIMER;
+		} else if (!(c->flags & TF_RECOVERY) ||
+			   (c->flags & TF_SACK)) {
+			tcp_rearm_rto(c);	/* 5.3 */
+		}
+	}
+	return data_acked;
+}
+
+/* RFC 5681 §2: an ACK that does not advance SND.UNA (wnd: its window,
+ * scaled) is a duplicate ACK. */
+static bool
+tcp_is_dupack(const struct tcp_conn *c, const struct tcp_seg *g,
+	      uint32_t wnd)
+{
+	return g->ack == c->snd_una && g->len == 0 &&
+	       !(g->flags & (TCP_F_SYN | TCP_F_FIN)) &&
+	       tcp_flight(c) > 0 && wnd == c->snd_wnd && wnd != 0 &&
+	       !c->persist;
+}
+
+/* RFC 9293 §3.10.7.4 (SND.WL1/WL2) and §3.8.6.1 (zero-window probing):
+ * the window update, and the persist exit once the window opens. */
+static void
+tcp_ack_window(struct tcp_conn *c, const struct tcp_seg *g, uint32_t wnd)
+{
 	/* Window update (RFC 9293 §3.10.7.4, SND.WL1/WL2). */
 	if (SEQ_LT(c->snd_wl1, g->seq) ||
-	    (c->snd_wl1 == g->seq && SEQ_LEQ(c->snd_wl2, ack))) {
+	    (c->snd_wl1 == g->seq && SEQ_LEQ(c->snd_wl2, g->ack))) {
 		c->snd_wnd = wnd;
 		c->snd_wl1 = g->seq;
-		c->snd_wl2 = ack;
+		c->snd_wl2 = g->ack;
 		if (wnd > c->max_snd_wnd)
 			c->max_snd_wnd = wnd;
 	}
@@ -304,18 +341,31 @@ tcp_ack(struct tcp_conn *c, struct tcp_seg *g)
 			c->snd_max = c->snd_nxt;
 		}
 	}
+}
 
-	tcp_tlp_ack(c, g, una0);	/* RFC 8985 §7.4 */
-	if (dup) {
-		c->dupacks++;
-		if (c->flags & TF_RECOVERY) {
-			if (!(c->flags & TF_SACK))
-				c->cwnd += c->mss;	/* RFC 6582 step 4 */
-		} else if (tcp_may_recover(c, ack)) {
-			if (c->dupacks >= c->reord)
-				tcp_enter_recovery(c);
-		}
+/* RFC 5681 §3.2, RFC 6582 §3.2: a duplicate ACK counted; fast
+ * retransmit at DupThresh. */
+static void
+tcp_ack_dup(struct tcp_conn *c, uint32_t ack)
+{
+	c->dupacks++;
+	if (c->flags & TF_RECOVERY) {
+		if (!(c->flags & TF_SACK))
+			c->cwnd += c->mss;	/* RFC 6582 step 4 */
+	} else if (tcp_may_recover(c, ack)) {
+		if (c->dupacks >= c->reord)
+			tcp_enter_recovery(c);
 	}
+}
+
+/* RFC 6675 §5, RFC 8985 §6.2: loss the SACK scoreboard shows (una0:
+ * SND.UNA before this ACK). */
+static void
+tcp_ack_sack_loss(struct tcp_conn *c, uint32_t ack, uint32_t una0)
+{
+	struct tcp_stack *s = c->stack;
+	unsigned int i;
+
 	/* A retransmission lost again (RFC 8985 §6.2): sent again by the
 	 * tcp_output() that follows the ACK. */
 	if (c->flags & TF_SACK)
@@ -345,6 +395,35 @@ tcp_ack(struct tcp_conn *c, struct tcp_seg *g)
 			tcp_timer_sched(c);
 		}
 	}
+}
+
+/* ACK processing for synchronized states (RFC 9293 §3.10.7.4, fifth
+ * check). Returns -1 to drop. */
+int
+tcp_ack(struct tcp_conn *c, struct tcp_seg *g)
+{
+	uint32_t ack = g->ack, wnd = g->win << c->snd_wscale;
+	uint32_t data_acked = 0, una0 = c->snd_una, sacked0;
+	bool dup = false;
+
+	/* RFC 5961 §5.2: acceptable ACK range. */
+	if (SEQ_GT(ack, c->snd_max) ||
+	    SEQ_LT(ack, c->snd_una - c->max_snd_wnd)) {
+		c->stack->stats.drops[TCP_DROP_BAD_ACK]++;
+		tcp_challenge_ack(c);
+		return -1;
+	}
+	sacked0 = tcp_ack_sack_blocks(c, g);
+	if (SEQ_GT(ack, c->snd_una))
+		data_acked = tcp_ack_new_data(c, g, sacked0);
+	else
+		dup = tcp_is_dupack(c, g, wnd); /* RFC 5681 §2 duplicate ACK */
+
+	tcp_ack_window(c, g, wnd);
+	tcp_tlp_ack(c, g, una0);	/* RFC 8985 §7.4 */
+	if (dup)
+		tcp_ack_dup(c, ack);
+	tcp_ack_sack_loss(c, ack, una0);
 
 	/* RFC 8985 §7.2: an ACK of new data restarts the probe timer. */
 	if (SEQ_GT(ack, una0) && !c->persist)
@@ -358,5 +437,3 @@ tcp_ack(struct tcp_conn *c, struct tcp_seg *g)
 	}
 	return 0;
 }
-
-

@@ -4,7 +4,9 @@
 
 /* Segment arrival (RFC 9293 §3.10.7): validation, listen/SYN-SENT/
  * synchronized processing, ACK and window handling with loss recovery
- * (RFC 5681, 6582, 6675), reassembly, FIN and RST (RFC 5961). */
+ * (RFC 5681, 6582, 6675), reassembly, FIN and RST (RFC 5961). The ACK
+ * is in tcp_ack.c, payload, reassembly and FIN in tcp_rcv.c, LISTEN,
+ * SYN-SENT and TIME-WAIT in tcp_open.c. */
 
 #include <errno.h>
 #include <string.h>
@@ -88,255 +90,6 @@ tcp_parse_opts(const struct rte_tcp_hdr *th, struct tcp_opts *o)
 	return 0;
 }
 
-/* ---- mbuf helpers ---- */
-
-static struct rte_mbuf *
-tcp_mbuf_cut(struct rte_mbuf *m, uint32_t n)
-{
-	while (n >= m->data_len && m->next != NULL) {
-		struct rte_mbuf *nx = m->next;
-
-		nx->pkt_len = m->pkt_len - m->data_len;
-		nx->nb_segs = m->nb_segs - 1;
-		n -= m->data_len;
-		m->next = NULL;
-		m->nb_segs = 1;
-		rte_pktmbuf_free_seg(m);
-		m = nx;
-	}
-	m->data_off += n;
-	m->data_len -= n;
-	m->pkt_len -= n;
-	return m;
-}
-
-static void
-tcp_mbuf_keep(struct rte_mbuf *m, uint32_t keep)
-{
-	struct rte_mbuf *seg = m;
-	uint32_t acc = 0;
-	uint16_t nb = 1;
-
-	m->pkt_len = keep;
-	while (seg->next != NULL && acc + seg->data_len < keep) {
-		acc += seg->data_len;
-		seg = seg->next;
-		nb++;
-	}
-	seg->data_len = keep - acc;
-	if (seg->next != NULL) {
-		rte_pktmbuf_free(seg->next);
-		seg->next = NULL;
-	}
-	m->nb_segs = nb;
-}
-
-/* ---- helpers ---- */
-
-static void tcp_rsack_prune(struct tcp_conn *c);
-
-/* Data in order. SACK blocks now below rcv_nxt go before the callback:
- * a response sent from it would otherwise report them, which the peer
- * reads as a D-SACK (RFC 2883) of data it never resent. */
-static bool
-tcp_deliver(struct tcp_conn *c, struct rte_mbuf *m, uint32_t len)
-{
-	c->rcv_nxt += len;
-	if (c->nr_rsack > 0)
-		tcp_rsack_prune(c);
-	c->stack->stats.bytes_in += len;
-	if (c->ops == NULL || c->ops->data == NULL || !tcp_cb_enter(c)) {
-		rte_pktmbuf_free(m);
-		return !(c->flags & TF_DEAD);
-	}
-	if (c->flags & TF_MANUAL_RCV)
-		c->rcv_held += len;
-	c->ops->data(c->arg, c, m);
-	return tcp_cb_leave(c);
-}
-
-/* RFC 2018 §4: report the block holding the newest segment first. */
-static void
-tcp_rsack_note(struct tcp_conn *c, uint32_t seq)
-{
-	struct tcp_sack_block b = { 0, 0 };
-	unsigned int i, j, k;
-
-	for (i = 0; i < c->nr_ooo; i++) {
-		uint32_t s = c->ooo[i].seq, e = s + c->ooo[i].len;
-
-		if (b.end != 0 && s == b.end) {
-			b.end = e;
-			continue;
-		}
-		if (SEQ_LEQ(s, seq) && SEQ_LT(seq, e)) {
-			b.start = s;
-			b.end = e;
-			/* extend backwards */
-			for (j = i; j > 0 && c->ooo[j - 1].seq +
-				    c->ooo[j - 1].len == c->ooo[j].seq; j--)
-				b.start = c->ooo[j - 1].seq;
-			continue;
-		}
-		if (b.end != 0)
-			break;
-	}
-	if (b.end == 0 && b.start == 0)
-		return;
-	for (i = 0, k = 0; i < c->nr_rsack; i++) {
-		if (SEQ_LEQ(c->rsack[i].end, b.start) ||
-		    SEQ_GEQ(c->rsack[i].start, b.end))
-			c->rsack[k++] = c->rsack[i];
-	}
-	if (k == TCP_MAX_SACK)
-		k--;
-	memmove(&c->rsack[1], &c->rsack[0], k * sizeof(c->rsack[0]));
-	c->rsack[0] = b;
-	c->nr_rsack = k + 1;
-}
-
-static void
-tcp_rsack_prune(struct tcp_conn *c)
-{
-	unsigned int i, k = 0;
-
-	for (i = 0; i < c->nr_rsack; i++)
-		if (SEQ_GT(c->rsack[i].end, c->rcv_nxt))
-			c->rsack[k++] = c->rsack[i];
-	c->nr_rsack = k;
-}
-
-static void
-tcp_ooo_remove(struct tcp_conn *c, unsigned int i)
-{
-	c->ooo_bytes -= c->ooo[i].len;
-	memmove(&c->ooo[i], &c->ooo[i + 1],
-		(c->nr_ooo - i - 1) * sizeof(c->ooo[0]));
-	c->nr_ooo--;
-}
-
-/* Out-of-order segment. The queue holds one entry per contiguous block
- * (an mbuf chain), sorted and disjoint: its length is bounded by the
- * holes, not the segments, so a window full of data behind one loss
- * fits. At the bound, the block furthest from rcv_nxt gives way to a
- * lower one: the segments that fill the first hole are the ones that
- * let data move (the sender sees a renege of the highest block, RFC
- * 2018 §8, and resends it). A segment already held is reported as a
- * D-SACK (RFC 2883 §4). */
-static void
-tcp_ooo_add(struct tcp_conn *c, uint32_t seq, uint32_t len,
-	    struct rte_mbuf *m)
-{
-	struct tcp_stack *s = c->stack;
-	unsigned int i, n = c->nr_ooo;
-
-	for (i = 0; i < n && SEQ_LEQ(c->ooo[i].seq, seq); i++)
-		;
-	if (i > 0) {		/* overlap with the predecessor */
-		uint32_t pe = c->ooo[i - 1].seq + c->ooo[i - 1].len;
-
-		if (SEQ_GEQ(pe, seq + len)) {
-			rte_pktmbuf_free(m);
-			if (c->flags & TF_SACK) {
-				c->dsack.start = seq;
-				c->dsack.end = seq + len;
-				c->flags |= TF_DSACK;
-			}
-			tcp_rsack_note(c, seq);
-			return;
-		}
-		if (SEQ_GT(pe, seq)) {
-			m = tcp_mbuf_cut(m, pe - seq);
-			len -= pe - seq;
-			seq = pe;
-		}
-	}
-	/* successors wholly covered by the new segment */
-	while (i < c->nr_ooo &&
-	       SEQ_LEQ(c->ooo[i].seq + c->ooo[i].len, seq + len)) {
-		rte_pktmbuf_free(c->ooo[i].m);
-		tcp_ooo_remove(c, i);
-	}
-	if (i < c->nr_ooo && SEQ_GT(seq + len, c->ooo[i].seq)) {
-		len = c->ooo[i].seq - seq;
-		tcp_mbuf_keep(m, len);
-	}
-	/* Room, in bytes and entries: evict blocks above this one. */
-	while (c->nr_ooo > i && c->ooo_bytes + len > s->cfg.rcv_buf) {
-		tcp_drop(s, c->ooo[c->nr_ooo - 1].m, TCP_DROP_OOO_MEM);
-		tcp_ooo_remove(c, c->nr_ooo - 1);
-	}
-	if (c->ooo_bytes + len > s->cfg.rcv_buf) {
-		tcp_drop(s, m, TCP_DROP_OOO_MEM);
-		return;
-	}
-	if (i > 0 && c->ooo[i - 1].seq + c->ooo[i - 1].len == seq &&
-	    rte_pktmbuf_chain(c->ooo[i - 1].m, m) == 0) {
-		/* extends the predecessor's block */
-		i--;
-		c->ooo[i].len += len;
-		c->ooo_bytes += len;
-	} else if (i < c->nr_ooo && seq + len == c->ooo[i].seq &&
-		   rte_pktmbuf_chain(m, c->ooo[i].m) == 0) {
-		/* prepends to the successor's block */
-		c->ooo[i].m = m;
-		c->ooo[i].seq = seq;
-		c->ooo[i].len += len;
-		c->ooo_bytes += len;
-	} else {
-		if (c->nr_ooo == TCP_OOO_MAX) {
-			if (i == c->nr_ooo) {	/* the furthest: give way */
-				tcp_drop(s, m, TCP_DROP_OOO_MEM);
-				return;
-			}
-			tcp_drop(s, c->ooo[c->nr_ooo - 1].m,
-				 TCP_DROP_OOO_MEM);
-			tcp_ooo_remove(c, c->nr_ooo - 1);
-		}
-		memmove(&c->ooo[i + 1], &c->ooo[i],
-			(c->nr_ooo - i) * sizeof(c->ooo[0]));
-		c->ooo[i].seq = seq;
-		c->ooo[i].len = len;
-		c->ooo[i].m = m;
-		c->nr_ooo++;
-		c->ooo_bytes += len;
-	}
-	/* joins the successor's block */
-	if (i + 1 < c->nr_ooo &&
-	    c->ooo[i].seq + c->ooo[i].len == c->ooo[i + 1].seq &&
-	    rte_pktmbuf_chain(c->ooo[i].m, c->ooo[i + 1].m) == 0) {
-		c->ooo[i].len += c->ooo[i + 1].len;
-		c->ooo_bytes += c->ooo[i + 1].len;
-		tcp_ooo_remove(c, i + 1);
-	}
-	tcp_rsack_note(c, seq);
-}
-
-/* Move what became in-order out of the reassembly queue. */
-static bool
-tcp_ooo_drain(struct tcp_conn *c)
-{
-	while (c->nr_ooo > 0 && SEQ_LEQ(c->ooo[0].seq, c->rcv_nxt)) {
-		struct tcp_ooo e = c->ooo[0];
-		uint32_t end = e.seq + e.len;
-
-		memmove(&c->ooo[0], &c->ooo[1],
-			(c->nr_ooo - 1) * sizeof(c->ooo[0]));
-		c->nr_ooo--;
-		c->ooo_bytes -= e.len;
-		if (SEQ_LEQ(end, c->rcv_nxt)) {
-			rte_pktmbuf_free(e.m);
-			continue;
-		}
-		if (c->rcv_nxt != e.seq)
-			e.m = tcp_mbuf_cut(e.m, c->rcv_nxt - e.seq);
-		if (!tcp_deliver(c, e.m, end - c->rcv_nxt))
-			return false;
-	}
-	tcp_rsack_prune(c);
-	return true;
-}
-
 /* ---- synchronized states ---- */
 
 static bool
@@ -358,135 +111,15 @@ tcp_seq_acceptable(const struct tcp_conn *c, uint32_t seq, uint32_t len)
 		SEQ_LT(seq + len - 1, c->rcv_nxt + wnd));
 }
 
-/* The peer's FIN is in order now. False if the conn is gone. */
-static bool
-tcp_fin_in(struct tcp_conn *c)
-{
-	uint8_t next;
+/* Returned by a step of tcp_input_sync() when the segment goes on to the
+ * next step; any other value is what tcp_input_sync() returns. */
+#define TCP_IN_NEXT 1
 
-	c->flags &= ~TF_OOO_FIN;
-	c->rcv_nxt++;
-	c->flags |= TF_ACKNOW;
-	switch (c->state) {
-	case TCP_SYN_RECEIVED:
-	case TCP_ESTABLISHED:
-		next = TCP_CLOSE_WAIT;
-		break;
-	case TCP_FIN_WAIT_1:
-		next = tcp_fin_acked(c) ? TCP_TIME_WAIT : TCP_CLOSING;
-		break;
-	case TCP_FIN_WAIT_2:
-		next = TCP_TIME_WAIT;
-		break;
-	default:
-		return true;
-	}
-	if (next != TCP_TIME_WAIT)
-		tcp_conn_set_state(c, next);
-	if (!(c->flags & TF_EOF_SEEN) && c->ops != NULL &&
-	    c->ops->eof != NULL && tcp_cb_enter(c)) {
-		c->flags |= TF_EOF_SEEN;
-		c->ops->eof(c->arg, c);
-		if (!tcp_cb_leave(c))
-			return false;
-	}
-	c->flags |= TF_EOF_SEEN;
-	if (next == TCP_TIME_WAIT) {
-		tcp_send_ctl(c, TCP_F_ACK);
-		tcp_enter_time_wait(c);
-		return false;
-	}
-	return true;
-}
-
-/* Payload and FIN. Consumes g->m. False if the conn is gone. */
-static bool
-tcp_data_in(struct tcp_conn *c, struct tcp_seg *g)
+/* RFC 7323 §5.3 (R1): PAWS. */
+static int
+tcp_sync_paws(struct tcp_conn *c, struct tcp_seg *g)
 {
 	struct tcp_stack *s = c->stack;
-	uint32_t seq = g->seq, len = g->len, cut = 0, wnd_end;
-	bool fin = g->flags & TCP_F_FIN, had_ooo = c->nr_ooo > 0;
-	struct rte_mbuf *m = g->m;
-
-	g->m = NULL;
-	if (SEQ_LT(seq, c->rcv_nxt)) {	/* duplicate head */
-		cut = c->rcv_nxt - seq;
-		c->flags |= TF_ACKNOW;	/* RFC 5681 §4.2 */
-		if ((c->flags & TF_SACK) && len > 0) {	/* RFC 2883 */
-			c->dsack.start = seq;
-			c->dsack.end = seq + RTE_MIN(cut, len);
-			c->flags |= TF_DSACK;
-		}
-		if (cut > len || (cut == len && !fin) ||
-		    (fin && cut > len)) {
-			rte_pktmbuf_free(m);
-			return true;
-		}
-		seq += cut;
-		len -= cut;
-	}
-	wnd_end = c->rcv_adv;
-	if (SEQ_GT(seq + len, wnd_end)) {	/* beyond the window */
-		len = SEQ_GT(wnd_end, seq) ? wnd_end - seq : 0;
-		fin = false;
-		s->stats.drops[TCP_DROP_RCV_MEM]++;
-		c->flags |= TF_ACKNOW;
-	}
-	if (len > 0 && (c->flags & TF_APP_CLOSED)) {
-		/* Data after close: the app will never read it (RFC 9293
-		 * §3.10.7.4 / RFC 1122 §4.2.2.13). */
-		rte_pktmbuf_free(m);
-		tcp_send_ctl(c, TCP_F_RST | TCP_F_ACK);
-		tcp_conn_free(c);
-		return false;
-	}
-	if (len == 0) {
-		rte_pktmbuf_free(m);
-		m = NULL;
-	} else {
-		m = tcp_mbuf_cut(m, g->hlen + cut);
-		if (m->pkt_len != len)
-			tcp_mbuf_keep(m, len);
-	}
-	if (seq != c->rcv_nxt) {
-		/* Out of order: queue, ACK at once with SACK (§4.2). */
-		if (m != NULL)
-			tcp_ooo_add(c, seq, len, m);
-		if (fin) {
-			c->flags |= TF_OOO_FIN;
-			c->rcv_fin_seq = seq + len;
-		}
-		c->flags |= TF_ACKNOW;
-		return true;
-	}
-	if (m != NULL) {
-		/* ACK every second segment, else delay (RFC 5681 §4.2); a
-		 * hole filled is ACKed at once. Decided before delivery so a
-		 * response sent from the callback carries the ACK. */
-		/* A large (LRO/GRO) segment counts as the full-sized
-		 * segments it holds. */
-		c->segs_unacked += RTE_MAX(1u, len / c->mss);
-		if (c->segs_unacked >= 2 || had_ooo)
-			c->flags |= TF_ACKNOW;
-		else
-			c->flags |= TF_DELACK;
-		if (!tcp_deliver(c, m, len))
-			return false;
-		if (had_ooo && !tcp_ooo_drain(c))
-			return false;
-	}
-	if ((c->flags & TF_OOO_FIN) && c->rcv_fin_seq == c->rcv_nxt)
-		fin = true;
-	if (fin)
-		return tcp_fin_in(c);
-	return true;
-}
-
-int
-tcp_input_sync(struct tcp_conn *c, struct tcp_seg *g)
-{
-	struct tcp_stack *s = c->stack;
-	int rc;
 
 	/* PAWS (RFC 7323 §5.3 R1), tolerating one RTT of the peer's clock
 	 * (taken as 1 ms ticks): a segment the network reordered behind a
@@ -502,6 +135,14 @@ tcp_input_sync(struct tcp_conn *c, struct tcp_seg *g)
 		tcp_drop(s, g->m, TCP_DROP_PAWS);
 		return -EINVAL;
 	}
+	return TCP_IN_NEXT;
+}
+
+/* RFC 9293 §3.5 (figure 8), §3.10.7.4: the peer's SYN again in
+ * SYN-RECEIVED. */
+static int
+tcp_syn_rcvd_syn(struct tcp_conn *c, struct tcp_seg *g)
+{
 	if (c->state == TCP_SYN_RECEIVED && (g->flags & TCP_F_SYN) &&
 	    !(g->flags & TCP_F_ACK) && g->seq == c->irs) {
 		/* Our SYN-ACK was lost: repeat it. */
@@ -520,6 +161,14 @@ tcp_input_sync(struct tcp_conn *c, struct tcp_seg *g)
 		g->flags &= ~TCP_F_SYN;
 		g->seq++;
 	}
+	return TCP_IN_NEXT;
+}
+
+/* RFC 9293 §3.10.7.4, first check: sequence number; RFC 2883 D-SACK
+ * of a duplicate. */
+static int
+tcp_sync_check_seq(struct tcp_conn *c, struct tcp_seg *g)
+{
 	if (!tcp_seq_acceptable(c, g->seq, g->len +
 				!!(g->flags & TCP_F_FIN))) {
 		if ((c->flags & TF_SACK) && g->len > 0 &&
@@ -530,16 +179,19 @@ tcp_input_sync(struct tcp_conn *c, struct tcp_seg *g)
 		}
 		if (!(g->flags & TCP_F_RST))
 			tcp_send_ctl(c, TCP_F_ACK);
-		tcp_drop(s, g->m, TCP_DROP_OUT_OF_WINDOW);
+		tcp_drop(c->stack, g->m, TCP_DROP_OUT_OF_WINDOW);
 		return -EINVAL;
 	}
-	/* RFC 7323 §4.3 (R3): remember the timestamp to echo. */
-	if ((c->flags & TF_TS) && g->o.has_ts &&
-	    SEQ_LEQ(g->seq, c->last_ack_sent)) {
-		c->ts_recent = g->o.tsval;
-		c->ts_recent_age = s->now;
-	}
-	c->last_rx = s->now;
+	return TCP_IN_NEXT;
+}
+
+/* RFC 9293 §3.10.7.4, second, fourth and fifth checks: RST (RFC 5961
+ * §3.2), SYN (RFC 5961 §4.2), ACK bit off. */
+static int
+tcp_sync_check_flags(struct tcp_conn *c, struct tcp_seg *g)
+{
+	struct tcp_stack *s = c->stack;
+
 	if (g->flags & TCP_F_RST) {	/* RFC 5961 §3.2 */
 		rte_pktmbuf_free(g->m);
 		if (g->seq == c->rcv_nxt) {
@@ -560,50 +212,67 @@ tcp_input_sync(struct tcp_conn *c, struct tcp_seg *g)
 		rte_pktmbuf_free(g->m);
 		return 0;
 	}
-	if (c->state == TCP_SYN_RECEIVED) {
-		struct tcp_listener *l = c->listener;
+	return TCP_IN_NEXT;
+}
 
-		if (SEQ_LEQ(g->ack, c->snd_una) ||
-		    SEQ_GT(g->ack, c->snd_max)) {
-			tcp_send_rst_for(s, &c->key, g->ack, 0, TCP_F_RST);
-			tcp_drop(s, g->m, TCP_DROP_BAD_ACK);
-			return -EINVAL;
+/* RFC 9293 §3.10.7.4, fifth check in SYN-RECEIVED: the open is done;
+ * tell the app (l: the listener, read before the state changed). False
+ * if the connection is gone. */
+static bool
+tcp_syn_rcvd_open(struct tcp_conn *c, struct tcp_listener *l)
+{
+	if (c->flags & TF_ACTIVE) {
+		/* Simultaneous open: ours, no listener involved. */
+		if (c->ops != NULL && c->ops->connected != NULL &&
+		    tcp_cb_enter(c)) {
+			c->ops->connected(c->arg, c);
+			if (!tcp_cb_leave(c))
+				return false;
 		}
-		c->snd_una = g->ack;
-		c->snd_wnd = g->win << c->snd_wscale;
-		c->max_snd_wnd = c->snd_wnd;
-		c->snd_wl1 = g->seq;
-		c->snd_wl2 = g->ack;
-		if (c->retries == 0)
-			tcp_rtt_sample(c, (uint32_t)(s->now -
-						     (c->rto_at - c->rto)));
-		c->retries = 0;
-		c->rto_at = 0;
-		tcp_established(c);
-		if (c->flags & TF_ACTIVE) {
-			/* Simultaneous open: ours, no listener involved. */
-			if (c->ops != NULL && c->ops->connected != NULL &&
-			    tcp_cb_enter(c)) {
-				c->ops->connected(c->arg, c);
-				if (!tcp_cb_leave(c)) {
-					rte_pktmbuf_free(g->m);
-					return 0;
-				}
-			}
-		} else if (!tcp_accept(c, l)) {
-			rte_pktmbuf_free(g->m);
-			return 0;
-		}
+		return true;
 	}
-	rc = tcp_ack(c, g);
-	if (rc == -2) {
+	return tcp_accept(c, l);
+}
+
+/* RFC 9293 §3.10.7.4, fifth check in SYN-RECEIVED: the ACK of our
+ * SYN-ACK (RFC 6298 §2 for the RTT sample). */
+static int
+tcp_syn_rcvd_ack(struct tcp_conn *c, struct tcp_seg *g)
+{
+	struct tcp_stack *s = c->stack;
+	struct tcp_listener *l = c->listener;
+
+	if (SEQ_LEQ(g->ack, c->snd_una) ||
+	    SEQ_GT(g->ack, c->snd_max)) {
+		tcp_send_rst_for(s, &c->key, g->ack, 0, TCP_F_RST);
+		tcp_drop(s, g->m, TCP_DROP_BAD_ACK);
+		return -EINVAL;
+	}
+	c->snd_una = g->ack;
+	c->snd_wnd = g->win << c->snd_wscale;
+	c->max_snd_wnd = c->snd_wnd;
+	c->snd_wl1 = g->seq;
+	c->snd_wl2 = g->ack;
+	if (c->retries == 0)
+		tcp_rtt_sample(c, (uint32_t)(s->now -
+					     (c->rto_at - c->rto)));
+	c->retries = 0;
+	c->rto_at = 0;
+	tcp_established(c);
+	if (!tcp_syn_rcvd_open(c, l)) {
 		rte_pktmbuf_free(g->m);
 		return 0;
 	}
-	if (rc < 0) {
-		rte_pktmbuf_free(g->m);
-		return -EINVAL;
-	}
+	return TCP_IN_NEXT;
+}
+
+/* RFC 9293 §3.10.7.4, fifth check: our FIN acknowledged in FIN-WAIT-1,
+ * CLOSING or LAST-ACK. */
+static int
+tcp_sync_fin_acked(struct tcp_conn *c, struct tcp_seg *g)
+{
+	struct tcp_stack *s = c->stack;
+
 	if (tcp_fin_acked(c)) {
 		switch (c->state) {
 		case TCP_FIN_WAIT_1:
@@ -622,12 +291,20 @@ tcp_input_sync(struct tcp_conn *c, struct tcp_seg *g)
 			return 0;
 		}
 	}
+	return TCP_IN_NEXT;
+}
+
+/* RFC 9293 §3.10.7.4, seventh and eighth steps: segment text and FIN.
+ * False if the connection is gone. */
+static bool
+tcp_sync_text(struct tcp_conn *c, struct tcp_seg *g)
+{
 	switch (c->state) {
 	case TCP_ESTABLISHED:
 	case TCP_FIN_WAIT_1:
 	case TCP_FIN_WAIT_2:
 		if (!tcp_data_in(c, g))
-			return 0;
+			return false;
 		break;
 	default:
 		/* Peer already sent FIN: only repeat our ACK for a resent
@@ -637,6 +314,55 @@ tcp_input_sync(struct tcp_conn *c, struct tcp_seg *g)
 		rte_pktmbuf_free(g->m);
 		break;
 	}
+	return true;
+}
+
+/* Segment arrival in a synchronized state or SYN-RECEIVED (RFC 9293
+ * §3.10.7.4), its steps in order. */
+int
+tcp_input_sync(struct tcp_conn *c, struct tcp_seg *g)
+{
+	struct tcp_stack *s = c->stack;
+	int rc;
+
+	rc = tcp_sync_paws(c, g);
+	if (rc != TCP_IN_NEXT)
+		return rc;
+	rc = tcp_syn_rcvd_syn(c, g);
+	if (rc != TCP_IN_NEXT)
+		return rc;
+	rc = tcp_sync_check_seq(c, g);
+	if (rc != TCP_IN_NEXT)
+		return rc;
+	/* RFC 7323 §4.3 (R3): remember the timestamp to echo. */
+	if ((c->flags & TF_TS) && g->o.has_ts &&
+	    SEQ_LEQ(g->seq, c->last_ack_sent)) {
+		c->ts_recent = g->o.tsval;
+		c->ts_recent_age = s->now;
+	}
+	c->last_rx = s->now;
+	rc = tcp_sync_check_flags(c, g);
+	if (rc != TCP_IN_NEXT)
+		return rc;
+	if (c->state == TCP_SYN_RECEIVED) {
+		rc = tcp_syn_rcvd_ack(c, g);
+		if (rc != TCP_IN_NEXT)
+			return rc;
+	}
+	rc = tcp_ack(c, g);
+	if (rc == -2) {
+		rte_pktmbuf_free(g->m);
+		return 0;
+	}
+	if (rc < 0) {
+		rte_pktmbuf_free(g->m);
+		return -EINVAL;
+	}
+	rc = tcp_sync_fin_acked(c, g);
+	if (rc != TCP_IN_NEXT)
+		return rc;
+	if (!tcp_sync_text(c, g))
+		return 0;
 	tcp_output(c);
 	if ((c->flags & TF_DELACK) && c->delack_at == 0)
 		c->delack_at = s->now + s->cfg.delack_us;

@@ -127,84 +127,85 @@ tcp_passive_conn(struct tcp_stack *s, const struct tcp_key *k, uint32_t irs,
 	return c;
 }
 
-int
-tcp_input_listen(struct tcp_stack *s, const struct tcp_key *k,
-		 struct tcp_seg *g)
+/* RFC 7323 §2-3, RFC 2018 §2 for a connection made from a SYN cookie
+ * (RFC 4987 §3.6): timestamps, SACK and window scale. */
+static void
+tcp_cookie_options(struct tcp_conn *c, const struct tcp_seg *g)
 {
-	struct tcp_listener *l = tcp_listener_find(s,
-					rte_be_to_cpu_16(k->lport));
+	struct tcp_stack *s = c->stack;
+
+	if (g->o.has_ts && g->o.tsecr != 0 && !s->cfg.no_timestamps) {
+		/* Options the cookie's TSval carried (see
+		 * tcp_send_synack_cookie). */
+		uint32_t b = g->o.tsecr & 0x3f;
+
+		c->flags |= TF_TS;
+		c->ts_recent = g->o.tsval;
+		c->ts_recent_age = s->now;
+		c->ts_offset = g->o.tsecr - (uint32_t)(s->now / 1000) + 64;
+		if (b & 0x10)
+			c->flags |= TF_SACK;
+		if ((b & 0xf) != 0xf) {
+			c->flags |= TF_WS;
+			c->snd_wscale = RTE_MIN(b & 0xf,
+						(uint32_t)TCP_MAX_WSCALE);
+			c->rcv_wscale = tcp_wscale_for(s->cfg.rcv_buf);
+		}
+	}
+}
+
+/* RFC 4987 §3.6, RFC 9293 §3.10.7.2: an ACK in LISTEN, maybe the third
+ * segment of a cookie handshake; a valid one opens the connection. */
+static int
+tcp_listen_cookie_ack(struct tcp_stack *s, const struct tcp_key *k,
+		      struct tcp_listener *l, struct tcp_seg *g)
+{
 	struct tcp_conn *c;
 	uint16_t mss;
 
-	if (g->flags & TCP_F_RST) {
-		tcp_drop(s, g->m, TCP_DROP_NO_CONN);
-		return -ENOTCONN;
-	}
-	if (l == NULL) {
+	/* Maybe the third segment of a cookie handshake. */
+	if (tcp_cookie_check(s, k, g->seq - 1, g->ack - 1, &mss) < 0) {
 		tcp_rst_reply(s, k, g);
-		tcp_drop(s, g->m, TCP_DROP_NO_CONN);
-		return -ENOTCONN;
-	}
-	if ((g->flags & (TCP_F_SYN | TCP_F_ACK)) == TCP_F_ACK) {
-		/* Maybe the third segment of a cookie handshake. */
-		if (tcp_cookie_check(s, k, g->seq - 1, g->ack - 1, &mss) < 0) {
-			tcp_rst_reply(s, k, g);
-			tcp_drop(s, g->m, TCP_DROP_COOKIE);
-			return -ENOTCONN;
-		}
-		if (s->nr_conns >= s->cfg.max_conns) {
-			tcp_drop(s, g->m, TCP_DROP_CONN_LIMIT);
-			return -EMFILE;
-		}
-		c = tcp_passive_conn(s, k, g->seq - 1, g->ack - 1);
-		if (c == NULL) {
-			rte_pktmbuf_free(g->m);
-			return -ENOMEM;
-		}
-		s->stats.syncookies_ok++;
-		c->flags |= TF_COOKIE;
-		c->mss = RTE_MIN(mss, s->mss);
-		if (g->o.has_ts && g->o.tsecr != 0 && !s->cfg.no_timestamps) {
-			/* Options the cookie's TSval carried (see
-			 * tcp_send_synack_cookie). */
-			uint32_t b = g->o.tsecr & 0x3f;
-
-			c->flags |= TF_TS;
-			c->ts_recent = g->o.tsval;
-			c->ts_recent_age = s->now;
-			c->ts_offset = g->o.tsecr - (uint32_t)(s->now / 1000) +
-				       64;
-			if (b & 0x10)
-				c->flags |= TF_SACK;
-			if ((b & 0xf) != 0xf) {
-				c->flags |= TF_WS;
-				c->snd_wscale = RTE_MIN(b & 0xf,
-							(uint32_t)TCP_MAX_WSCALE);
-				c->rcv_wscale = tcp_wscale_for(s->cfg.rcv_buf);
-			}
-		}
-		c->snd_wnd = g->win << c->snd_wscale;
-		c->max_snd_wnd = c->snd_wnd;
-		c->snd_wl1 = g->seq;
-		c->snd_wl2 = g->ack;
-		c->snd_una = g->ack;
-		c->rcv_adv = c->rcv_nxt + RTE_MIN(s->cfg.rcv_buf, 65535u);
-		tcp_cc_init(c);
-		tcp_conn_set_state(c, TCP_ESTABLISHED);
-		if (!tcp_accept(c, l)) {
-			rte_pktmbuf_free(g->m);
-			return 0;
-		}
-		return tcp_input_sync(c, g);
-	}
-	if ((g->flags & (TCP_F_SYN | TCP_F_ACK | TCP_F_FIN)) != TCP_F_SYN) {
-		tcp_drop(s, g->m, TCP_DROP_NO_CONN);
+		tcp_drop(s, g->m, TCP_DROP_COOKIE);
 		return -ENOTCONN;
 	}
 	if (s->nr_conns >= s->cfg.max_conns) {
 		tcp_drop(s, g->m, TCP_DROP_CONN_LIMIT);
 		return -EMFILE;
 	}
+	c = tcp_passive_conn(s, k, g->seq - 1, g->ack - 1);
+	if (c == NULL) {
+		rte_pktmbuf_free(g->m);
+		return -ENOMEM;
+	}
+	s->stats.syncookies_ok++;
+	c->flags |= TF_COOKIE;
+	c->mss = RTE_MIN(mss, s->mss);
+	tcp_cookie_options(c, g);
+	c->snd_wnd = g->win << c->snd_wscale;
+	c->max_snd_wnd = c->snd_wnd;
+	c->snd_wl1 = g->seq;
+	c->snd_wl2 = g->ack;
+	c->snd_una = g->ack;
+	c->rcv_adv = c->rcv_nxt + RTE_MIN(s->cfg.rcv_buf, 65535u);
+	tcp_cc_init(c);
+	tcp_conn_set_state(c, TCP_ESTABLISHED);
+	if (!tcp_accept(c, l)) {
+		rte_pktmbuf_free(g->m);
+		return 0;
+	}
+	return tcp_input_sync(c, g);
+}
+
+/* RFC 9293 §3.10.7.2 (third check): a SYN in LISTEN; with the backlog
+ * full a cookie answers it statelessly (RFC 4987 §3.6). */
+static int
+tcp_listen_syn(struct tcp_stack *s, const struct tcp_key *k,
+	       struct tcp_listener *l, struct tcp_seg *g)
+{
+	struct tcp_conn *c;
+	uint16_t mss;
+
 	if (l->syn_rcvd >= l->backlog) {
 		/* Backlog full: answer statelessly (RFC 4987 §3.6). */
 		mss = g->o.has_mss ? RTE_MIN(g->o.mss, s->mss) : TCP_DEFAULT_MSS;
@@ -231,6 +232,37 @@ tcp_input_listen(struct tcp_stack *s, const struct tcp_key *k,
 	tcp_rearm_rto(c);
 	rte_pktmbuf_free(g->m);	/* data on a SYN is not kept */
 	return 0;
+}
+
+/* Segment arrival for no connection: LISTEN or CLOSED (RFC 9293
+ * §3.10.7.1-2). */
+int
+tcp_input_listen(struct tcp_stack *s, const struct tcp_key *k,
+		 struct tcp_seg *g)
+{
+	struct tcp_listener *l = tcp_listener_find(s,
+					rte_be_to_cpu_16(k->lport));
+
+	if (g->flags & TCP_F_RST) {
+		tcp_drop(s, g->m, TCP_DROP_NO_CONN);
+		return -ENOTCONN;
+	}
+	if (l == NULL) {
+		tcp_rst_reply(s, k, g);
+		tcp_drop(s, g->m, TCP_DROP_NO_CONN);
+		return -ENOTCONN;
+	}
+	if ((g->flags & (TCP_F_SYN | TCP_F_ACK)) == TCP_F_ACK)
+		return tcp_listen_cookie_ack(s, k, l, g);
+	if ((g->flags & (TCP_F_SYN | TCP_F_ACK | TCP_F_FIN)) != TCP_F_SYN) {
+		tcp_drop(s, g->m, TCP_DROP_NO_CONN);
+		return -ENOTCONN;
+	}
+	if (s->nr_conns >= s->cfg.max_conns) {
+		tcp_drop(s, g->m, TCP_DROP_CONN_LIMIT);
+		return -EMFILE;
+	}
+	return tcp_listen_syn(s, k, l, g);
 }
 
 /* ---- SYN-SENT (RFC 9293 §3.10.7.3) ---- */

@@ -340,6 +340,9 @@ void tcp_tlp_ack(struct tcp_conn *c, const struct tcp_seg *g, uint32_t una0);
 /* tcp_input.c */
 int tcp_parse_opts(const struct rte_tcp_hdr *th, struct tcp_opts *o);
 
+/* tcp_rcv.c: payload and FIN of an acceptable segment. Consumes g->m.
+ * False if the connection is gone. */
+bool tcp_data_in(struct tcp_conn *c, struct tcp_seg *g);
 
 /* tcp_open.c */
 void tcp_offer_options(struct tcp_conn *c);
