@@ -21,8 +21,8 @@
  *   c[1] MTU: 0 1500, else 108 + c[1] * 36 (TSO 16 KiB when offload)
  *   c[2] bits 0-2 max_conns - 1, bits 3-4 max_time_wait, bits 5-7
  *        listener backlog (0: config; small ones reach SYN cookies)
- *   c[3] bits 0-1 time scale of clock advances (<< 0, 4, 8, 12; at most
- *        << 9 while crashes/tcp/crash-2913603967* stands), bit 2 delack 1 µs
+ *   c[3] bits 0-1 time scale of clock advances (<< 0, 4, 8, 12), bit 2
+ *        delack 1 µs
  *   c[4..7] seed of the application's choices (fz_rand): what the
  *        callbacks do (consume, echo by reference, reply by copy or by
  *        zero-copy iov, manual receive window, shutdown, close, abort)
@@ -45,12 +45,13 @@
  *   - every connection of the stack's table (tcp_priv.h): snd_una <=
  *     snd_nxt <= snd_max in sequence space, window scales <= 14, SACK
  *     scoreboard and OOO queue within bounds, sorted and disjoint, the
- *     OOO bytes their sum and above rcv_nxt; tcp_conn_info consistent;
+ *     OOO bytes their sum and above rcv_nxt, the queue empty once the
+ *     peer's FIN is taken; tcp_conn_info consistent;
  *   - tcp_stack_stats: conns[] by state equal to the table's, LISTEN to
  *     the listeners open, nr_conns <= max_conns, TIME_WAIT bounded;
  *   - the application: no callback for a connection after closed(),
- *     tcp_close() or tcp_abort(); closed() once; release callbacks at
- *     most once, each.
+ *     tcp_close() or tcp_abort(); eof() once and no data after it;
+ *     closed() once; release callbacks at most once, each.
  * At the end: tcp_stack_destroy(), every live connection got closed(),
  *   every tcp_send_iov range was released exactly once, and the mbuf
  *   pool's in-use count is back to where it was (no mbuf leaked).
@@ -78,9 +79,6 @@
 #define NR_SLOTS 64
 #define NR_REL 256
 #define MAX_PAYLOAD 3000
-#ifndef FUZZ_TCP_STRICT
-#define FUZZ_TCP_STRICT 0	/* 1: also the checks known to fail */
-#endif
 
 /* One remote endpoint, as the stack's segments show it. */
 struct peer {
@@ -101,6 +99,7 @@ struct slot {
 	bool done;		/* closed(), tcp_close() or tcp_abort() */
 	bool pending;		/* active open not yet connected */
 	int closed;		/* closed() calls */
+	bool eof;		/* eof() called */
 	bool manual;
 	uint32_t held;		/* delivered, not yet tcp_recved */
 };
@@ -117,7 +116,7 @@ static uint8_t zc_buf[65536];	/* zero-copy payload, never written */
 static uint8_t pay[MAX_PAYLOAD];
 static uint8_t flat_buf[65536 + TCP_HDR_MAX];
 static unsigned int step_no;
-static int verbose;		/* FUZZ_VERBOSE=1: a line per step */
+static int verbose;		/* FUZZ_VERBOSE=1: a line per step, segment */
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 
@@ -258,6 +257,7 @@ app_data(void *arg, struct tcp_conn *c, struct rte_mbuf *m)
 	uint32_t n = m->pkt_len, r = app_rand();
 
 	FZ_CHECK(a->live);
+	FZ_CHECK(!a->eof);	/* the peer's stream ended */
 	FZ_CHECK(n > 0);
 	FZ_CHECK(rte_pktmbuf_read(m, n - 1, 1, &(uint8_t){ 0 }) != NULL);
 	if (r % 4 == 0) {
@@ -299,6 +299,8 @@ app_eof(void *arg, struct tcp_conn *c)
 	uint32_t r = app_rand();
 
 	FZ_CHECK(a->live);
+	FZ_CHECK(!a->eof);
+	a->eof = true;
 	switch (r % 4) {
 	case 0:
 	case 1:
@@ -561,6 +563,11 @@ inject(struct peer *p, struct fz *f)
 		th->cksum ^= 0x1234;
 	else if (mask & 0x40)
 		m->ol_flags |= RTE_MBUF_F_RX_L4_CKSUM_GOOD;
+	if (verbose)	/* relative to the peer's ISN and the stack's ACK */
+		fprintf(stderr, "  peer %u: flags 0x%02x seq isn%+d "
+			"(ack%+d) ack %u win %u opts %u len %u\n",
+			(unsigned int)(p - peers), fl, (int)(seq - p->isn),
+			(int)(seq - p->ack), ack, win, n, len);
 	(void)tcp_input(H.s, m, TH_REMOTE_IP, TH_LOCAL_IP, H.now);
 	/* what this peer acknowledges from now on */
 	if ((fl & F_ACK) && !(fl & F_RST) && p->seen &&
@@ -647,11 +654,9 @@ check_stack(void)
 					c->rcv_nxt - c->irs, i,
 					c->ooo[i].seq - c->irs, c->ooo[i].len,
 					c->nr_ooo);
-			/* data after the peer's FIN stays queued: see
-			 * crashes/tcp/crash-ce3f9f0e*.md; checked before
-			 * the FIN only until that is understood */
-			if (!(c->flags & TF_EOF_SEEN) || FUZZ_TCP_STRICT)
-				FZ_CHECK(SEQ_GT(c->ooo[i].seq, c->rcv_nxt));
+			FZ_CHECK(SEQ_GT(c->ooo[i].seq, c->rcv_nxt));
+			/* nothing is kept past the peer's FIN */
+			FZ_CHECK(!(c->flags & TF_EOF_SEEN));
 			if (i > 0)
 				FZ_CHECK(SEQ_LT(c->ooo[i - 1].seq +
 						c->ooo[i - 1].len,

@@ -235,7 +235,9 @@ tcp_ooo_add(struct tcp_conn *c, uint32_t seq, uint32_t len,
 	tcp_rsack_note(c, seq);
 }
 
-/* Move what became in-order out of the reassembly queue. */
+/* Move what became in-order out of the reassembly queue, up to a FIN
+ * seen out of order: the peer's stream ends there (RFC 9293 §3.4),
+ * what lies beyond goes when the FIN is taken (tcp_fin_in). */
 static bool
 tcp_ooo_drain(struct tcp_conn *c)
 {
@@ -243,6 +245,9 @@ tcp_ooo_drain(struct tcp_conn *c)
 		struct tcp_ooo e = c->ooo[0];
 		uint32_t end = e.seq + e.len;
 
+		if ((c->flags & TF_OOO_FIN) &&
+		    SEQ_GEQ(c->rcv_nxt, c->rcv_fin_seq))
+			break;
 		memmove(&c->ooo[0], &c->ooo[1],
 			(c->nr_ooo - 1) * sizeof(c->ooo[0]));
 		c->nr_ooo--;
@@ -253,6 +258,10 @@ tcp_ooo_drain(struct tcp_conn *c)
 		}
 		if (c->rcv_nxt != e.seq)
 			e.m = tcp_mbuf_cut(e.m, c->rcv_nxt - e.seq);
+		if ((c->flags & TF_OOO_FIN) && SEQ_GT(end, c->rcv_fin_seq)) {
+			end = c->rcv_fin_seq;
+			tcp_mbuf_keep(e.m, end - c->rcv_nxt);
+		}
 		if (!tcp_deliver(c, e.m, end - c->rcv_nxt))
 			return false;
 	}
@@ -266,10 +275,24 @@ tcp_ooo_drain(struct tcp_conn *c)
 static bool
 tcp_fin_in(struct tcp_conn *c)
 {
+	unsigned int i;
 	uint8_t next;
 
 	c->flags &= ~TF_OOO_FIN;
 	c->rcv_nxt++;
+	/* The FIN comes after the last data octet of the peer's stream
+	 * (RFC 9293 §3.4), and text after it is ignored (§3.10.7.4,
+	 * seventh step, CLOSE-WAIT and later): whatever the reassembly
+	 * queue still holds starts above the FIN and can never be
+	 * delivered. Free it, so that its memory (ooo_bytes, counted
+	 * against rcv_buf) is not held until the connection ends, nor its
+	 * blocks reported in SACK options (Linux's tcp_fin() purges its
+	 * out-of-order queue likewise). */
+	for (i = 0; i < c->nr_ooo; i++)
+		rte_pktmbuf_free(c->ooo[i].m);
+	c->nr_ooo = 0;
+	c->ooo_bytes = 0;
+	c->nr_rsack = 0;
 	c->flags |= TF_ACKNOW;
 	switch (c->state) {
 	case TCP_SYN_RECEIVED:
@@ -336,6 +359,13 @@ tcp_data_in(struct tcp_conn *c, struct tcp_seg *g)
 		s->stats.drops[TCP_DROP_RCV_MEM]++;
 		c->flags |= TF_ACKNOW;
 	}
+	if ((c->flags & TF_OOO_FIN) && SEQ_GT(seq + len, c->rcv_fin_seq)) {
+		/* Past the FIN already seen (RFC 9293 §3.4): not part of
+		 * the peer's stream; a FIN further on is not taken. */
+		len = SEQ_GT(c->rcv_fin_seq, seq) ? c->rcv_fin_seq - seq : 0;
+		fin = false;
+		c->flags |= TF_ACKNOW;
+	}
 	if (len > 0 && (c->flags & TF_APP_CLOSED)) {
 		/* Data after close: the app will never read it (RFC 9293
 		 * §3.10.7.4 / RFC 1122 §4.2.2.13). */
@@ -376,7 +406,10 @@ tcp_data_in(struct tcp_conn *c, struct tcp_seg *g)
 			c->flags |= TF_DELACK;
 		if (!tcp_deliver(c, m, len))
 			return false;
-		if (had_ooo && !tcp_ooo_drain(c))
+		/* With the FIN here, the queue holds text this segment
+		 * carried or text past the FIN: none of it is delivered,
+		 * tcp_fin_in frees it. */
+		if (had_ooo && !fin && !tcp_ooo_drain(c))
 			return false;
 	}
 	if ((c->flags & TF_OOO_FIN) && c->rcv_fin_seq == c->rcv_nxt)

@@ -8,8 +8,9 @@
  * into a zero window, data arriving after the app closed (RST),
  * TIME_WAIT facing a RST (RFC 1337), a new SYN for the same pair (RFC
  * 9293 §3.6.1) and a full table (the oldest entry goes), a RST for a
- * half-open connection, and the SYN backlog and connection limit on
- * the paths not covered there. */
+ * half-open connection, the SYN backlog and connection limit on the
+ * paths not covered there, and no data past the peer's FIN (queued out
+ * of order before it: fuzz-tcp). */
 
 #include <stdlib.h>
 #include <string.h>
@@ -635,6 +636,122 @@ test_data_on_syn_not_kept(void **st)
 	th_stop(&H);
 }
 
+/* fuzz-tcp's corpus/tcp/regress-ce3f9f0e*: after the SYN-ACK, the peer
+ * sends 300 bytes one byte beyond rcv_nxt, then its FIN in that hole.
+ * The FIN is the end of its stream (RFC 9293 §3.4: it comes after the
+ * last data octet), so the queued bytes lie beyond it and can never be
+ * delivered: taking the FIN frees them, and the ACK of the FIN reports
+ * no SACK block for them. Without SACK (the fuzzer's script) and with
+ * it. A segment without the ACK bit is dropped before any of this
+ * (§3.10.7.4, fifth check). */
+static void
+fin_below_ooo(bool sack)
+{
+	const struct th_opts o = { .mss = 1460, .sack_ok = sack };
+	static uint8_t data[300];
+	struct tcp_conn *c;
+	struct th_seg *s;
+	unsigned int held;
+	uint32_t iss;
+
+	iss = th_open_active(&H, &c);
+	th_inject(&H, F_SYN | F_ACK, PEER, iss + 1, 255, &o, NULL, 0);
+	EXPECT_SEG(&H, F_ACK, iss + 1, PEER + 1);
+	held = rte_mempool_in_use_count(th_pool);
+	/* no ACK bit: dropped, not queued, not answered */
+	th_inject(&H, F_PSH, PEER + 2, 0, 0, NULL, data, sizeof(data));
+	assert_int_equal(th_pending(&H), 0);
+	assert_int_equal(rte_mempool_in_use_count(th_pool), held);
+	/* the same bytes with ACK: out of order, queued, ACKed at once */
+	th_inject(&H, F_ACK | F_PSH, PEER + 2, iss + 1, 0, NULL, data,
+		  sizeof(data));
+	s = th_next(&H);
+	assert_int_equal(s->ack, PEER + 1);
+	assert_int_equal(s->nr_sack, sack ? 1 : 0);
+	if (sack)
+		TH_SACK_IS(s, 0, PEER + 2, PEER + 302);
+	assert_int_equal(rte_mempool_in_use_count(th_pool), held + 1);
+	/* the FIN in the hole */
+	th_inject(&H, F_FIN | F_ACK, PEER + 1, iss + 1, 0, NULL, NULL, 0);
+	assert_int_equal(tcp_conn_state(c), TCP_CLOSE_WAIT);
+	assert_int_equal(H.app.eof, 1);
+	s = th_next(&H);
+	assert_int_equal(s->flags, F_ACK);
+	assert_int_equal(s->ack, PEER + 2);
+	assert_int_equal(s->nr_sack, 0);
+	assert_int_equal(th_pending(&H), 0);
+	/* nothing of the peer's is held any more */
+	assert_int_equal(rte_mempool_in_use_count(th_pool), held);
+	/* sent again, the bytes are past the FIN: ignored (§3.10.7.4,
+	 * seventh step, CLOSE-WAIT) */
+	th_inject(&H, F_ACK | F_PSH, PEER + 2, iss + 1, 0, NULL, data,
+		  sizeof(data));
+	th_drain(&H);
+	assert_int_equal(rte_mempool_in_use_count(th_pool), held);
+	assert_int_equal(H.app.nr_data_cb, 0);
+	assert_int_equal(H.app.rx_len, 0);
+	assert_int_equal(H.app.eof, 1);
+	/* the whole window (OOO bytes never narrow it: tcp_rcv_window),
+	 * unscaled */
+	assert_int_equal(th_info(&H).rcv_wnd, 65535);
+	th_stop(&H);
+}
+
+static void
+test_fin_below_out_of_order_data(void **st)
+{
+	fin_below_ooo(false);
+	fin_below_ooo(true);
+}
+
+/* The same bytes past a FIN that comes with in-order data: the queue
+ * is not drained first (which would deliver them and take the FIN 300
+ * bytes late); then a FIN seen out of order bounds what the hole, once
+ * filled, lets through (else the bytes past it went to the app and the
+ * FIN was lost: no EOF). RFC 9293 §3.4: the FIN follows the last data
+ * octet of the peer's stream. */
+static void
+test_no_data_past_fin(void **st)
+{
+	static uint8_t data[300];
+	unsigned int held;
+	uint32_t iss;
+
+	for (unsigned int i = 0; i < sizeof(data); i++)
+		data[i] = (uint8_t)(i * 131 + 3);
+	th_config(&H);
+	iss = setup();
+	held = rte_mempool_in_use_count(th_pool);
+	th_inject(&H, F_ACK, PEER + 12, iss + 1, 65535, NULL, data, 300);
+	th_inject(&H, F_ACK | F_FIN, PEER + 1, iss + 1, 65535, NULL, data,
+		  11);
+	EXPECT_SEG(&H, F_ACK, iss + 1, PEER + 1);	/* the OOO data */
+	EXPECT_SEG(&H, F_ACK, iss + 1, PEER + 13);	/* the FIN */
+	assert_int_equal(tcp_conn_state(H.app.conn), TCP_CLOSE_WAIT);
+	assert_int_equal(H.app.eof, 1);
+	assert_int_equal(H.app.rx_len, 11);
+	assert_memory_equal(H.app.rx, data, 11);
+	assert_int_equal(rte_mempool_in_use_count(th_pool), held);
+	th_stop(&H);
+
+	th_config(&H);
+	iss = setup();
+	held = rte_mempool_in_use_count(th_pool);
+	th_inject(&H, F_ACK | F_FIN, PEER + 11, iss + 1, 65535, NULL, NULL,
+		  0);
+	th_inject(&H, F_ACK, PEER + 11, iss + 1, 65535, NULL, data, 300);
+	th_drain(&H);
+	th_inject(&H, F_ACK, PEER + 1, iss + 1, 65535, NULL, data, 10);
+	assert_int_equal(tcp_conn_state(H.app.conn), TCP_CLOSE_WAIT);
+	assert_int_equal(H.app.eof, 1);
+	assert_int_equal(H.app.rx_len, 10);
+	assert_memory_equal(H.app.rx, data, 10);
+	assert_int_equal(th_next(&H)->ack, PEER + 12);
+	th_drain(&H);
+	assert_int_equal(rte_mempool_in_use_count(th_pool), held);
+	th_stop(&H);
+}
+
 int
 main(void)
 {
@@ -658,6 +775,8 @@ main(void)
 		cmocka_unit_test(test_close_during_active_open),
 		cmocka_unit_test(test_unlisten_with_half_open),
 		cmocka_unit_test(test_data_on_syn_not_kept),
+		cmocka_unit_test(test_fin_below_out_of_order_data),
+		cmocka_unit_test(test_no_data_past_fin),
 	};
 	int rc;
 
