@@ -20,11 +20,13 @@
  * y = Σ_f a_f · D[f]. §2.3's down [H, nf] is transposed at load.
  * Element types stay as in the files (f32 or f16; §2.1 mixes them).
  *
- * K-quant (§2.4) hook: the loader returns FFN_ERR_KQUANT for now.
- * lib/ffn/kquant joins by filling struct ffn_layer with FFN_DT_Q4K /
- * FFN_DT_Q6K matrices (layout FFN_LAYOUT_Q4K, down in checkpoint
- * orientation [H, pad256(nf)]) and its own kernels; ffn_compute() returns
- * -ENOTSUP for non-dense matrices until it routes them there.
+ * K-quant (§2.4): interleaved_q4k.bin (the only payload a vindex with
+ * "quant": "q4k" may use) loads as FFN_LAYOUT_Q4K layers of FFN_DT_Q4K /
+ * FFN_DT_Q6K matrices, down kept in checkpoint orientation
+ * [H, pad256(nf)]; every compute entry point below serves them with
+ * lib/ffn/kquant's kernels (kquant/ffn_kq.h). FFN_ERR_KQUANT reports a
+ * K-quant payload that is missing or invalid, or another layout forced on
+ * a "q4k" vindex.
  *
  * Thread safety: a loaded model is read-only; any number of threads may
  * compute on it at once, each with its own struct ffn_scratch.
@@ -74,8 +76,8 @@ enum ffn_layout {
 enum ffn_dtype {
 	FFN_DT_F32 = 0,
 	FFN_DT_F16,
-	FFN_DT_Q4K,		/**< reserved for lib/ffn/kquant */
-	FFN_DT_Q6K,		/**< reserved for lib/ffn/kquant */
+	FFN_DT_Q4K,		/**< Q4_K blocks (§2.4, kquant/ffn_kq.h) */
+	FFN_DT_Q6K,		/**< Q6_K blocks (§2.4, kquant/ffn_kq.h) */
 };
 
 enum ffn_act {
@@ -166,7 +168,8 @@ void ffn_load_opts_default(struct ffn_load_opts *o);
  * Load the owned layers of the vindex in dir.
  * @param opts  NULL for defaults.
  * @param err   optional buffer for a message naming what is wrong.
- * @return 0 and *out set, or a negative ffn_error.
+ * @return 0 and *out set, or a negative ffn_error (-EINVAL: opts->layout
+ * is not one of enum ffn_layout).
  */
 int ffn_model_load(const char *dir, const struct ffn_load_opts *opts,
 		   struct ffn_model **out, char *err, size_t errlen);
@@ -208,7 +211,8 @@ void ffn_scratch_free(struct ffn_scratch *s);
  * weights are streamed once per pass of up to max_rows rows.
  * Every x row is read before any y row is written, so y[r] may overlap
  * any x row (in place). No allocation.
- * @return 0, -ERANGE when the layer is not owned, -EINVAL on bad args.
+ * @return 0, -ERANGE when the layer is not owned, -EINVAL on bad args,
+ * -ENOTSUP when ffn_model_wrap() was given matrices not f32 or f16.
  */
 int ffn_compute(const struct ffn_model *m, unsigned layer,
 		const float *const *x, float *const *y, unsigned rows,

@@ -2,7 +2,9 @@
  * Copyright(c) 2026 ffn-shard authors
  *
  * FFN compute (spec/wire.md §1) and features mode (§6) over a loaded model:
- * engine choice (our kernels or OpenBLAS), activation, scratch.
+ * the dense kernel set of this CPU, the activation, the scratch, and each
+ * entry point's checks before it hands the layer to the engine of the
+ * model's weight kind (ffn_kind.h).
  */
 #include <errno.h>
 #include <math.h>
@@ -10,20 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <cblas.h>
-
+#include "ffn_kind.h"
 #include "ffn_priv.h"
-#include "kq_ffn.h"
-
-/*
- * Passes of at least this many rows go to OpenBLAS sgemm on f32 layers
- * under FFN_ENGINE_AUTO; 0: never. tools/bench/ffn (bench-ffn --table),
- * one core, AVX-512, Llama-8B and Gemma-3-4B layer sizes: our kernels beat
- * single-threaded OpenBLAS at every row count measured (1..64; sgemv by
- * 10-20% at 1 row, sgemm by 1.4-3x at 2..64), so AUTO never picks it.
- * ffn_model_set_engine() overrides this (FFN_ENGINE_BLAS, or a threshold).
- */
-#define FFN_BLAS_MIN_ROWS_DEFAULT 0
 
 /* ---- kernel choice ---- */
 
@@ -163,8 +153,8 @@ ffn_scratch_new(const struct ffn_model *m, unsigned max_rows, int numa_node)
 	nfb = ((size_t)max_rows * s->max_nf * 4 + 63) & ~(size_t)63;
 	hb = ((size_t)max_rows * s->hidden * 4 + 63) & ~(size_t)63;
 	s->bytes = 2 * nfb + 2 * hb + (((size_t)s->max_nf * 4 + 63) & ~63ul);
-	s->kq_len = ffn_kq_scratch_bytes(m, max_rows);
-	s->bytes += s->kq_len;
+	s->eng_len = m->eng->scratch(m, max_rows);
+	s->bytes += s->eng_len;
 	p = scratch_alloc(s->bytes, numa_node, &s->numa);
 	if (p == NULL) {
 		free(s);
@@ -175,7 +165,7 @@ ffn_scratch_new(const struct ffn_model *m, unsigned max_rows, int numa_node)
 	s->xb = (float *)(p + 2 * nfb);
 	s->yb = (float *)(p + 2 * nfb + hb);
 	s->ids = (uint32_t *)(p + 2 * nfb + 2 * hb);
-	s->kq = s->kq_len ? p + s->bytes - s->kq_len : NULL;
+	s->eng_buf = s->eng_len ? p + s->bytes - s->eng_len : NULL;
 	return s;
 }
 
@@ -191,81 +181,22 @@ ffn_scratch_free(struct ffn_scratch *s)
 	free(s);
 }
 
-/* ---- compute ---- */
+/* ---- compute: dispatch to the engine of the model's kind ---- */
 
+/* The owned layer's index, after the checks every entry point makes:
+ * -ERANGE (not owned), -EINVAL (scratch not made for this model). */
 static int
-is_f32(const struct ffn_layer *ly)
+layer_index(const struct ffn_model *m, unsigned layer,
+	    const struct ffn_scratch *s, const struct ffn_layer **out)
 {
-	return ly->gate.dtype == FFN_DT_F32 && ly->up.dtype == FFN_DT_F32 &&
-	       ly->down.dtype == FFN_DT_F32;
-}
+	const struct ffn_layer *ly = ffn_model_layer(m, layer);
 
-static int
-is_dense(const struct ffn_mat *w)
-{
-	return w->dtype == FFN_DT_F32 || w->dtype == FFN_DT_F16;
-}
-
-/*
- * OpenBLAS path (f32 only). One row: sgemv; more: gather X, sgemm, scatter
- * (cblas wants a fixed row stride; the rows are arbitrary pointers).
- */
-static void
-pass_blas(const struct ffn_model *m, const struct ffn_layer *ly,
-	  const float *const *x, float *const *y, unsigned R,
-	  struct ffn_scratch *s)
-{
-	const int H = (int)m->info.hidden, nf = (int)ly->nf;
-	const float *G = ly->gate.data, *U = ly->up.data, *D = ly->down.data;
-	unsigned r;
-
-	if (R == 1) {
-		cblas_sgemv(CblasRowMajor, CblasNoTrans, nf, H, 1.0f, G, H,
-			    x[0], 1, 0.0f, s->g, 1);
-		cblas_sgemv(CblasRowMajor, CblasNoTrans, nf, H, 1.0f, U, H,
-			    x[0], 1, 0.0f, s->u, 1);
-		ffn_act_mul(m->info.act, s->g, s->u, (size_t)nf);
-		cblas_sgemv(CblasRowMajor, CblasTrans, nf, H, 1.0f, D, H,
-			    s->g, 1, 0.0f, y[0], 1);
-		return;
-	}
-	for (r = 0; r < R; r++)
-		memcpy(s->xb + (size_t)r * H, x[r], (size_t)H * 4);
-	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)R, nf, H,
-		    1.0f, s->xb, H, G, H, 0.0f, s->g, nf);
-	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)R, nf, H,
-		    1.0f, s->xb, H, U, H, 0.0f, s->u, nf);
-	ffn_act_mul(m->info.act, s->g, s->u, (size_t)R * nf);
-	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)R, H, nf,
-		    1.0f, s->g, nf, D, H, 0.0f, s->yb, H);
-	for (r = 0; r < R; r++)
-		memcpy(y[r], s->yb + (size_t)r * H, (size_t)H * 4);
-}
-
-static void
-pass_kernel(const struct ffn_model *m, const struct ffn_layer *ly,
-	    const float *const *x, float *const *y, unsigned R,
-	    struct ffn_scratch *s)
-{
-	const struct ffn_kernels *k = ffn_kernels_active();
-	size_t nf = ly->nf;
-
-	/* every x row is consumed here, before down writes any y row */
-	k->matvec(&ly->gate, x, R, s->g, nf);
-	k->matvec(&ly->up, x, R, s->u, nf);
-	ffn_act_mul(m->info.act, s->g, s->u, (size_t)R * nf);
-	k->down(&ly->down, s->g, nf, R, y);
-}
-
-static int
-use_blas(const struct ffn_model *m, const struct ffn_layer *ly, unsigned R)
-{
-	unsigned min = m->blas_min_rows ? m->blas_min_rows :
-					  FFN_BLAS_MIN_ROWS_DEFAULT;
-
-	if (!is_f32(ly) || m->engine == FFN_ENGINE_KERNEL)
-		return 0;
-	return m->engine == FFN_ENGINE_BLAS || (min > 0 && R >= min);
+	if (ly == NULL)
+		return -ERANGE;
+	if (s == NULL || ly->nf > s->max_nf || m->info.hidden != s->hidden)
+		return -EINVAL;
+	*out = ly;
+	return (int)(layer - m->info.first_layer);
 }
 
 int
@@ -273,30 +204,27 @@ ffn_compute(const struct ffn_model *m, unsigned layer,
 	    const float *const *x, float *const *y, unsigned rows,
 	    struct ffn_scratch *s)
 {
-	const struct ffn_layer *ly = ffn_model_layer(m, layer);
-	unsigned done;
+	const struct ffn_layer *ly;
+	int li = layer_index(m, layer, s, &ly);
 
-	if (ly == NULL)
-		return -ERANGE;
-	if (s == NULL || ly->nf > s->max_nf || m->info.hidden != s->hidden)
+	if (li < 0)
+		return li;
+	/* the whole layer is its one slice */
+	return m->eng->part(m, (unsigned)li, 0, ly->nf, x, y, rows, s);
+}
+
+int
+ffn_compute_q8k(const struct ffn_model *m, unsigned layer, const void *xq,
+		float *const *y, unsigned rows, struct ffn_scratch *s)
+{
+	const struct ffn_layer *ly;
+	int li = layer_index(m, layer, s, &ly);
+
+	if (li < 0)
+		return li;
+	if (xq == NULL || y == NULL)
 		return -EINVAL;
-	if (ly->layout == FFN_LAYOUT_Q4K)
-		return ffn_kq_compute(m, layer, x, y, rows, s);
-	if (!is_dense(&ly->gate) || !is_dense(&ly->up) ||
-	    !is_dense(&ly->down))
-		return -ENOTSUP;
-	for (done = 0; done < rows;) {
-		unsigned R = rows - done;
-
-		if (R > s->max_rows)
-			R = s->max_rows;
-		if (use_blas(m, ly, R))
-			pass_blas(m, ly, x + done, y + done, R, s);
-		else
-			pass_kernel(m, ly, x + done, y + done, R, s);
-		done += R;
-	}
-	return 0;
+	return m->eng->q8k(m, (unsigned)li, xq, y, rows, s);
 }
 
 /* ---- feature slices (issue 4: one layer split across workers) ---- */
@@ -304,13 +232,9 @@ ffn_compute(const struct ffn_model *m, unsigned layer,
 unsigned
 ffn_part_align(const struct ffn_model *m, unsigned layer)
 {
-	const struct ffn_layer *ly = ffn_model_layer(m, layer);
-
-	if (ly == NULL)
+	if (ffn_model_layer(m, layer) == NULL)
 		return 0;
-	/* K-quant: down rows are [H, pad256(nf)] in blocks of 256 features
-	 * (spec/vindex.md §2.4); a slice must be whole blocks of them. */
-	return ly->layout == FFN_LAYOUT_Q4K ? FFN_KQ_QK : 1;
+	return m->eng->part_align;
 }
 
 int
@@ -340,48 +264,17 @@ ffn_compute_part(const struct ffn_model *m, unsigned layer, unsigned f0,
 		 unsigned f1, const float *const *x, float *const *y,
 		 unsigned rows, struct ffn_scratch *s)
 {
-	const struct ffn_layer *ly = ffn_model_layer(m, layer);
-	struct ffn_layer sl;
-	unsigned done, align;
+	const struct ffn_layer *ly;
+	int li = layer_index(m, layer, s, &ly);
+	unsigned align;
 
-	if (ly == NULL)
-		return -ERANGE;
-	if (s == NULL || ly->nf > s->max_nf || m->info.hidden != s->hidden)
-		return -EINVAL;
-	align = ffn_part_align(m, layer);
+	if (li < 0)
+		return li;
+	align = m->eng->part_align;
 	if (f0 >= f1 || f1 > ly->nf || f0 % align != 0 ||
 	    (f1 % align != 0 && f1 != ly->nf))
 		return -EINVAL;
-	if (ly->layout == FFN_LAYOUT_Q4K)
-		return ffn_kq_compute_part(m, layer, f0, f1, x, y, rows, s);
-	if (!is_dense(&ly->gate) || !is_dense(&ly->up) ||
-	    !is_dense(&ly->down))
-		return -ENOTSUP;
-	/* Dense: gate, up and feature-major down are [nf, H], so a slice is
-	 * the rows [f0, f1) of each, a smaller layer the passes take as is. */
-	sl = *ly;
-	sl.nf = f1 - f0;
-	sl.gate.data = (const uint8_t *)ly->gate.data +
-		       (size_t)f0 * ly->gate.row_bytes;
-	sl.gate.rows = sl.nf;
-	sl.up.data = (const uint8_t *)ly->up.data +
-		     (size_t)f0 * ly->up.row_bytes;
-	sl.up.rows = sl.nf;
-	sl.down.data = (const uint8_t *)ly->down.data +
-		       (size_t)f0 * ly->down.row_bytes;
-	sl.down.rows = sl.nf;
-	for (done = 0; done < rows;) {
-		unsigned R = rows - done;
-
-		if (R > s->max_rows)
-			R = s->max_rows;
-		if (use_blas(m, &sl, R))
-			pass_blas(m, &sl, x + done, y + done, R, s);
-		else
-			pass_kernel(m, &sl, x + done, y + done, R, s);
-		done += R;
-	}
-	return 0;
+	return m->eng->part(m, (unsigned)li, f0, f1, x, y, rows, s);
 }
 
 int
@@ -483,23 +376,15 @@ ffn_features(const struct ffn_model *m, unsigned layer, const float *x,
 	     unsigned top_k, uint32_t *ids, float *scores,
 	     struct ffn_scratch *s)
 {
-	const struct ffn_layer *ly = ffn_model_layer(m, layer);
+	const struct ffn_layer *ly;
+	int li = layer_index(m, layer, s, &ly), rc;
 	unsigned n, i;
 
-	if (ly == NULL)
-		return -ERANGE;
-	if (s == NULL || ly->nf > s->max_nf || m->info.hidden != s->hidden)
-		return -EINVAL;
-	if (ly->layout == FFN_LAYOUT_Q4K) {
-		int rc = ffn_kq_gate(m, layer, x, s->g, s);
-
-		if (rc < 0)
-			return rc;
-	} else if (!is_dense(&ly->gate)) {
-		return -ENOTSUP;
-	} else {
-		ffn_kernels_active()->matvec(&ly->gate, &x, 1, s->g, ly->nf);
-	}
+	if (li < 0)
+		return li;
+	rc = m->eng->gate(m, (unsigned)li, x, s->g, s);
+	if (rc < 0)
+		return rc;
 	for (i = 0; i < ly->nf; i++)
 		s->ids[i] = i;
 	sort_features(s->ids, ly->nf, s->g);

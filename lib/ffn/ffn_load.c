@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright(c) 2026 ffn-shard authors
  *
- * Loading a LARQL vindex (spec/vindex.md): index.json, then the dense FFN
- * payloads §2.2, §2.1, §2.3 for the owned layers (ffn_load_payload.c).
- * Every failure names the file, the layer and the key at fault.
+ * Loading a LARQL vindex (spec/vindex.md): index.json, the choice of the
+ * weight kind (ffn_kind.h: a payload of §2), then that kind's load for
+ * the owned layers. Every failure names the file, the layer and the key
+ * at fault.
  */
 #include <errno.h>
 #include <json-c/json.h>
@@ -17,9 +18,9 @@
 
 #include <cblas.h>
 
+#include "ffn_kind.h"
 #include "ffn_load_priv.h"
 #include "ffn_priv.h"
-#include "kq_ffn.h"
 
 static int
 file_exists(const struct ld *l, const char *name)
@@ -69,11 +70,13 @@ parse_model(struct ld *l)
 	if (json_object_object_get_ex(l->idx, "quant", NULL) && s == NULL)
 		return fail(l, FFN_ERR_KEY,
 			    "index.json: key 'quant' must be a string");
-	if (s != NULL && strcmp(s, "q4k") == 0)
-		l->q4k = 1;
-	else if (s != NULL && strcmp(s, "none") != 0)
-		return fail(l, FFN_ERR_KEY,
-			    "index.json: key 'quant': unknown value '%s'", s);
+	if (s != NULL && strcmp(s, "none") != 0) {
+		l->only = ffn_kind_quant(s);
+		if (l->only == NULL)
+			return fail(l, FFN_ERR_KEY,
+				    "index.json: key 'quant': unknown value '%s'",
+				    s);
+	}
 
 	s = get_str(l->idx, "dtype");
 	if (json_object_object_get_ex(l->idx, "dtype", NULL) && s == NULL)
@@ -196,42 +199,70 @@ check_layers(struct ld *l)
 	return 0;
 }
 
-/* §2 order of preference: §2.2, §2.1, §2.4, §2.3 (first present). */
 static int
-choose_layout(struct ld *l)
+kind_present(const struct ld *l, const struct ffn_kind *k)
+{
+	unsigned i;
+
+	for (i = 0; k->files[i] != NULL; i++)
+		if (!file_exists(l, k->files[i]))
+			return 0;
+	return 1;
+}
+
+/* No kind's files are all there: name what each would need. */
+static int
+fail_no_payload(struct ld *l)
+{
+	char need[512], one[160];
+	size_t at = 0;
+	unsigned i;
+
+	need[0] = '\0';
+	for (i = 0; i < ffn_n_kinds && at < sizeof(need); i++) {
+		ffn_kind_files(&ffn_kinds[i], 1, one, sizeof(one));
+		at += (size_t)snprintf(need + at, sizeof(need) - at, "%s%s",
+				       i ? ", or " : "", one);
+	}
+	return fail(l, FFN_ERR_PAYLOAD, "%s: no FFN payload: need %s", l->dir,
+		    need);
+}
+
+/* §2: the kind index.json's "quant" requires, the one forced, or under
+ * AUTO the first (ffn_kinds[] is in §2's order) whose files are there. */
+static int
+choose_kind(struct ld *l)
 {
 	enum ffn_layout want = l->o->layout;
-	int il = file_exists(l, "interleaved.bin");
-	int fm = file_exists(l, "gate_vectors.bin") &&
-		 file_exists(l, "up_features.bin") &&
-		 file_exists(l, "down_features.bin");
-	int kq = file_exists(l, "interleaved_q4k.bin");
-	int dn = file_exists(l, "gate_vectors.bin") &&
-		 file_exists(l, "up_weights.bin") &&
-		 file_exists(l, "down_weights.bin");
+	const struct ffn_kind *k = NULL;
+	unsigned i;
 
-	if (l->q4k) {
-		/* §2: quant "q4k" -> the K-quant payload is the only one */
-		if (want != FFN_LAYOUT_AUTO && want != FFN_LAYOUT_Q4K)
-			return fail(l, FFN_ERR_KQUANT,
-				    "index.json: quant 'q4k': only interleaved_q4k.bin can serve this vindex (layout '%s' requested)",
+	if (l->only != NULL) {
+		if (want != FFN_LAYOUT_AUTO && want != l->only->layout) {
+			char files[160];
+
+			ffn_kind_files(l->only, 0, files, sizeof(files));
+			return fail(l, l->only->err,
+				    "index.json: quant '%s': only %s can serve this vindex (layout '%s' requested)",
+				    l->only->quant, files,
 				    ffn_layout_name(want));
-		want = FFN_LAYOUT_Q4K;
+		}
+		k = l->only;
 	} else if (want == FFN_LAYOUT_AUTO) {
-		if (il)
-			want = FFN_LAYOUT_INTERLEAVED;
-		else if (fm)
-			want = FFN_LAYOUT_FEATURE_MAJOR;
-		else if (kq)
-			want = FFN_LAYOUT_Q4K;
-		else if (dn)
-			want = FFN_LAYOUT_DENSE;
-		else
-			return fail(l, FFN_ERR_PAYLOAD,
-				    "%s: no FFN payload: need interleaved.bin, or gate_vectors.bin + up_features.bin + down_features.bin, or gate_vectors.bin + up_weights.bin + down_weights.bin + weight_manifest.json",
-				    l->dir);
+		for (i = 0; i < ffn_n_kinds && k == NULL; i++)
+			if (kind_present(l, &ffn_kinds[i]))
+				k = &ffn_kinds[i];
+		if (k == NULL)
+			return fail_no_payload(l);
+	} else {
+		k = ffn_kind_of(want);
+		if (k == NULL)
+			return fail(l, -EINVAL, "unknown layout %d requested",
+				    (int)want);
 	}
-	l->m->info.layout = want;
+	l->kind = k;
+	l->m->info.layout = k->layout;
+	l->m->eng = k->eng;
 	return 0;
 }
 
@@ -314,7 +345,7 @@ ffn_model_load(const char *dir, const struct ffn_load_opts *opts,
 	if (!rc)
 		rc = check_layers(&l);
 	if (!rc)
-		rc = choose_layout(&l);
+		rc = choose_kind(&l);
 	if (!rc) {
 		l.m->layers = calloc(l.m->info.last_layer -
 				     l.m->info.first_layer + 1,
@@ -322,13 +353,8 @@ ffn_model_load(const char *dir, const struct ffn_load_opts *opts,
 		rc = l.m->layers ? 0 :
 			fail(&l, FFN_ERR_NOMEM, "out of memory");
 	}
-	if (!rc && l.m->info.layout == FFN_LAYOUT_Q4K) {
-		rc = ffn_kq_model_load(l.m, dir, l.nf, opts, err, errlen);
-	} else if (!rc) {
-		rc = ffn_load_locate(&l);
-		if (!rc)
-			rc = ffn_load_place(&l);
-	}
+	if (!rc)
+		rc = l.kind->load(&l);
 	ld_release(&l);
 	if (rc) {
 		ffn_model_free(l.m);

@@ -5,7 +5,8 @@
  * §2.2 interleaved, §2.3 dense with weight_manifest.json): each owned
  * matrix located and checked in its mapped file, then copied (transposed
  * for §2.3 down) into a NUMA-placed arena or used from the mapping.
- * ffn_load.c has read index.json and chosen the layout.
+ * ffn_load.c has read index.json and chosen the kind; ffn_kind.c's rows
+ * name the three loads at the end of this file.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -226,64 +227,74 @@ load_manifest(struct ld *l)
 	return 0;
 }
 
+/*
+ * Each dense payload's answer to "where are layer L's gate, up and down,
+ * and of which element type": f[0..2] and the types of ly (owned layer i).
+ */
+static int
+locate_interleaved(struct ld *l, uint32_t i, uint32_t L, const uint8_t **f)
+{
+	struct ffn_layer *ly = &l->m->layers[i];
+	uint32_t c;
+	int rc = 0;
+
+	/* §2.2: gate, up, down of a layer one after another; f32 only */
+	for (c = 0; c < 3 && rc == 0; c++)
+		rc = locate_prefixed(l, "interleaved.bin", L, 3, c, &f[c]);
+	ly->gate.dtype = ly->up.dtype = ly->down.dtype = FFN_DT_F32;
+	return rc;
+}
+
+static int
+locate_feature_major(struct ld *l, uint32_t i, uint32_t L, const uint8_t **f)
+{
+	struct ffn_layer *ly = &l->m->layers[i];
+	int rc;
+
+	/* §2.1: gate in index.json's dtype, up and down f32 */
+	rc = locate_gate(l, L, &f[0]);
+	if (!rc)
+		rc = locate_prefixed(l, "up_features.bin", L, 1, 0, &f[1]);
+	if (!rc)
+		rc = locate_prefixed(l, "down_features.bin", L, 1, 0, &f[2]);
+	ly->gate.dtype = l->dt;
+	ly->up.dtype = ly->down.dtype = FFN_DT_F32;
+	return rc;
+}
+
+static int
+locate_dense(struct ld *l, uint32_t i, uint32_t L, const uint8_t **f)
+{
+	struct ffn_layer *ly = &l->m->layers[i];
+	int rc;
+
+	/* §2.3: all in index.json's dtype; down [H, nf], transposed */
+	rc = locate_gate(l, L, &f[0]);
+	if (!rc)
+		rc = locate_manifest(l, L, "up_proj", l->nf[L], l->H, &f[1]);
+	if (!rc)
+		rc = locate_manifest(l, L, "down_proj", l->H, l->nf[L],
+				     &f[2]);
+	l->transpose[i] = 1;
+	ly->gate.dtype = ly->up.dtype = ly->down.dtype = l->dt;
+	return rc;
+}
+
 /* Find, check and record where each owned matrix lives in the files. */
-int
-ffn_load_locate(struct ld *l)
+static int
+load_locate(struct ld *l, int (*locate)(struct ld *l, uint32_t i,
+					uint32_t L, const uint8_t **f))
 {
 	const struct ffn_info *in = &l->m->info;
 	uint32_t n = in->last_layer - in->first_layer + 1, i;
 	int rc = 0;
 
-	l->from = calloc((size_t)n * 3, sizeof(*l->from));
-	l->transpose = calloc(n, 1);
-	if (!l->from || !l->transpose)
-		return fail(l, FFN_ERR_NOMEM, "out of memory");
-	if (in->layout == FFN_LAYOUT_DENSE && (rc = load_manifest(l)))
-		return rc;
 	for (i = 0; i < n && rc == 0; i++) {
 		uint32_t L = in->first_layer + i;
-		const uint8_t **f = &l->from[i * 3];
-		struct ffn_layer *ly = &l->m->layers[i];
-		enum ffn_dtype gdt = l->dt, udt = FFN_DT_F32;
 
-		switch (in->layout) {
-		case FFN_LAYOUT_INTERLEAVED:
-			gdt = FFN_DT_F32;	/* interleaved.bin is f32 */
-			rc = locate_prefixed(l, "interleaved.bin", L, 3, 0,
-					     &f[0]);
-			if (!rc)
-				rc = locate_prefixed(l, "interleaved.bin", L, 3,
-						     1, &f[1]);
-			if (!rc)
-				rc = locate_prefixed(l, "interleaved.bin", L, 3,
-						     2, &f[2]);
-			break;
-		case FFN_LAYOUT_FEATURE_MAJOR:
-			rc = locate_gate(l, L, &f[0]);
-			if (!rc)
-				rc = locate_prefixed(l, "up_features.bin", L, 1,
-						     0, &f[1]);
-			if (!rc)
-				rc = locate_prefixed(l, "down_features.bin", L,
-						     1, 0, &f[2]);
-			break;
-		default:	/* FFN_LAYOUT_DENSE */
-			udt = l->dt;
-			rc = locate_gate(l, L, &f[0]);
-			if (!rc)
-				rc = locate_manifest(l, L, "up_proj", l->nf[L],
-						     l->H, &f[1]);
-			if (!rc)
-				rc = locate_manifest(l, L, "down_proj", l->H,
-						     l->nf[L], &f[2]);
-			l->transpose[i] = 1;
-			break;
-		}
-		ly->nf = l->nf[L];
-		ly->layout = in->layout;
-		ly->gate.dtype = gdt;
-		ly->up.dtype = udt;
-		ly->down.dtype = udt;
+		rc = locate(l, i, L, &l->from[i * 3]);
+		l->m->layers[i].nf = l->nf[L];
+		l->m->layers[i].layout = in->layout;
 	}
 	return rc;
 }
@@ -328,8 +339,8 @@ transpose(uint8_t *dst, const uint8_t *src, uint32_t H, uint32_t nf,
 }
 
 /* Copy (or map) the located matrices into their final place. */
-int
-ffn_load_place(struct ld *l)
+static int
+load_place(struct ld *l)
 {
 	struct ffn_model *m = l->m;
 	struct ffn_info *in = &m->info;
@@ -411,4 +422,43 @@ ffn_load_place(struct ld *l)
 		}
 	}
 	return 0;
+}
+
+/* ---- the dense kinds' loads (ffn_kind.c) ---- */
+
+static int
+load_payload(struct ld *l, int (*locate)(struct ld *l, uint32_t i,
+					 uint32_t L, const uint8_t **f),
+	     int manifest)
+{
+	const struct ffn_info *in = &l->m->info;
+	uint32_t n = in->last_layer - in->first_layer + 1;
+	int rc;
+
+	l->from = calloc((size_t)n * 3, sizeof(*l->from));
+	l->transpose = calloc(n, 1);
+	if (!l->from || !l->transpose)
+		return fail(l, FFN_ERR_NOMEM, "out of memory");
+	if (manifest && (rc = load_manifest(l)))
+		return rc;
+	rc = load_locate(l, locate);
+	return rc ? rc : load_place(l);
+}
+
+int
+ffn_load_interleaved(struct ld *l)
+{
+	return load_payload(l, locate_interleaved, 0);
+}
+
+int
+ffn_load_feature_major(struct ld *l)
+{
+	return load_payload(l, locate_feature_major, 0);
+}
+
+int
+ffn_load_dense(struct ld *l)
+{
+	return load_payload(l, locate_dense, 1);	/* weight_manifest */
 }

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright(c) 2026 ffn-shard authors
  *
- * What the two halves of the vindex loader share: ffn_load.c reads
- * index.json and chooses the layout, ffn_load_payload.c finds each owned
- * matrix in the payload files (§2.1, §2.2, §2.3) and places it. The load's
- * state, its error reporting and the index.json key readers.
+ * What the vindex loader shares with the kinds' loaders: ffn_load.c reads
+ * index.json and chooses the weight kind (ffn_kind.h), whose load then
+ * places the owned layers: ffn_load_payload.c for the dense payloads
+ * (§2.1, §2.2, §2.3), ffn_eng_kq.c for §2.4. The load's state, its error
+ * reporting and the index.json key readers.
  */
 #ifndef FFN_LOAD_PRIV_H
 #define FFN_LOAD_PRIV_H
@@ -14,6 +15,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "ffn_kind.h"
 #include "ffn_priv.h"
 
 /** A payload file mapped read-only for the duration of the load. */
@@ -44,7 +46,9 @@ struct ld {
 	/* per owned layer, where each matrix comes from */
 	const uint8_t **from;	/* [n * 3] */
 	uint8_t *transpose;	/* [n]: §2.3 down */
-	int q4k;		/* index.json quant "q4k": only §2.4 serves */
+	/* index.json "quant" names the one kind that may serve (§2) */
+	const struct ffn_kind *only;
+	const struct ffn_kind *kind;	/* the kind being loaded */
 };
 
 static inline int
@@ -92,12 +96,5 @@ get_str(json_object *obj, const char *key)
 		return NULL;
 	return json_object_get_string(j);
 }
-
-/* ffn_load_payload.c: find, check and record where each owned matrix
- * lives in the files (ffn_load_locate), then copy, transpose or map it
- * into its final place (ffn_load_place). 0 or an FFN_ERR_* code, with
- * l->err naming what failed. */
-int ffn_load_locate(struct ld *l);
-int ffn_load_place(struct ld *l);
 
 #endif /* FFN_LOAD_PRIV_H */

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright(c) 2026 ffn-shard authors
  *
- * Model lifetime, accessors and names (for /v1/stats and messages).
+ * Model lifetime, accessors and names (for /v1/stats and messages; the
+ * layout names are the weight kinds', ffn_kind.c).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -11,6 +12,7 @@
 
 #include <cblas.h>
 
+#include "ffn_kind.h"
 #include "ffn_priv.h"
 
 /* ---- names ---- */
@@ -34,18 +36,6 @@ ffn_strerror(int err)
 	case FFN_ERR_NOMEM: return "out of memory";
 	case FFN_ERR_NUMA: return "NUMA node unavailable";
 	default: return err < 0 && err > -4096 ? strerror(-err) : "unknown";
-	}
-}
-
-const char *
-ffn_layout_name(enum ffn_layout l)
-{
-	switch (l) {
-	case FFN_LAYOUT_INTERLEAVED: return "interleaved";
-	case FFN_LAYOUT_FEATURE_MAJOR: return "feature-major";
-	case FFN_LAYOUT_Q4K: return "q4k";
-	case FFN_LAYOUT_DENSE: return "dense";
-	default: return "auto";
 	}
 }
 
@@ -91,14 +81,22 @@ ffn_model_set_engine(struct ffn_model *m, enum ffn_engine e,
 }
 
 void
+ffn_model_set_kq_q8k(struct ffn_model *m, int on)
+{
+	/* read by the K-quant engine per pass (ffn_eng_kq.c) */
+	m->info.kq_q8k = on ? 1 : 0;
+}
+
+void
 ffn_model_free(struct ffn_model *m)
 {
 	int i;
 
 	if (m == NULL)
 		return;
+	if (m->eng != NULL && m->eng->unload != NULL)
+		m->eng->unload(m);
 	ffn_mem_free(m->arena, m->arena_len);
-	ffn_kq_unload(&m->kq);
 	for (i = 0; i < FFN_MAX_MAPS; i++)
 		if (m->maps[i].addr != NULL)
 			munmap(m->maps[i].addr, m->maps[i].len);
@@ -127,6 +125,8 @@ ffn_model_wrap(unsigned hidden, enum ffn_act act,
 		return FFN_ERR_NOMEM;
 	}
 	memcpy(m->layers, layers, n * sizeof(*layers));
+	/* caller-owned f32/f16 matrices in the dense engine's arrangement */
+	m->eng = &ffn_eng_dense;
 	snprintf(m->info.model, sizeof(m->info.model), "wrapped");
 	m->info.hidden = hidden;
 	m->info.num_layers = n;

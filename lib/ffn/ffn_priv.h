@@ -2,6 +2,9 @@
  * Copyright(c) 2026 ffn-shard authors
  *
  * lib/ffn internals: the model, the scratch, the per-ISA kernel table.
+ * The weight kinds and their engines are ffn_kind.h's; what an engine
+ * keeps of its own hangs off the model (eng_data) and the scratch
+ * (eng_buf), so this header knows no engine's types.
  */
 #ifndef FFN_PRIV_H
 #define FFN_PRIV_H
@@ -10,7 +13,6 @@
 #include <stdint.h>
 
 #include "ffn.h"
-#include "kquant/ffn_kq.h"
 
 /** A read-only file mapping kept for FFN_PLACE_MMAP. */
 struct ffn_map {
@@ -27,9 +29,13 @@ struct ffn_model {
 	size_t arena_len;
 	int arena_numa;			/* arena bound with mbind */
 	struct ffn_map maps[FFN_MAX_MAPS];	/* FFN_PLACE_MMAP */
-	enum ffn_engine engine;
+	enum ffn_engine engine;		/* dense f32: kernels or OpenBLAS */
 	unsigned blas_min_rows;
-	struct ffn_kq_model kq;		/* FFN_LAYOUT_Q4K (kquant/) */
+	/* the engine of the model's kind (ffn_kind.h): one payload, so one
+	 * kind, per model (§2) */
+	const struct ffn_eng *eng;
+	void *eng_data;			/* its load's state (K-quant: the
+					 * struct ffn_kq_model) */
 };
 
 struct ffn_scratch {
@@ -39,11 +45,13 @@ struct ffn_scratch {
 	size_t bytes;
 	float *g;		/* [max_rows][max_nf]: gate dots, then a */
 	float *u;		/* [max_rows][max_nf] */
-	float *xb;		/* [max_rows][H]: OpenBLAS gather */
-	float *yb;		/* [max_rows][H]: OpenBLAS result */
+	float *xb;		/* [max_rows][H]: rows gathered for an
+				 * engine that wants a fixed stride */
+	float *yb;		/* [max_rows][H]: its result, or Q8_K
+				 * rows dequantised (ffn_dense.c) */
 	uint32_t *ids;		/* [max_nf]: features mode */
-	void *kq;		/* K-quant layer scratch (kquant/) */
-	size_t kq_len;
+	void *eng_buf;		/* the engine's own (eng->scratch bytes) */
+	size_t eng_len;
 	int numa;		/* allocated with numa_alloc_onnode */
 };
 

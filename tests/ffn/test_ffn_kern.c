@@ -24,26 +24,16 @@
 
 #include "ffn.h"
 #include "ffn_priv.h"
+#include "test_rng.h"
 
 #define MAX_R 17u
 #define MANY_R 130u
 
-static uint64_t rng = 0x9e3779b97f4a7c15ull;
-
-static uint32_t
-next32(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return (uint32_t)(rng >> 16);
-}
-
 /* |v| in [2^-6, 2^2), either sign: normal f16, exact in f32 */
 static uint16_t
-rand_f16(void)
+rand_f16(uint64_t *rng)
 {
-	uint32_t r = next32();
+	uint32_t r = test_rng_u32(rng);
 
 	return (uint16_t)((r & 0x8000u) | ((9u + (r >> 16) % 8u) << 10) |
 			  ((r >> 3) & 0x3ffu));
@@ -58,16 +48,17 @@ f16_val(uint16_t b)
 	return b & 0x8000u ? -v : v;
 }
 
+/* multiples of 1/2500 in [-4, 4] */
 static float
-rand_f32(void)
+rand_f32(uint64_t *rng)
 {
-	return ((float)(next32() % 20001u) - 10000.0f) / 2500.0f;
+	return ((float)test_rng_below(rng, 20001u) - 10000.0f) / 2500.0f;
 }
 
 /* Weights [rows][cols] with row_bytes padded by 8 bytes (not dense). */
 static void
-make_mat(struct ffn_mat *m, float *vals, unsigned rows, unsigned cols,
-	 int f16)
+make_mat(uint64_t *rng, struct ffn_mat *m, float *vals, unsigned rows,
+	 unsigned cols, int f16)
 {
 	size_t es = f16 ? 2 : 4, rb = (size_t)cols * es + 8, i, j;
 	uint8_t *p = malloc(rows * rb);
@@ -76,12 +67,12 @@ make_mat(struct ffn_mat *m, float *vals, unsigned rows, unsigned cols,
 	for (i = 0; i < rows; i++)
 		for (j = 0; j < cols; j++) {
 			if (f16) {
-				uint16_t b = rand_f16();
+				uint16_t b = rand_f16(rng);
 
 				memcpy(p + i * rb + j * 2, &b, 2);
 				vals[i * cols + j] = f16_val(b);
 			} else {
-				float v = rand_f32();
+				float v = rand_f32(rng);
 
 				memcpy(p + i * rb + j * 4, &v, 4);
 				vals[i * cols + j] = v;
@@ -103,8 +94,8 @@ check(const char *what, const struct ffn_kernels *k, int f16, unsigned H,
 }
 
 static void
-check_matvec(const struct ffn_kernels *k, int f16, unsigned H, unsigned nf,
-	     unsigned max_r)
+check_matvec(uint64_t *rng, const struct ffn_kernels *k, int f16, unsigned H,
+	     unsigned nf, unsigned max_r)
 {
 	const double eps = 0x1p-24;
 	const size_t os = nf + 5;	/* output rows not packed */
@@ -116,9 +107,9 @@ check_matvec(const struct ffn_kernels *k, int f16, unsigned H, unsigned nf,
 	unsigned R, r, f, h;
 
 	assert_true(wv && x && out && ref && xp);
-	make_mat(&m, wv, nf, H, f16);
+	make_mat(rng, &m, wv, nf, H, f16);
 	for (h = 0; h < max_r * H; h++)
-		x[h] = rand_f32();
+		x[h] = rand_f32(rng);
 	for (R = 1; R <= max_r; R++) {
 		/* rows in reverse order: any pointers are fine */
 		for (r = 0; r < R; r++)
@@ -147,8 +138,8 @@ check_matvec(const struct ffn_kernels *k, int f16, unsigned H, unsigned nf,
 }
 
 static void
-check_down(const struct ffn_kernels *k, int f16, unsigned H, unsigned nf,
-	   unsigned max_r)
+check_down(uint64_t *rng, const struct ffn_kernels *k, int f16, unsigned H,
+	   unsigned nf, unsigned max_r)
 {
 	const double eps = 0x1p-24;
 	const size_t as = nf + 3;	/* activation rows not packed */
@@ -162,9 +153,9 @@ check_down(const struct ffn_kernels *k, int f16, unsigned H, unsigned nf,
 	unsigned R, r, f, h;
 
 	assert_true(dv && a && y && ref && yp && rp);
-	make_mat(&m, dv, nf, H, f16);
+	make_mat(rng, &m, dv, nf, H, f16);
 	for (f = 0; f < max_r * as; f++)
-		a[f] = rand_f32();
+		a[f] = rand_f32(rng);
 	for (R = 1; R <= max_r; R++) {
 		/* y rows scrambled, as ffn_compute callers may pass them */
 		for (r = 0; r < R; r++) {
@@ -199,7 +190,7 @@ check_down(const struct ffn_kernels *k, int f16, unsigned H, unsigned nf,
 /* Every kernel set this CPU runs, both dtypes, rows 1..max_r; returns
  * the number of sets run (an x86-64 without AVX2 would test nothing). */
 static int
-check_sets(unsigned H, unsigned nf, unsigned max_r)
+check_sets(uint64_t *rng, unsigned H, unsigned nf, unsigned max_r)
 {
 	static const struct ffn_kernels *const ks[] = {
 		&ffn_kernels_avx2, &ffn_kernels_avx512,
@@ -212,8 +203,8 @@ check_sets(unsigned H, unsigned nf, unsigned max_r)
 			continue;
 		ran++;
 		for (f16 = 0; f16 < 2; f16++) {
-			check_matvec(ks[ki], f16, H, nf, max_r);
-			check_down(ks[ki], f16, H, nf, max_r);
+			check_matvec(rng, ks[ki], f16, H, nf, max_r);
+			check_down(rng, ks[ki], f16, H, nf, max_r);
 		}
 	}
 	return ran;
@@ -230,12 +221,14 @@ test_simd_vs_scalar(void **state)
 {
 	static const unsigned Hs[] = { 13, 37, 61, 200, 250, 1001 };
 	static const unsigned nfs[] = { 19, 40, 53 };
+	uint64_t rng = test_rng_seed(1);
 	unsigned hi, ni;
 
 	(void)state;
 	for (hi = 0; hi < sizeof(Hs) / sizeof(Hs[0]); hi++)
 		for (ni = 0; ni < sizeof(nfs) / sizeof(nfs[0]); ni++)
-			assert_true(check_sets(Hs[hi], nfs[ni], MAX_R) > 0);
+			assert_true(check_sets(&rng, Hs[hi], nfs[ni],
+					       MAX_R) > 0);
 }
 
 /*
@@ -250,11 +243,12 @@ test_many_rows(void **state)
 	static const unsigned shapes[][2] = {
 		{ 13, 19 }, { 61, 53 }, { 200, 40 }, { 1001, 19 },
 	};
+	uint64_t rng = test_rng_seed(2);
 	unsigned si;
 
 	(void)state;
 	for (si = 0; si < sizeof(shapes) / sizeof(shapes[0]); si++)
-		assert_true(check_sets(shapes[si][0], shapes[si][1],
+		assert_true(check_sets(&rng, shapes[si][0], shapes[si][1],
 				       MANY_R) > 0);
 }
 

@@ -33,6 +33,7 @@
 
 #include "ffn.h"
 #include "ffn_kq.h"	/* ffn_kq_f32_to_f16 / f16_to_f32 */
+#include "test_rng.h"
 
 #define U_EPS (1.0 / 16777216.0)	/* 2^-24 */
 #define MAXR 3
@@ -47,21 +48,12 @@ struct fixture {
 	float x[MAXR][512];
 };
 
-static uint64_t rng = 0x9e3779b97f4a7c15ull;
-
-static double
-rnd(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return (double)(rng >> 11) / 9007199254740992.0 * 2.0 - 1.0;
-}
-
+/* A wrapped layer of random weights and rows, drawn from seed. */
 static void
 fx_make(struct fixture *fx, unsigned H, unsigned nf, enum ffn_act act,
-	int f16)
+	int f16, uint64_t seed)
 {
+	uint64_t rng = test_rng_seed(seed);
 	size_t n = (size_t)nf * H;
 	struct ffn_layer ly;
 	enum ffn_dtype dt = f16 ? FFN_DT_F16 : FFN_DT_F32;
@@ -85,7 +77,8 @@ fx_make(struct fixture *fx, unsigned H, unsigned nf, enum ffn_act act,
 		*wh[k] = malloc(n * 2);
 		assert_non_null(*wh[k]);
 		for (size_t i = 0; i < n; i++) {
-			float v = (float)(rnd() * 2.0 / sqrt((double)H));
+			float v = (float)(test_rng_uniform(&rng, -1.0f, 1.0f) *
+					  2.0 / sqrt((double)H));
 
 			(*wh[k])[i] = ffn_kq_f32_to_f16(v);
 			w[k][i] = f16 ? ffn_kq_f16_to_f32((*wh[k])[i]) : v;
@@ -93,7 +86,7 @@ fx_make(struct fixture *fx, unsigned H, unsigned nf, enum ffn_act act,
 	}
 	for (int r = 0; r < MAXR; r++)
 		for (unsigned h = 0; h < H; h++)
-			fx->x[r][h] = (float)(rnd() * 2.0);
+			fx->x[r][h] = test_rng_uniform(&rng, -2.0f, 2.0f);
 	memset(&ly, 0, sizeof(ly));
 	ly.nf = nf;
 	ly.layout = FFN_LAYOUT_FEATURE_MAJOR;
@@ -245,7 +238,8 @@ test_partitions(void **state)
 					struct fixture fx;
 
 					fx_make(&fx, shapes[si][0],
-						shapes[si][1], act, f16);
+						shapes[si][1], act, f16,
+						1 + si);
 					for (int eng = FFN_ENGINE_KERNEL;
 					     eng <= FFN_ENGINE_BLAS; eng++) {
 						ffn_model_set_engine(fx.m, eng,
@@ -270,7 +264,7 @@ test_single_features(void **state)
 	for (int f16 = 0; f16 < 2; f16++) {
 		struct fixture fx;
 
-		fx_make(&fx, 48, 29, FFN_ACT_SILU, f16);
+		fx_make(&fx, 48, 29, FFN_ACT_SILU, f16, 11);
 		check_partition(&fx, 29, 3, 3);
 		/* more slices than features: the extra ones are empty */
 		check_partition(&fx, 40, 1, 1);
@@ -289,7 +283,7 @@ test_in_place(void **state)
 	float *yp[2];
 
 	(void)state;
-	fx_make(&fx, 40, 20, FFN_ACT_GELU_TANH, 0);
+	fx_make(&fx, 40, 20, FFN_ACT_GELU_TANH, 0, 13);
 	s = ffn_scratch_new(fx.m, 2, -1);
 	for (int r = 0; r < 2; r++) {
 		memcpy(xin[r], fx.x[r], sizeof(xin[r]));
@@ -319,7 +313,7 @@ test_bad_ranges(void **state)
 	unsigned f0, f1;
 
 	(void)state;
-	fx_make(&fx, 16, 10, FFN_ACT_SILU, 0);
+	fx_make(&fx, 16, 10, FFN_ACT_SILU, 0, 17);
 	xp[0] = fx.x[0];
 	s = ffn_scratch_new(fx.m, 1, -1);
 	assert_int_equal(ffn_compute_part(fx.m, 0, 3, 3, xp, yp, 1, s),

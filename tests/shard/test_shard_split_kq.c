@@ -23,7 +23,7 @@
 #include <cmocka.h>
 
 #include "ffn_kq.h"
-#include "mkvindex_q4k.h"
+#include "kq_fixture.h"
 #include "shard_test_util.h"
 
 #define H 300
@@ -36,27 +36,18 @@ static char dir[64];
 static int
 setup(void **state)
 {
-	struct vw_opts o;
-	struct vw_q4k_opts q = { FFN_KQ_Q6_PRIVATE, 0 };
-	char err[256];
+	struct vw_opts o = kq_fixture_opts(H, 3, widths, 17);
 
 	(void)state;
-	vw_defaults(&o);
-	o.hidden = H;
-	o.layers = 3;
-	o.widths = widths;
-	o.seed = 17;
-	strcpy(dir, "/tmp/shard-kq-XXXXXX");
-	if (!mkdtemp(dir))
-		return -1;
-	return vw_write_q4k(dir, &o, &q, err, sizeof(err));
+	return kq_fixture_write(dir, sizeof(dir), "shard-kq", &o,
+				FFN_KQ_Q6_PRIVATE);
 }
 
 static int
 teardown(void **state)
 {
 	(void)state;
-	st_rmtree(dir);
+	kq_fixture_remove(dir);
 	return 0;
 }
 

@@ -207,131 +207,155 @@ read_at(int fd, void *dst, size_t len, uint64_t off)
 	return 0;
 }
 
-int
-ffn_kq_load(struct ffn_kq_model *m, const char *dir,
-	    const struct ffn_kq_layer_spec *spec, size_t n_spec,
-	    uint32_t hidden, const struct ffn_kq_load_opts *opts,
-	    char *err, size_t errlen)
+/* What the steps of one load share. */
+struct kq_ld {
+	const char *dir;
+	char path[PATH_MAX];	/* the file a message names */
+	int fd;			/* interleaved_q4k.bin */
+	uint64_t file_len;
+	struct json_object *man;
+	struct kq_entry *ent;	/* [n_ent], checked on their own */
+	size_t n_ent;
+	size_t total;		/* COPY: bytes of the owned entries, each
+				 * rounded to 64 */
+	uint64_t bytes;		/* weight bytes of the owned entries */
+	char *err;
+	size_t errlen;
+};
+
+static int
+open_bin(struct kq_ld *k)
 {
-	struct ffn_kq_load_opts dflt = { FFN_KQ_MEM_MMAP, -1, 0,
-					 FFN_KQ_Q6_PRIVATE };
-	char path[PATH_MAX];
-	struct json_object *man = NULL;
-	struct kq_entry *ent = NULL;
 	struct stat st;
-	size_t n_ent, total = 0, off = 0;
-	uint64_t bytes = 0;
-	uint8_t *mem = NULL;
-	int fd = -1, rc;
+	int rc;
 
-	if (m == NULL || dir == NULL || (spec == NULL && n_spec > 0) ||
-	    hidden == 0)
-		return kq_err(err, errlen, -EINVAL, "k-quant load: bad arguments");
-	if (opts == NULL)
-		opts = &dflt;
-	memset(m, 0, sizeof(*m));
-	if (opts->mem == FFN_KQ_MEM_COPY && opts->numa_node >= 0 &&
-	    (numa_available() < 0 || opts->numa_node > numa_max_node()))
-		return kq_err(err, errlen, -ENODEV,
-			"k-quant load: NUMA node %d not available",
-			opts->numa_node);
-
-	snprintf(path, sizeof(path), "%s/%s", dir, FFN_KQ_BIN_NAME);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &st) < 0) {
+	snprintf(k->path, sizeof(k->path), "%s/%s", k->dir, FFN_KQ_BIN_NAME);
+	k->fd = open(k->path, O_RDONLY | O_CLOEXEC);
+	if (k->fd < 0 || fstat(k->fd, &st) < 0) {
 		rc = -errno;
-		kq_err(err, errlen, rc, "%s: %s", path, strerror(errno));
-		goto out;
+		return kq_err(k->err, k->errlen, rc, "%s: %s", k->path,
+			      strerror(errno));
 	}
-	snprintf(path, sizeof(path), "%s/%s", dir, FFN_KQ_MANIFEST_NAME);
-	man = json_object_from_file(path);
-	if (man == NULL) {
-		rc = kq_err(err, errlen, -EINVAL, "%s: missing or not JSON (%s)",
-			    path, json_util_get_last_err());
-		goto out;
-	}
-	if (!json_object_is_type(man, json_type_array)) {
-		rc = kq_err(err, errlen, -EINVAL, "%s: not a JSON array", path);
-		goto out;
-	}
-	n_ent = json_object_array_length(man);
-	if (n_ent % 3 != 0) {
-		rc = kq_err(err, errlen, -EINVAL, "%s: %zu entries, not 3 per "
-			    "layer (gate, up, down)", path, n_ent);
-		goto out;
-	}
-	ent = calloc(n_ent ? n_ent : 1, sizeof(*ent));
-	if (ent == NULL) {
-		rc = kq_err(err, errlen, -ENOMEM, "k-quant load: out of memory");
-		goto out;
-	}
-	for (size_t i = 0; i < n_ent; i++) {
-		rc = parse_entry(json_object_array_get_idx(man, i), i,
-				 (uint64_t)st.st_size, &ent[i], err, errlen);
+	k->file_len = (uint64_t)st.st_size;
+	return 0;
+}
+
+/* The manifest, and every entry checked on its own (§2.4). */
+static int
+read_manifest(struct kq_ld *k)
+{
+	int rc;
+
+	snprintf(k->path, sizeof(k->path), "%s/%s", k->dir,
+		 FFN_KQ_MANIFEST_NAME);
+	k->man = json_object_from_file(k->path);
+	if (k->man == NULL)
+		return kq_err(k->err, k->errlen, -EINVAL,
+			      "%s: missing or not JSON (%s)", k->path,
+			      json_util_get_last_err());
+	if (!json_object_is_type(k->man, json_type_array))
+		return kq_err(k->err, k->errlen, -EINVAL,
+			      "%s: not a JSON array", k->path);
+	k->n_ent = json_object_array_length(k->man);
+	if (k->n_ent % 3 != 0)
+		return kq_err(k->err, k->errlen, -EINVAL, "%s: %zu entries, "
+			      "not 3 per layer (gate, up, down)", k->path,
+			      k->n_ent);
+	k->ent = calloc(k->n_ent ? k->n_ent : 1, sizeof(*k->ent));
+	if (k->ent == NULL)
+		return kq_err(k->err, k->errlen, -ENOMEM,
+			      "k-quant load: out of memory");
+	for (size_t i = 0; i < k->n_ent; i++) {
+		rc = parse_entry(json_object_array_get_idx(k->man, i), i,
+				 k->file_len, &k->ent[i], k->err, k->errlen);
 		if (rc < 0)
-			goto out;
+			return rc;
 	}
+	return 0;
+}
+
+/* The entries of the layers asked for, against their nf and H; sums
+ * their sizes. */
+static int
+check_spec(struct kq_ld *k, const struct ffn_kq_layer_spec *spec,
+	   size_t n_spec, uint32_t hidden)
+{
+	int rc;
+
 	for (size_t s = 0; s < n_spec; s++) {
 		size_t L = spec[s].layer;
 
-		if (spec[s].nf == 0) {
-			rc = kq_err(err, errlen, -EINVAL, "k-quant load: layer "
-				    "%zu has num_features 0", L);
-			goto out;
-		}
-		if (3 * L + 2 >= n_ent) {
-			rc = kq_err(err, errlen, -EINVAL, "%s: layer %zu needs "
-				    "entries %zu..%zu, manifest has %zu", path,
-				    L, 3 * L, 3 * L + 2, n_ent);
-			goto out;
-		}
+		if (spec[s].nf == 0)
+			return kq_err(k->err, k->errlen, -EINVAL, "k-quant "
+				      "load: layer %zu has num_features 0", L);
+		if (3 * L + 2 >= k->n_ent)
+			return kq_err(k->err, k->errlen, -EINVAL, "%s: layer "
+				      "%zu needs entries %zu..%zu, manifest "
+				      "has %zu", k->path, L, 3 * L, 3 * L + 2,
+				      k->n_ent);
 		for (size_t c = 0; c < 3; c++) {
-			rc = check_shape(&ent[3 * L + c], 3 * L + c, spec[s].nf,
-					 hidden, err, errlen);
+			const struct kq_entry *e = &k->ent[3 * L + c];
+
+			rc = check_shape(e, 3 * L + c, spec[s].nf, hidden,
+					 k->err, k->errlen);
 			if (rc < 0)
-				goto out;
-			total += (ent[3 * L + c].length + 63) & ~(uint64_t)63;
-			bytes += ent[3 * L + c].length;
+				return rc;
+			k->total += (e->length + 63) & ~(uint64_t)63;
+			k->bytes += e->length;
 		}
 	}
+	return 0;
+}
 
-	m->layers = calloc(n_spec ? n_spec : 1, sizeof(*m->layers));
-	if (m->layers == NULL) {
-		rc = kq_err(err, errlen, -ENOMEM, "k-quant load: out of memory");
-		goto out;
-	}
+/* MMAP: the whole file, read-only; COPY: room for the owned entries. */
+static int
+get_memory(struct kq_ld *k, struct ffn_kq_model *m,
+	   const struct ffn_kq_load_opts *opts)
+{
 	if (opts->mem == FFN_KQ_MEM_MMAP) {
-		if (st.st_size > 0) {
-			void *p = mmap(NULL, (size_t)st.st_size, PROT_READ,
-				       MAP_PRIVATE, fd, 0);
+		void *p;
 
-			if (p == MAP_FAILED) {
-				rc = -errno;
-				kq_err(err, errlen, rc, "mmap %s: %s",
-				       FFN_KQ_BIN_NAME, strerror(errno));
-				goto out;
-			}
-			/* start reading ahead; the load itself does not wait */
-			(void)madvise(p, (size_t)st.st_size, MADV_WILLNEED);
-			m->mem = p;
-			m->mem_len = (size_t)st.st_size;
-			m->mem_kind = MEM_FILE_MAP;
-			m->pages = FFN_KQ_PAGES_FILE;
+		if (k->file_len == 0)
+			return 0;
+		p = mmap(NULL, (size_t)k->file_len, PROT_READ, MAP_PRIVATE,
+			 k->fd, 0);
+		if (p == MAP_FAILED) {
+			int rc = -errno;
+
+			return kq_err(k->err, k->errlen, rc, "mmap %s: %s",
+				      FFN_KQ_BIN_NAME, strerror(errno));
 		}
-		mem = m->mem;
-	} else if (total > 0) {
-		mem = alloc_copy(total, opts, &m->mem_len, &m->pages);
-		if (mem == NULL) {
-			rc = kq_err(err, errlen, -ENOMEM, "k-quant load: cannot "
-				    "allocate %zu bytes", total);
-			goto out;
-		}
-		m->mem = mem;
-		m->mem_kind = MEM_ANON_MAP;
+		/* start reading ahead; the load itself does not wait */
+		(void)madvise(p, (size_t)k->file_len, MADV_WILLNEED);
+		m->mem = p;
+		m->mem_len = (size_t)k->file_len;
+		m->mem_kind = MEM_FILE_MAP;
+		m->pages = FFN_KQ_PAGES_FILE;
+		return 0;
 	}
+	if (k->total == 0)
+		return 0;
+	m->mem = alloc_copy(k->total, opts, &m->mem_len, &m->pages);
+	if (m->mem == NULL)
+		return kq_err(k->err, k->errlen, -ENOMEM, "k-quant load: "
+			      "cannot allocate %zu bytes", k->total);
+	m->mem_kind = MEM_ANON_MAP;
+	return 0;
+}
+
+/* Point (MMAP) or copy (COPY) each owned layer's three matrices. */
+static int
+place_layers(struct kq_ld *k, struct ffn_kq_model *m,
+	     const struct ffn_kq_layer_spec *spec, size_t n_spec,
+	     uint32_t hidden, const struct ffn_kq_load_opts *opts)
+{
+	uint8_t *mem = m->mem;
+	size_t off = 0;
+	int rc;
+
 	for (size_t s = 0; s < n_spec; s++) {
 		struct ffn_kq_layer *l = &m->layers[s];
-		const struct kq_entry *e = &ent[3 * (size_t)spec[s].layer];
+		const struct kq_entry *e = &k->ent[3 * (size_t)spec[s].layer];
 		const void *p[3];
 
 		for (int c = 0; c < 3; c++) {
@@ -339,14 +363,14 @@ ffn_kq_load(struct ffn_kq_model *m, const char *dir,
 				p[c] = mem + e[c].offset;
 				continue;
 			}
-			rc = read_at(fd, mem + off, e[c].length, e[c].offset);
-			if (rc < 0) {
-				kq_err(err, errlen, rc, "reading %s entry %zu: "
-				       "%s", FFN_KQ_BIN_NAME,
-				       3 * (size_t)spec[s].layer + c,
-				       strerror(-rc));
-				goto out;
-			}
+			rc = read_at(k->fd, mem + off, e[c].length,
+				     e[c].offset);
+			if (rc < 0)
+				return kq_err(k->err, k->errlen, rc, "reading "
+					      "%s entry %zu: %s",
+					      FFN_KQ_BIN_NAME,
+					      3 * (size_t)spec[s].layer + c,
+					      strerror(-rc));
 			p[c] = mem + off;
 			off += (e[c].length + 63) & ~(uint64_t)63;
 		}
@@ -360,18 +384,60 @@ ffn_kq_load(struct ffn_kq_model *m, const char *dir,
 		l->nf = spec[s].nf;
 		l->hidden = hidden;
 	}
-	m->n_layers = n_spec;
-	m->hidden = hidden;
-	m->bytes = bytes;
-	rc = 0;
-out:
-	if (rc < 0)
+	return 0;
+}
+
+int
+ffn_kq_load(struct ffn_kq_model *m, const char *dir,
+	    const struct ffn_kq_layer_spec *spec, size_t n_spec,
+	    uint32_t hidden, const struct ffn_kq_load_opts *opts,
+	    char *err, size_t errlen)
+{
+	struct ffn_kq_load_opts dflt = { FFN_KQ_MEM_MMAP, -1, 0,
+					 FFN_KQ_Q6_PRIVATE };
+	struct kq_ld k = { .dir = dir, .fd = -1, .err = err,
+			   .errlen = errlen };
+	int rc;
+
+	if (m == NULL || dir == NULL || (spec == NULL && n_spec > 0) ||
+	    hidden == 0)
+		return kq_err(err, errlen, -EINVAL, "k-quant load: bad arguments");
+	if (opts == NULL)
+		opts = &dflt;
+	memset(m, 0, sizeof(*m));
+	if (opts->mem == FFN_KQ_MEM_COPY && opts->numa_node >= 0 &&
+	    (numa_available() < 0 || opts->numa_node > numa_max_node()))
+		return kq_err(err, errlen, -ENODEV,
+			"k-quant load: NUMA node %d not available",
+			opts->numa_node);
+
+	rc = open_bin(&k);
+	if (rc == 0)
+		rc = read_manifest(&k);
+	if (rc == 0)
+		rc = check_spec(&k, spec, n_spec, hidden);
+	if (rc == 0) {
+		m->layers = calloc(n_spec ? n_spec : 1, sizeof(*m->layers));
+		if (m->layers == NULL)
+			rc = kq_err(err, errlen, -ENOMEM,
+				    "k-quant load: out of memory");
+	}
+	if (rc == 0)
+		rc = get_memory(&k, m, opts);
+	if (rc == 0)
+		rc = place_layers(&k, m, spec, n_spec, hidden, opts);
+	if (rc == 0) {
+		m->n_layers = n_spec;
+		m->hidden = hidden;
+		m->bytes = k.bytes;
+	} else {
 		ffn_kq_unload(m);
-	free(ent);
-	if (man != NULL)
-		json_object_put(man);
-	if (fd >= 0)
-		close(fd);
+	}
+	free(k.ent);
+	if (k.man != NULL)
+		json_object_put(k.man);
+	if (k.fd >= 0)
+		close(k.fd);
 	return rc;
 }
 

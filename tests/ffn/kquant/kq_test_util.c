@@ -6,30 +6,6 @@
 
 #include "kq_test_util.h"
 
-static uint64_t kt_state = 0x9e3779b97f4a7c15ull;
-
-void
-kt_seed(uint64_t s)
-{
-	kt_state = s ? s : 1;
-}
-
-uint32_t
-kt_u32(void)
-{
-	/* xorshift64* */
-	kt_state ^= kt_state >> 12;
-	kt_state ^= kt_state << 25;
-	kt_state ^= kt_state >> 27;
-	return (uint32_t)((kt_state * 0x2545f4914f6cdd1dull) >> 32);
-}
-
-float
-kt_uniform(float lo, float hi)
-{
-	return lo + (hi - lo) * (float)(kt_u32() >> 8) * 0x1p-24f;
-}
-
 static void
 put16(uint8_t *p, uint16_t v)
 {
@@ -38,22 +14,24 @@ put16(uint8_t *p, uint16_t v)
 }
 
 void
-kt_random_blocks(enum ffn_kq_fmt fmt, void *dst, size_t nb)
+kt_random_blocks(uint64_t *rng, enum ffn_kq_fmt fmt, void *dst, size_t nb)
 {
 	size_t bb = ffn_kq_block_bytes(fmt);
 	uint8_t *p = dst;
 
 	for (size_t i = 0; i < nb * bb; i++)
-		p[i] = (uint8_t)kt_u32();
+		p[i] = (uint8_t)test_rng_u32(rng);
 	for (size_t i = 0; i < nb; i++) {
 		uint8_t *b = p + i * bb;
 
 		if (fmt == FFN_KQ_Q4_K) {
-			put16(b, ffn_kq_f32_to_f16(kt_uniform(1e-3f, 2e-2f)));
-			put16(b + 2, ffn_kq_f32_to_f16(kt_uniform(1e-3f, 2e-2f)));
+			put16(b, ffn_kq_f32_to_f16(
+				test_rng_uniform(rng, 1e-3f, 2e-2f)));
+			put16(b + 2, ffn_kq_f32_to_f16(
+				test_rng_uniform(rng, 1e-3f, 2e-2f)));
 		} else {
 			put16(b + 208, ffn_kq_f32_to_f16(
-				kt_uniform(-2e-3f, 2e-3f)));
+				test_rng_uniform(rng, -2e-3f, 2e-3f)));
 		}
 	}
 }

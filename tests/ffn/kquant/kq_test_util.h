@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright(c) 2026 ffn-shard authors
  *
- * Helpers of the K-quant tests: a deterministic RNG, random blocks, and an
+ * Helpers of the K-quant tests: random blocks (from the shared generator
+ * of tests/common/test_rng.h, state kept by each test), and an
  * independent transliteration of the block decode of spec/vindex.md §2.4
  * that splits each value into its scale term a = (d*sc)*q and its min term
  * b = dmin*m (value = a - b), which the error bound of ffn_kq.h uses.
@@ -13,14 +14,12 @@
 #include <stdint.h>
 
 #include "ffn_kq.h"
+#include "test_rng.h"
 
-void kt_seed(uint64_t s);
-uint32_t kt_u32(void);
-/* uniform in [lo, hi) */
-float kt_uniform(float lo, float hi);
-
-/* nb random blocks of fmt with finite, moderate d / dmin. */
-void kt_random_blocks(enum ffn_kq_fmt fmt, void *dst, size_t nb);
+/* nb random blocks of fmt with finite, moderate d / dmin, drawn from the
+ * test_rng state *rng. */
+void kt_random_blocks(uint64_t *rng, enum ffn_kq_fmt fmt, void *dst,
+		      size_t nb);
 
 /* Spec decode of nb blocks into a[], b[] (value = a - b). */
 void kt_decode_parts(enum ffn_kq_fmt fmt, enum ffn_kq_q6_layout q6,

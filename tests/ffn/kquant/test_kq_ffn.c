@@ -23,7 +23,7 @@
 
 #include "ffn.h"
 #include "ffn_kq.h"
-#include "mkvindex_q4k.h"
+#include "kq_fixture.h"
 
 #define H 300
 static const unsigned widths[2] = { 200, 100 };
@@ -32,54 +32,28 @@ static char dir_priv[64], dir_ggml[64];
 static struct vw_opts
 opts(void)
 {
-	struct vw_opts o;
-
-	vw_defaults(&o);
-	o.hidden = H;
-	o.layers = 2;
-	o.widths = widths;
-	o.seed = 5;
-	return o;
-}
-
-static void
-rm_dir(const char *d)
-{
-	static const char *const f[] = { "index.json", FFN_KQ_BIN_NAME,
-					 FFN_KQ_MANIFEST_NAME };
-	char p[160];
-
-	for (size_t i = 0; i < 3; i++) {
-		snprintf(p, sizeof(p), "%s/%s", d, f[i]);
-		unlink(p);
-	}
-	rmdir(d);
+	return kq_fixture_opts(H, 2, widths, 5);
 }
 
 static int
 setup(void **state)
 {
 	struct vw_opts o = opts();
-	struct vw_q4k_opts q = { FFN_KQ_Q6_PRIVATE, 0 };
-	char err[256];
 
 	(void)state;
-	strcpy(dir_priv, "/tmp/kq-ffn-XXXXXX");
-	strcpy(dir_ggml, "/tmp/kq-ffn-XXXXXX");
-	if (!mkdtemp(dir_priv) || !mkdtemp(dir_ggml))
+	if (kq_fixture_write(dir_priv, sizeof(dir_priv), "kq-ffn", &o,
+			     FFN_KQ_Q6_PRIVATE))
 		return -1;
-	if (vw_write_q4k(dir_priv, &o, &q, err, sizeof(err)))
-		return -1;
-	q.q6 = FFN_KQ_Q6_GGML;
-	return vw_write_q4k(dir_ggml, &o, &q, err, sizeof(err));
+	return kq_fixture_write(dir_ggml, sizeof(dir_ggml), "kq-ffn", &o,
+				FFN_KQ_Q6_GGML);
 }
 
 static int
 teardown(void **state)
 {
 	(void)state;
-	rm_dir(dir_priv);
-	rm_dir(dir_ggml);
+	kq_fixture_remove(dir_priv);
+	kq_fixture_remove(dir_ggml);
 	return 0;
 }
 
@@ -365,18 +339,7 @@ test_compute_q8k(void **state)
 	assert_memory_equal(y, y2, sizeof(y));
 	ffn_scratch_free(s);
 	ffn_model_free(m);
-	{
-		static const char *const f[] = { "index.json",
-			"gate_vectors.bin", "up_features.bin",
-			"down_features.bin" };
-		char p[160];
-
-		for (int i = 0; i < 4; i++) {
-			snprintf(p, sizeof(p), "%s/%s", dd, f[i]);
-			unlink(p);
-		}
-		rmdir(dd);
-	}
+	kq_fixture_remove(dd);
 	free(xq);
 }
 

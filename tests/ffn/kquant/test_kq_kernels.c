@@ -233,13 +233,13 @@ test_q6k_arrangements(void **state)
 static void
 test_quantize_roundtrip(void **state)
 {
+	uint64_t rng = test_rng_seed(7);
 	float x[300], y[512];
 	uint8_t b[2 * 210];
 
 	(void)state;
-	kt_seed(7);
 	for (int i = 0; i < 300; i++)
-		x[i] = kt_uniform(-2.0f, 1.0f);
+		x[i] = test_rng_uniform(&rng, -2.0f, 1.0f);
 	for (int f = 0; f < 2; f++)
 		for (int lay = 0; lay < 2; lay++) {
 			float emax = 0;
@@ -257,8 +257,8 @@ test_quantize_roundtrip(void **state)
 /* Random blocks: scalar == dequantise-then-dot exactly; every ISA within
  * the stated bound of the exact value; Q8_K identical in every ISA. */
 static void
-run_random(enum ffn_kq_fmt fmt, enum ffn_kq_q6_layout lay, uint32_t rows,
-	   uint32_t cols, size_t R)
+run_random(uint64_t *rng, enum ffn_kq_fmt fmt, enum ffn_kq_q6_layout lay,
+	   uint32_t rows, uint32_t cols, size_t R)
 {
 	size_t nb = FFN_KQ_NBLOCKS(cols), pc = nb * 256;
 	size_t rb = ffn_kq_row_bytes(fmt, cols);
@@ -274,9 +274,9 @@ run_random(enum ffn_kq_fmt fmt, enum ffn_kq_q6_layout lay, uint32_t rows,
 	void *scratch = malloc(sl + 1);
 	struct ffn_kq_mat m = { w, fmt, lay, rows, cols };
 
-	kt_random_blocks(fmt, w, rows * nb);
+	kt_random_blocks(rng, fmt, w, rows * nb);
 	for (size_t i = 0; i < R * cols; i++)
-		x[i] = kt_uniform(-1.0f, 1.0f);
+		x[i] = test_rng_uniform(rng, -1.0f, 1.0f);
 	for (size_t r = 0; r < R; r++)
 		ffn_kq_quantize_q8k(x + r * cols, cols,
 				    q8 + r * nb * FFN_KQ_Q8K_BYTES);
@@ -322,42 +322,42 @@ run_random(enum ffn_kq_fmt fmt, enum ffn_kq_q6_layout lay, uint32_t rows,
 static void
 test_random_q4k(void **state)
 {
+	uint64_t rng = test_rng_seed(11);
 	(void)state;
-	kt_seed(11);
-	run_random(FFN_KQ_Q4_K, FFN_KQ_Q6_PRIVATE, 37, 512, 1);
-	run_random(FFN_KQ_Q4_K, FFN_KQ_Q6_PRIVATE, 23, 300, 1);
-	run_random(FFN_KQ_Q4_K, FFN_KQ_Q6_PRIVATE, 19, 300, 3);
-	run_random(FFN_KQ_Q4_K, FFN_KQ_Q6_PRIVATE, 9, 777, 8);
-	run_random(FFN_KQ_Q4_K, FFN_KQ_Q6_PRIVATE, 5, 200, 11);
+	run_random(&rng, FFN_KQ_Q4_K, FFN_KQ_Q6_PRIVATE, 37, 512, 1);
+	run_random(&rng, FFN_KQ_Q4_K, FFN_KQ_Q6_PRIVATE, 23, 300, 1);
+	run_random(&rng, FFN_KQ_Q4_K, FFN_KQ_Q6_PRIVATE, 19, 300, 3);
+	run_random(&rng, FFN_KQ_Q4_K, FFN_KQ_Q6_PRIVATE, 9, 777, 8);
+	run_random(&rng, FFN_KQ_Q4_K, FFN_KQ_Q6_PRIVATE, 5, 200, 11);
 	/* one input row: whole groups of 4 blocks, a partial group, a long
 	 * row, and one longer than the one-row kernels' input permutation
 	 * (256 blocks), which falls back */
-	run_random(FFN_KQ_Q4_K, FFN_KQ_Q6_PRIVATE, 7, 2048, 1);
-	run_random(FFN_KQ_Q4_K, FFN_KQ_Q6_PRIVATE, 5, 1500, 1);
-	run_random(FFN_KQ_Q4_K, FFN_KQ_Q6_PRIVATE, 3, 1800, 1);
-	run_random(FFN_KQ_Q4_K, FFN_KQ_Q6_PRIVATE, 2, 33000, 1);
-	run_random(FFN_KQ_Q4_K, FFN_KQ_Q6_PRIVATE, 2, 66000, 1);
+	run_random(&rng, FFN_KQ_Q4_K, FFN_KQ_Q6_PRIVATE, 7, 2048, 1);
+	run_random(&rng, FFN_KQ_Q4_K, FFN_KQ_Q6_PRIVATE, 5, 1500, 1);
+	run_random(&rng, FFN_KQ_Q4_K, FFN_KQ_Q6_PRIVATE, 3, 1800, 1);
+	run_random(&rng, FFN_KQ_Q4_K, FFN_KQ_Q6_PRIVATE, 2, 33000, 1);
+	run_random(&rng, FFN_KQ_Q4_K, FFN_KQ_Q6_PRIVATE, 2, 66000, 1);
 }
 
 static void
 test_random_q6k(void **state)
 {
+	uint64_t rng = test_rng_seed(13);
 	(void)state;
-	kt_seed(13);
 	for (int lay = 0; lay < 2; lay++) {
-		run_random(FFN_KQ_Q6_K, lay, 37, 512, 1);
-		run_random(FFN_KQ_Q6_K, lay, 23, 300, 1);
-		run_random(FFN_KQ_Q6_K, lay, 19, 300, 3);
-		run_random(FFN_KQ_Q6_K, lay, 9, 777, 8);
-		run_random(FFN_KQ_Q6_K, lay, 5, 200, 11);
+		run_random(&rng, FFN_KQ_Q6_K, lay, 37, 512, 1);
+		run_random(&rng, FFN_KQ_Q6_K, lay, 23, 300, 1);
+		run_random(&rng, FFN_KQ_Q6_K, lay, 19, 300, 3);
+		run_random(&rng, FFN_KQ_Q6_K, lay, 9, 777, 8);
+		run_random(&rng, FFN_KQ_Q6_K, lay, 5, 200, 11);
 		/* 8 rows x 129 blocks: past the driver's stack of per-16
 		 * input sums, the kernels apply the -32 themselves */
-		run_random(FFN_KQ_Q6_K, lay, 2, 33000, 8);
-		run_random(FFN_KQ_Q6_K, lay, 7, 2048, 1);
-		run_random(FFN_KQ_Q6_K, lay, 5, 1500, 1);
-		run_random(FFN_KQ_Q6_K, lay, 3, 1800, 1);
-		run_random(FFN_KQ_Q6_K, lay, 2, 33000, 1);
-		run_random(FFN_KQ_Q6_K, lay, 2, 66000, 1);
+		run_random(&rng, FFN_KQ_Q6_K, lay, 2, 33000, 8);
+		run_random(&rng, FFN_KQ_Q6_K, lay, 7, 2048, 1);
+		run_random(&rng, FFN_KQ_Q6_K, lay, 5, 1500, 1);
+		run_random(&rng, FFN_KQ_Q6_K, lay, 3, 1800, 1);
+		run_random(&rng, FFN_KQ_Q6_K, lay, 2, 33000, 1);
+		run_random(&rng, FFN_KQ_Q6_K, lay, 2, 66000, 1);
 	}
 }
 
@@ -371,19 +371,19 @@ test_random_q6k(void **state)
 static void
 test_stream_rows(void **state)
 {
+	uint64_t rng = test_rng_seed(19);
 	static const uint32_t rows[] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 13,
 					 66, 67 };
 	static const uint32_t cols[] = { 256, 700, 1024, 2560 };
 
 	(void)state;
-	kt_seed(19);
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
 		for (size_t c = 0; c < sizeof(cols) / sizeof(cols[0]); c++) {
-			run_random(FFN_KQ_Q4_K, FFN_KQ_Q6_PRIVATE, rows[i],
-				   cols[c], 1);
-			run_random(FFN_KQ_Q6_K, FFN_KQ_Q6_PRIVATE, rows[i],
-				   cols[c], 1);
-			run_random(FFN_KQ_Q6_K, FFN_KQ_Q6_GGML, rows[i],
+			run_random(&rng, FFN_KQ_Q4_K, FFN_KQ_Q6_PRIVATE,
+				   rows[i], cols[c], 1);
+			run_random(&rng, FFN_KQ_Q6_K, FFN_KQ_Q6_PRIVATE,
+				   rows[i], cols[c], 1);
+			run_random(&rng, FFN_KQ_Q6_K, FFN_KQ_Q6_GGML, rows[i],
 				   cols[c], 1);
 		}
 }
@@ -394,6 +394,7 @@ test_stream_rows(void **state)
 static void
 test_q8k_accuracy(void **state)
 {
+	uint64_t rng = test_rng_seed(17);
 	const uint32_t rows = 16, cols = 1000;
 	size_t nb = FFN_KQ_NBLOCKS(cols);
 	float *x = malloc(cols * sizeof(float)), y[16], yq[16];
@@ -403,16 +404,15 @@ test_q8k_accuracy(void **state)
 	void *scratch = malloc(sl);
 
 	(void)state;
-	kt_seed(17);
 	for (uint32_t i = 0; i < cols; i++)
-		x[i] = kt_uniform(-1.0f, 1.0f);
+		x[i] = test_rng_uniform(&rng, -1.0f, 1.0f);
 	ffn_kq_quantize_q8k(x, cols, q8);
 	for (int fmt = 0; fmt < 2; fmt++) {
 		size_t rb = ffn_kq_row_bytes(fmt, cols);
 		uint8_t *w = malloc(rows * rb);
 		struct ffn_kq_mat m = { w, fmt, FFN_KQ_Q6_GGML, rows, cols };
 
-		kt_random_blocks(fmt, w, rows * nb);
+		kt_random_blocks(&rng, fmt, w, rows * nb);
 		FOR_EACH_ISA(isa) {
 			assert_int_equal(ffn_kq_matvec_f32(&m, 0, rows, x, cols,
 					1, y, rows, scratch, sl), 0);
@@ -438,14 +438,14 @@ test_q8k_accuracy(void **state)
 static void
 test_q8k_layout(void **state)
 {
+	uint64_t rng = test_rng_seed(19);
 	float x[300];
 	uint8_t row[2 * FFN_KQ_Q8K_BYTES], row2[2 * FFN_KQ_Q8K_BYTES];
 	uint8_t ggml[2 * 292];
 
 	(void)state;
-	kt_seed(19);
 	for (int i = 0; i < 300; i++)
-		x[i] = kt_uniform(-3.0f, 2.0f);
+		x[i] = test_rng_uniform(&rng, -3.0f, 2.0f);
 	ffn_kq_quantize_q8k(x, 300, row);
 	for (int b = 0; b < 2; b++) {
 		const int8_t *qs = (const int8_t *)row + 256 * b;
@@ -499,6 +499,7 @@ test_q8k_layout(void **state)
 static void
 test_no_read_past_cols(void **state)
 {
+	uint64_t rng = test_rng_seed(23);
 	const uint32_t cols = 300, rows = 7;
 	long pg = sysconf(_SC_PAGESIZE);
 	size_t xbytes = 2 * cols * sizeof(float);
@@ -515,11 +516,10 @@ test_no_read_past_cols(void **state)
 	assert_true(map != MAP_FAILED);
 	assert_int_equal(mprotect(map + span - pg, pg, PROT_NONE), 0);
 	x = (float *)(map + span - pg - xbytes);
-	kt_seed(23);
 	for (uint32_t i = 0; i < 2 * cols; i++)
-		x[i] = kt_uniform(-1.0f, 1.0f);
-	kt_random_blocks(FFN_KQ_Q4_K, w, rows * 2);
-	kt_random_blocks(FFN_KQ_Q6_K, w6, rows * 2);
+		x[i] = test_rng_uniform(&rng, -1.0f, 1.0f);
+	kt_random_blocks(&rng, FFN_KQ_Q4_K, w, rows * 2);
+	kt_random_blocks(&rng, FFN_KQ_Q6_K, w6, rows * 2);
 	FOR_EACH_ISA(isa) {
 		struct ffn_kq_mat m = { w, FFN_KQ_Q4_K, 0, rows, cols };
 		struct ffn_kq_mat m6 = { w6, FFN_KQ_Q6_K, 1, rows, cols };
@@ -540,6 +540,7 @@ test_no_read_past_cols(void **state)
 static void
 test_row_range(void **state)
 {
+	uint64_t rng = test_rng_seed(29);
 	const uint32_t rows = 20, cols = 512;
 	size_t rb = ffn_kq_row_bytes(FFN_KQ_Q4_K, cols);
 	uint8_t *w = malloc(rows * rb);
@@ -547,10 +548,9 @@ test_row_range(void **state)
 	struct ffn_kq_mat m = { w, FFN_KQ_Q4_K, 0, rows, cols };
 
 	(void)state;
-	kt_seed(29);
-	kt_random_blocks(FFN_KQ_Q4_K, w, rows * 2);
+	kt_random_blocks(&rng, FFN_KQ_Q4_K, w, rows * 2);
 	for (int i = 0; i < 512; i++)
-		x[i] = kt_uniform(-1, 1);
+		x[i] = test_rng_uniform(&rng, -1, 1);
 	assert_int_equal(ffn_kq_matvec_f32(&m, 0, rows, x, 512, 1, y, rows,
 					   NULL, 0), 0);
 	assert_int_equal(ffn_kq_matvec_f32(&m, 5, 13, x, 512, 1, ys, 8,

@@ -33,7 +33,7 @@ struct qlayer {
 };
 
 static void
-make_layer(struct qlayer *q, uint32_t nf, uint32_t hid,
+make_layer(uint64_t *rng, struct qlayer *q, uint32_t nf, uint32_t hid,
 	   enum ffn_kq_fmt down_fmt, enum ffn_kq_q6_layout lay)
 {
 	float *row = malloc(FFN_KQ_PAD256(nf > hid ? nf : hid) * sizeof(float));
@@ -47,15 +47,15 @@ make_layer(struct qlayer *q, uint32_t nf, uint32_t hid,
 	q->d = malloc(q->dl);
 	for (uint32_t f = 0; f < nf; f++) {
 		for (uint32_t h = 0; h < hid; h++)
-			row[h] = kt_uniform(-0.2f, 0.3f);
+			row[h] = test_rng_uniform(rng, -0.2f, 0.3f);
 		ffn_kq_quantize_row(FFN_KQ_Q4_K, lay, row, hid, q->g + f * rg);
 		for (uint32_t h = 0; h < hid; h++)
-			row[h] = kt_uniform(-0.3f, 0.2f);
+			row[h] = test_rng_uniform(rng, -0.3f, 0.2f);
 		ffn_kq_quantize_row(FFN_KQ_Q4_K, lay, row, hid, q->u + f * rg);
 	}
 	for (uint32_t h = 0; h < hid; h++) {
 		for (uint32_t f = 0; f < nf; f++)
-			row[f] = kt_uniform(-0.25f, 0.25f);
+			row[f] = test_rng_uniform(rng, -0.25f, 0.25f);
 		ffn_kq_quantize_row(down_fmt, lay, row, nf, q->d + h * rd);
 	}
 	q->l = (struct ffn_kq_layer){ q->g, q->u, q->d, FFN_KQ_Q4_K,
@@ -137,19 +137,19 @@ max_abs(const double *v, size_t n)
 static void
 test_layer_padding(void **state)
 {
+	uint64_t rng = test_rng_seed(101);
 	const size_t R = 3;
 	float x[3 * H], y[3 * H];
 	double ref[H];
 
 	(void)state;
-	kt_seed(101);
 	for (int i = 0; i < 3 * H; i++)
-		x[i] = kt_uniform(-1.5f, 1.5f);
+		x[i] = test_rng_uniform(&rng, -1.5f, 1.5f);
 	for (int df = 0; df < 2; df++)
 		for (int lay = 0; lay < 2; lay++) {
 			struct qlayer q;
 
-			make_layer(&q, NF0, H, df, lay);
+			make_layer(&rng, &q, NF0, H, df, lay);
 			for (int act = 0; act < 2; act++) {
 				size_t sl = ffn_kq_layer_scratch(&q.l, R,
 							FFN_KQ_PATH_F32);
@@ -182,6 +182,7 @@ test_layer_padding(void **state)
 static void
 test_layer_q8k(void **state)
 {
+	uint64_t rng = test_rng_seed(103);
 	const size_t R = 2;
 	float x[2 * H], y[2 * H], yq[2 * H];
 	struct qlayer q;
@@ -189,10 +190,9 @@ test_layer_q8k(void **state)
 	void *s;
 
 	(void)state;
-	kt_seed(103);
 	for (int i = 0; i < 2 * H; i++)
-		x[i] = kt_uniform(-1.0f, 1.0f);
-	make_layer(&q, NF0, H, FFN_KQ_Q6_K, FFN_KQ_Q6_PRIVATE);
+		x[i] = test_rng_uniform(&rng, -1.0f, 1.0f);
+	make_layer(&rng, &q, NF0, H, FFN_KQ_Q6_K, FFN_KQ_Q6_PRIVATE);
 	sl = ffn_kq_layer_scratch(&q.l, R, FFN_KQ_PATH_F32);
 	sq = ffn_kq_layer_scratch(&q.l, R, FFN_KQ_PATH_Q8K);
 	s = malloc(sl > sq ? sl : sq);
@@ -233,6 +233,7 @@ test_layer_q8k(void **state)
 static void
 test_layer_many_rows(void **state)
 {
+	uint64_t rng = test_rng_seed(107);
 	const size_t R = 11;
 	float *x = malloc(R * H * sizeof(float));
 	float *y = malloc(R * H * sizeof(float)), y1[H];
@@ -241,10 +242,9 @@ test_layer_many_rows(void **state)
 	void *s;
 
 	(void)state;
-	kt_seed(107);
 	for (size_t i = 0; i < R * H; i++)
-		x[i] = kt_uniform(-1.0f, 1.0f);
-	make_layer(&q, NF1, H, FFN_KQ_Q6_K, FFN_KQ_Q6_GGML);
+		x[i] = test_rng_uniform(&rng, -1.0f, 1.0f);
+	make_layer(&rng, &q, NF1, H, FFN_KQ_Q6_K, FFN_KQ_Q6_GGML);
 	for (int path = 0; path < 2; path++) {
 		sl = ffn_kq_layer_scratch(&q.l, R, path);
 		s = malloc(sl);
@@ -350,6 +350,7 @@ write_manifest(const struct ment *e, size_t n)
 static int
 setup_vindex(void **state)
 {
+	uint64_t rng = test_rng_seed(109);
 	static const char *const nm[3] = { "gate_proj", "up_proj",
 					   "down_proj" };
 	struct qlayer *ql[2] = { &lay0, &lay1 };
@@ -358,9 +359,8 @@ setup_vindex(void **state)
 	FILE *f;
 
 	(void)state;
-	kt_seed(109);
-	make_layer(&lay0, NF0, H, FFN_KQ_Q6_K, FFN_KQ_Q6_PRIVATE);
-	make_layer(&lay1, NF1, H, FFN_KQ_Q6_K, FFN_KQ_Q6_PRIVATE);
+	make_layer(&rng, &lay0, NF0, H, FFN_KQ_Q6_K, FFN_KQ_Q6_PRIVATE);
+	make_layer(&rng, &lay1, NF1, H, FFN_KQ_Q6_K, FFN_KQ_Q6_PRIVATE);
 	strcpy(dir, "/tmp/kq-test-XXXXXX");
 	if (mkdtemp(dir) == NULL)
 		return -1;
@@ -413,13 +413,14 @@ static const struct ffn_kq_layer_spec spec2[2] = { { 0, NF0 }, { 1, NF1 } };
 static void
 test_load_ok(void **state)
 {
+	uint64_t rng = test_rng_seed(113);
 	float x[H], y[H], yl[H];
 	char err[256];
 
 	(void)state;
 	write_manifest(good, 6);
 	for (int x_i = 0; x_i < H; x_i++)
-		x[x_i] = kt_uniform(-1, 1);
+		x[x_i] = test_rng_uniform(&rng, -1, 1);
 	for (int mode = 0; mode < 2; mode++) {
 		struct ffn_kq_load_opts o = { mode, mode ? 0 : -1, mode,
 					      FFN_KQ_Q6_PRIVATE };

@@ -30,7 +30,7 @@
 
 #include "ffn.h"
 #include "ffn_kq.h"
-#include "mkvindex_q4k.h"
+#include "kq_fixture.h"
 
 #define H 300
 #define ROWS 3
@@ -41,35 +41,18 @@ static char dir[64];
 static int
 setup(void **state)
 {
-	struct vw_opts o;
-	struct vw_q4k_opts q = { FFN_KQ_Q6_PRIVATE, 0 };
-	char err[256];
+	struct vw_opts o = kq_fixture_opts(H, 2, widths, 11);
 
 	(void)state;
-	vw_defaults(&o);
-	o.hidden = H;
-	o.layers = 2;
-	o.widths = widths;
-	o.seed = 11;
-	strcpy(dir, "/tmp/kq-part-XXXXXX");
-	if (!mkdtemp(dir))
-		return -1;
-	return vw_write_q4k(dir, &o, &q, err, sizeof(err));
+	return kq_fixture_write(dir, sizeof(dir), "kq-part", &o,
+				FFN_KQ_Q6_PRIVATE);
 }
 
 static int
 teardown(void **state)
 {
-	static const char *const f[] = { "index.json", FFN_KQ_BIN_NAME,
-					 FFN_KQ_MANIFEST_NAME };
-	char p[160];
-
 	(void)state;
-	for (size_t i = 0; i < 3; i++) {
-		snprintf(p, sizeof(p), "%s/%s", dir, f[i]);
-		unlink(p);
-	}
-	rmdir(dir);
+	kq_fixture_remove(dir);
 	return 0;
 }
 
