@@ -396,8 +396,15 @@ rel_err(const struct run *r, const struct run *b, uint32_t s, uint32_t j)
 	return n2 > 0 ? sqrt(e2 / n2) : sqrt(e2);
 }
 
-int
-main(int argc, char **argv)
+/* What the command line asks for (the model's sizes are globals). */
+struct bench_opts {
+	const char *layout, *model, *wires, *rwire;
+	uint32_t seed, token, assert_k;
+};
+
+/* The command line into o and the globals; 0, or the exit code. */
+static int
+parse_args(int argc, char **argv, struct bench_opts *o)
 {
 	static const struct option opts[] = {
 		{ "ffn", required_argument, NULL, 'f' },
@@ -413,28 +420,23 @@ main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	const char *layout = NULL, *model = NULL, *wires = "f32,f16,i8";
-	const char *rwire = "same";
-	uint32_t seed = 1, token = 1, assert_k = 0, model_layers = 0;
-	struct run *runs[LC_FMT_COUNT + 1], *base;
-	unsigned nruns = 0, i, failed = 0;
-	uint32_t s, j;
-	char err[512], *w, *save = NULL, *wl;
-	int c, rc;
+	int c;
 
+	*o = (struct bench_opts){ .wires = "f32,f16,i8", .rwire = "same",
+				  .seed = 1, .token = 1 };
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
-		case 'f': layout = optarg; break;
-		case 'm': model = optarg; break;
+		case 'f': o->layout = optarg; break;
+		case 'm': o->model = optarg; break;
 		case 'V': vocab = opt_u32("--vocab", 2, 1u << 24); break;
-		case 'S': seed = opt_u32("--seed", 0, UINT32_MAX); break;
-		case 't': token = opt_u32("--token", 0, UINT32_MAX); break;
+		case 'S': o->seed = opt_u32("--seed", 0, UINT32_MAX); break;
+		case 't': o->token = opt_u32("--token", 0, UINT32_MAX); break;
 		case 'n': steps = opt_u32("--steps", 1, 1u << 20); break;
-		case 'w': wires = optarg; break;
-		case 'r': rwire = optarg; break;
+		case 'w': o->wires = optarg; break;
+		case 'r': o->rwire = optarg; break;
 		case 'k':
-			assert_k = opt_u32("--assert-topk-match", 1,
-					   TOPK_MAX);
+			o->assert_k = opt_u32("--assert-topk-match", 1,
+					      TOPK_MAX);
 			break;
 		case 'H': H = opt_u32("--hidden", 1, UINT32_MAX); break;
 		case 'h': usage(stdout, 0); break;
@@ -446,19 +448,30 @@ main(int argc, char **argv)
 			argv[optind]);
 		usage(stderr, 2);
 	}
-	if (layout == NULL) {
+	if (o->layout == NULL) {
 		fprintf(stderr, T ": --ffn is required\n");
 		return 2;
 	}
-	if (strcmp(rwire, "same") != 0 && lc_fmt_parse(rwire) < 0) {
+	if (strcmp(o->rwire, "same") != 0 && lc_fmt_parse(o->rwire) < 0) {
 		fprintf(stderr, T ": --request-wire: \"%s\" is not same, f32, "
-			"f16 or i8\n", rwire);
+			"f16 or i8\n", o->rwire);
 		return 2;
 	}
-	if (assert_k > topk)
-		topk = assert_k;
-	if (parse_layout(layout) < 0)
-		return 2;
+	if (o->assert_k > topk)
+		topk = o->assert_k;
+	return 0;
+}
+
+/*
+ * H (unless --hidden) and, for one bare URL, the walk over every layer,
+ * from /v1/stats; every shard must serve the same model width. 0 or 1.
+ */
+static int
+probe_shards(void)
+{
+	uint32_t model_layers = 0, j;
+	unsigned i;
+
 	if (H == 0 || nl == 0) {
 		uint32_t h = 0;
 
@@ -470,7 +483,6 @@ main(int argc, char **argv)
 		if (H == 0)
 			H = h;
 	}
-	/* Every shard must serve the same model width. */
 	for (i = 0; i < nshards; i++) {
 		uint32_t h = 0, nlay = 0;
 
@@ -492,6 +504,16 @@ main(int argc, char **argv)
 		for (j = 0; j < model_layers && j < MAX_LAYERS; j++)
 			walk[nl++] = j;
 	}
+	return 0;
+}
+
+/* E: --model's embeddings.bin, else synthetic N(0,1) ones. 0 or 1. */
+static int
+load_embeddings(const char *model, uint32_t seed)
+{
+	char err[512];
+	uint32_t s;
+
 	if (model != NULL) {
 		E = vref_embeddings(model, H, &vocab, err, sizeof(err));
 		if (E == NULL && err[0]) {
@@ -515,82 +537,109 @@ main(int argc, char **argv)
 			vocab, topk);
 		return 1;
 	}
-	token %= vocab;
-	printf("ffn-bench: %u shard(s), %u layers (%u-%u), hidden %u, vocab %u,"
-	       " %s\n", nshards, nl, walk[0], walk[nl - 1], H, vocab,
-	       synthetic ? "SYNTHETIC embeddings N(0,1) (tied LM head)" :
-	       "REAL embeddings.bin of the vindex (tied LM head)");
-	printf("steps %u from token %u; the f32 run feeds its argmax back; "
-	       "other formats are teacher-forced on the f32 tokens\n", steps,
-	       token);
-	/* f32 first: the baseline. */
-	wl = strdup(wires);
-	runs[nruns++] = run_new(LC_F32, strcmp(rwire, "same") == 0 ? LC_F32 :
-				(enum lc_fmt)lc_fmt_parse(rwire), token);
-	for (w = strtok_r(wl, ",", &save); w != NULL;
+	return 0;
+}
+
+/*
+ * One run per format of --wire, f32 first (the baseline), into runs[];
+ * *wl holds the list's copy. 0, or 2 for a format that is none.
+ */
+static int
+make_runs(const struct bench_opts *o, uint32_t token, struct run **runs,
+	  unsigned *nruns, char **wl)
+{
+	int same = strcmp(o->rwire, "same") == 0;
+	char *w, *save = NULL;
+
+	*wl = strdup(o->wires);
+	runs[(*nruns)++] = run_new(LC_F32, same ? LC_F32 :
+				   (enum lc_fmt)lc_fmt_parse(o->rwire), token);
+	for (w = strtok_r(*wl, ",", &save); w != NULL;
 	     w = strtok_r(NULL, ",", &save)) {
-		int f = lc_fmt_parse(w), rf = strcmp(rwire, "same") == 0 ? f :
-			lc_fmt_parse(rwire);
+		int f = lc_fmt_parse(w), rf = same ? f : lc_fmt_parse(o->rwire);
 
 		if (f < 0) {
 			fprintf(stderr, T ": --wire: \"%s\" is not f32, f16 "
 				"or i8\n", w);
 			return 2;
 		}
-		if (f != LC_F32 && nruns <= LC_FMT_COUNT)
-			runs[nruns++] = run_new(f, rf, token);
+		if (f != LC_F32 && *nruns <= LC_FMT_COUNT)
+			runs[(*nruns)++] = run_new(f, rf, token);
 	}
+	return 0;
+}
+
+/* Every run, the baseline first; 0 or 1. */
+static int
+run_all(struct run **runs, unsigned nruns)
+{
+	unsigned i;
+
 	for (i = 0; i < nruns; i++) {
 		if (runs[i] == NULL)
 			return 1;
-		rc = run_model(runs[i], i ? runs[0] : NULL);
-		if (rc < 0) {
+		if (run_model(runs[i], i ? runs[0] : NULL) < 0) {
 			fprintf(stderr, "ffn-bench: %s run failed\n",
 				lc_fmt_name(runs[i]->fmt));
 			return 1;
 		}
 	}
-	base = runs[0];
-	printf("\nformat req  top1    top5-set top5-ovl  max-rel   mean-rel  "
-	       "body B/tok wire B/tok wall ms/tok srv ms/tok non-finite\n");
-	for (i = 0; i < nruns; i++) {
-		struct run *r = runs[i];
-		uint32_t t1 = 0, t5 = 0, ov = 0, k5 = topk < 5 ? topk : 5;
-		double mx = 0, sum = 0;
-		uint64_t nf = 0;
+	return 0;
+}
 
-		for (j = 0; j < nl; j++)
-			nf += r->nonfin[j];
-		for (s = 0; s < steps; s++) {
-			const uint32_t *a = r->top + (size_t)s * topk;
-			const uint32_t *b = base->top + (size_t)s * topk;
+/*
+ * r's line of the format table against the baseline; with assert_k, a
+ * line for each step whose top-K set differs. 1 if one did, else 0.
+ */
+static int
+print_run(const struct run *r, const struct run *base, uint32_t assert_k)
+{
+	uint32_t t1 = 0, t5 = 0, ov = 0, k5 = topk < 5 ? topk : 5, s, j;
+	double mx = 0, sum = 0;
+	uint64_t nf = 0;
+	int failed = 0;
 
-			t1 += a[0] == b[0];
-			t5 += same_set(a, b, k5);
-			ov += overlap(a, b, k5);
-			for (j = 0; j < nl; j++) {
-				double e = rel_err(r, base, s, j);
+	for (j = 0; j < nl; j++)
+		nf += r->nonfin[j];
+	for (s = 0; s < steps; s++) {
+		const uint32_t *a = r->top + (size_t)s * topk;
+		const uint32_t *b = base->top + (size_t)s * topk;
 
-				mx = e > mx ? e : mx;
-				sum += e;
-			}
-			if (assert_k && !same_set(a, b, assert_k)) {
-				printf("  step %u: %s top-%u set differs from "
-				       "f32\n", s, lc_fmt_name(r->fmt),
-				       assert_k);
-				failed = 1;
-			}
+		t1 += a[0] == b[0];
+		t5 += same_set(a, b, k5);
+		ov += overlap(a, b, k5);
+		for (j = 0; j < nl; j++) {
+			double e = rel_err(r, base, s, j);
+
+			mx = e > mx ? e : mx;
+			sum += e;
 		}
-		printf("%-6s %-4s %3u/%-3u %3u/%-3u %6.3f  %9.3g %9.3g %10.1f "
-		       "%10.1f %11.3f %10.3f %10llu%s\n", lc_fmt_name(r->fmt),
-		       lc_fmt_name(r->rfmt), t1, steps, t5, steps,
-		       (double)ov / (steps * k5), mx, sum / (steps * nl),
-		       (double)r->body_bytes / steps,
-		       (double)r->wire_bytes / steps, r->wall_ms / steps,
-		       r->server_ms / steps, (unsigned long long)nf,
-		       r->fallbacks ? "  (server fell back: format not "
-		       "enabled)" : "");
+		if (assert_k && !same_set(a, b, assert_k)) {
+			printf("  step %u: %s top-%u set differs from f32\n",
+			       s, lc_fmt_name(r->fmt), assert_k);
+			failed = 1;
+		}
 	}
+	printf("%-6s %-4s %3u/%-3u %3u/%-3u %6.3f  %9.3g %9.3g %10.1f "
+	       "%10.1f %11.3f %10.3f %10llu%s\n", lc_fmt_name(r->fmt),
+	       lc_fmt_name(r->rfmt), t1, steps, t5, steps,
+	       (double)ov / (steps * k5), mx, sum / (steps * nl),
+	       (double)r->body_bytes / steps,
+	       (double)r->wire_bytes / steps, r->wall_ms / steps,
+	       r->server_ms / steps, (unsigned long long)nf,
+	       r->fallbacks ? "  (server fell back: format not "
+	       "enabled)" : "");
+	return failed;
+}
+
+/* The per-layer table: the f32 run's magnitudes, each format's errors. */
+static void
+print_layers(struct run *const *runs, unsigned nruns)
+{
+	const struct run *base = runs[0];
+	uint32_t s, j;
+	unsigned i;
+
 	printf("\nper layer: f32 mean |h|, f32 max |y|, values beyond f16 "
 	       "range (y = FFN output, h = residual, f32 run), then each "
 	       "format's relative residual error max/mean\n");
@@ -620,12 +669,49 @@ main(int argc, char **argv)
 		printf("%s\n", base->y_over[j] || base->h_over[j] ?
 		       "  <- beyond f16 range" : "");
 	}
+}
+
+int
+main(int argc, char **argv)
+{
+	struct run *runs[LC_FMT_COUNT + 1];
+	unsigned nruns = 0, i, failed = 0;
+	struct bench_opts o;
+	uint32_t token, s;
+	char *wl = NULL;
+	int rc;
+
+	rc = parse_args(argc, argv, &o);
+	if (rc != 0)
+		return rc;
+	if (parse_layout(o.layout) < 0)
+		return 2;
+	if (probe_shards() != 0 || load_embeddings(o.model, o.seed) != 0)
+		return 1;
+	token = o.token % vocab;
+	printf("ffn-bench: %u shard(s), %u layers (%u-%u), hidden %u, vocab %u,"
+	       " %s\n", nshards, nl, walk[0], walk[nl - 1], H, vocab,
+	       synthetic ? "SYNTHETIC embeddings N(0,1) (tied LM head)" :
+	       "REAL embeddings.bin of the vindex (tied LM head)");
+	printf("steps %u from token %u; the f32 run feeds its argmax back; "
+	       "other formats are teacher-forced on the f32 tokens\n", steps,
+	       token);
+	rc = make_runs(&o, token, runs, &nruns, &wl);
+	if (rc != 0)
+		return rc;
+	if (run_all(runs, nruns) != 0)
+		return 1;
+	printf("\nformat req  top1    top5-set top5-ovl  max-rel   mean-rel  "
+	       "body B/tok wire B/tok wall ms/tok srv ms/tok non-finite\n");
+	for (i = 0; i < nruns; i++)
+		failed |= print_run(runs[i], runs[0], o.assert_k);
+	print_layers(runs, nruns);
 	printf("\ntokens (f32):");
 	for (s = 0; s <= steps && s < 32; s++)
-		printf(" %u", base->tokens[s]);
+		printf(" %u", runs[0]->tokens[s]);
 	printf("\n");
-	if (assert_k)
-		printf("assert-topk-match %u: %s\n", assert_k,
+	if (o.assert_k)
+		printf("assert-topk-match %u: %s\n", o.assert_k,
 		       failed ? "FAIL" : "ok");
 	for (i = 0; i < nshards; i++)
 		lc_http_close(&shards[i].http);

@@ -93,8 +93,78 @@ read_input(const char *path, float *x, size_t n)
 	return 0;
 }
 
-int
-main(int argc, char **argv)
+/* What the command line asks for. */
+struct client_opts {
+	const char *url, *input, *out_path, *verify;
+	uint32_t layers[MAX_LAYERS], nlayers, seq, hidden;
+	int wire, rwire, batch, have_seed, json;
+	double max_err;
+	unsigned repeat, show;
+};
+
+/* One call and what came back (the last of --repeat). */
+struct call {
+	struct lc_http http;
+	struct lc_http_resp resp;
+	struct lc_response dec;
+	float *x;
+	uint8_t *body;
+	ssize_t blen;
+	double *walls, *srvs;
+};
+
+/* One option; 0, or the exit code of a refused value. */
+static int
+parse_opt(int c, struct client_opts *o)
+{
+	int rc;
+
+	switch (c) {
+	case 'l':
+	case 'L':
+		/* Layer ids are u32 on the wire (§3); the top value is the
+		 * batch marker. */
+		rc = tool_opt_u32_list(T, c == 'l' ? "--layer" : "--layers",
+				       optarg, 0, LC_BATCH_MARKER - 1,
+				       o->layers, MAX_LAYERS);
+		if (rc < 0)
+			return 2;
+		o->nlayers = rc;
+		break;
+	case 'w': o->wire = opt_fmt("--wire"); break;
+	case 'r': o->rwire = opt_fmt("--request-wire"); break;
+	case 'b': o->batch = 1; break;
+	case 's': o->seq = opt_u32("--seq-len", 1, UINT32_MAX); break;
+	case 'H': o->hidden = opt_u32("--hidden", 1, UINT32_MAX); break;
+	case 'i': o->input = optarg; break;
+	case 'R': {
+		uint64_t seed;
+
+		if (tool_opt_u64(T, "--random", optarg, &seed) < 0)
+			return 2;
+		lc_rng_seed(&rng, seed);
+		o->have_seed = 1;
+		break;
+	}
+	case 'o': o->out_path = optarg; break;
+	case 'v': o->verify = optarg; break;
+	case 'e':
+		if (tool_opt_double(T, "--max-err", optarg, 0, 1e300,
+				    &o->max_err) < 0)
+			return 2;
+		break;
+	case 'n': o->show = opt_u32("--show", 0, UINT32_MAX); break;
+	case 'j': o->json = 1; break;
+	case 'N': o->repeat = opt_u32("--repeat", 1, 1000000); break;
+	case 'h': usage(stdout, 0); break;
+	default: usage(stderr, 2);
+	}
+	return 0;
+}
+
+/* The command line into o; 0, or the exit code. */
+static int
+parse_args(int argc, char **argv, struct client_opts *o)
 {
 	static const struct option opts[] = {
 		{ "layer", required_argument, NULL, 'l' },
@@ -115,207 +185,171 @@ main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	const char *input = NULL, *out_path = NULL, *verify = NULL, *url;
-	uint32_t layers[MAX_LAYERS], nlayers = 0, seq = 1, hidden = 0, i;
-	int wire = LC_F32, rwire = LC_F32, batch = 0, have_seed = 0, c, rc;
-	double max_err = -1, t0, wall, *walls, *srvs;
-	unsigned repeat = 1, it;
-	int json = 0;
-	unsigned show = 8;
-	struct lc_http_resp resp;
-	struct lc_response dec;
-	struct lc_http http;
-	char err[512];
-	uint8_t *body;
-	ssize_t blen;
-	float *x;
+	int c, rc;
 
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'l':
-		case 'L':
-			/* Layer ids are u32 on the wire (§3); the top value
-			 * is the batch marker. */
-			rc = tool_opt_u32_list(T, c == 'l' ? "--layer" :
-					       "--layers", optarg, 0,
-					       LC_BATCH_MARKER - 1, layers,
-					       MAX_LAYERS);
-			if (rc < 0)
-				return 2;
-			nlayers = rc;
-			break;
-		case 'w':
-			wire = opt_fmt("--wire");
-			break;
-		case 'r':
-			rwire = opt_fmt("--request-wire");
-			break;
-		case 'b':
-			batch = 1;
-			break;
-		case 's':
-			seq = opt_u32("--seq-len", 1, UINT32_MAX);
-			break;
-		case 'H':
-			hidden = opt_u32("--hidden", 1, UINT32_MAX);
-			break;
-		case 'i':
-			input = optarg;
-			break;
-		case 'R': {
-			uint64_t seed;
-
-			if (tool_opt_u64(T, "--random", optarg, &seed) < 0)
-				return 2;
-			lc_rng_seed(&rng, seed);
-			have_seed = 1;
-			break;
-		}
-		case 'o':
-			out_path = optarg;
-			break;
-		case 'v':
-			verify = optarg;
-			break;
-		case 'e':
-			if (tool_opt_double(T, "--max-err", optarg, 0, 1e300,
-					    &max_err) < 0)
-				return 2;
-			break;
-		case 'n':
-			show = opt_u32("--show", 0, UINT32_MAX);
-			break;
-		case 'j':
-			json = 1;
-			break;
-		case 'N':
-			repeat = opt_u32("--repeat", 1, 1000000);
-			break;
-		case 'h':
-			usage(stdout, 0);
-			break;
-		default:
-			usage(stderr, 2);
-		}
-	}
+	memset(o, 0, sizeof(*o));
+	o->seq = 1;
+	o->wire = LC_F32;
+	o->rwire = LC_F32;
+	o->max_err = -1;
+	o->repeat = 1;
+	o->show = 8;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1)
+		if ((rc = parse_opt(c, o)) != 0)
+			return rc;
 	if (optind != argc - 1) {
 		fprintf(stderr, T ": %s\n", optind >= argc ? "no URL given" :
 			"one URL only, options before or after it");
 		usage(stderr, 2);
 	}
-	if (nlayers == 0) {
+	if (o->nlayers == 0) {
 		fprintf(stderr, T ": --layer or --layers is required\n");
 		return 2;
 	}
-	if ((input == NULL) == !have_seed) {
+	if ((o->input == NULL) == !o->have_seed) {
 		fprintf(stderr, T ": give exactly one of --input FILE and "
 			"--random SEED\n");
 		return 2;
 	}
-	url = argv[optind];
-	if (lc_http_init(&http, url) < 0) {
-		fprintf(stderr, "ffn-client: %s\n", http.err);
-		return 1;
-	}
-	if (hidden == 0 && lc_http_stats(&http, &hidden, NULL) < 0) {
-		fprintf(stderr, "ffn-client: %s\n", http.err);
-		return 1;
-	}
-	x = malloc(sizeof(float) * ((size_t)seq * hidden + 1));
-	if (x == NULL)
-		return 1;
-	if (input != NULL) {
-		if (read_input(input, x, (size_t)seq * hidden) < 0)
-			return 1;
+	o->url = argv[optind];
+	return 0;
+}
+
+/* --input's or --random's seq x hidden values, and the request body. */
+static int
+make_request(struct client_opts *o, struct call *k)
+{
+	size_t m = (size_t)o->seq * o->hidden;
+	uint32_t i;
+
+	k->x = malloc(sizeof(float) * (m + 1));
+	if (k->x == NULL)
+		return -ENOMEM;
+	if (o->input != NULL) {
+		if (read_input(o->input, k->x, m) < 0)
+			return -EINVAL;
 	} else {
-		for (i = 0; i < seq * hidden; i++)
-			x[i] = lc_rng_normal(&rng);
+		for (i = 0; i < o->seq * o->hidden; i++)
+			k->x[i] = lc_rng_normal(&rng);
 	}
-	if (json) {
+	if (o->json) {
 		size_t jl;
 
-		body = (uint8_t *)lc_json_request(layers, nlayers, seq, hidden,
-						  x, &jl);
-		blen = jl;
-		rwire = LC_F32;	/* JSON carries the input exactly */
+		k->body = (uint8_t *)lc_json_request(o->layers, o->nlayers,
+						     o->seq, o->hidden, k->x,
+						     &jl);
+		k->blen = jl;
+		o->rwire = LC_F32;	/* JSON carries the input exactly */
 	} else {
-		blen = 8 + 4 * nlayers + 12 +
-			lc_payload_bytes(rwire, seq, hidden);
-		body = malloc(blen);
-		if (body != NULL)
-			blen = lc_encode_request(body, blen, layers, nlayers,
-						 batch, seq, hidden, x, rwire);
+		k->blen = 8 + 4 * o->nlayers + 12 +
+			lc_payload_bytes(o->rwire, o->seq, o->hidden);
+		k->body = malloc(k->blen);
+		if (k->body != NULL)
+			k->blen = lc_encode_request(k->body, k->blen,
+						    o->layers, o->nlayers,
+						    o->batch, o->seq,
+						    o->hidden, k->x,
+						    o->rwire);
 	}
-	if (body == NULL)
+	return k->body == NULL ? -ENOMEM : 0;
+}
+
+/* Send the request --repeat times on the kept-alive connection; 0 or 1. */
+static int
+send_requests(const struct client_opts *o, struct call *k)
+{
+	char err[512];
+	unsigned it;
+	double t0;
+	int rc;
+
+	k->walls = calloc(o->repeat, sizeof(double));
+	k->srvs = calloc(o->repeat, sizeof(double));
+	if (k->walls == NULL || k->srvs == NULL)
 		return 1;
-	walls = calloc(repeat, sizeof(double));
-	srvs = calloc(repeat, sizeof(double));
-	if (walls == NULL || srvs == NULL)
-		return 1;
-	/* --repeat: the same request again over the kept-alive connection. */
-	for (it = 0; it < repeat; it++) {
+	for (it = 0; it < o->repeat; it++) {
 		if (it > 0)
-			lc_response_free(&dec);
+			lc_response_free(&k->dec);
 		t0 = lc_now_ms();
-		rc = lc_http_request(&http, "POST", "/v1/walk-ffn",
-				     json ? "application/json" :
-				     lc_fmt_ctype(rwire),
-				     json ? NULL : lc_fmt_accept(wire), body,
-				     blen, &resp);
-		walls[it] = lc_now_ms() - t0;
+		rc = lc_http_request(&k->http, "POST", "/v1/walk-ffn",
+				     o->json ? "application/json" :
+				     lc_fmt_ctype(o->rwire),
+				     o->json ? NULL : lc_fmt_accept(o->wire),
+				     k->body, k->blen, &k->resp);
+		k->walls[it] = lc_now_ms() - t0;
 		if (rc < 0) {
 			fprintf(stderr, "ffn-client: POST /v1/walk-ffn: %s\n",
-				http.err);
+				k->http.err);
 			return 1;
 		}
-		if (resp.status != 200) {
-			printf("status %d  content-type %s\n", resp.status,
-			       resp.ctype);
-			printf("body %.*s\n", (int)resp.body_len, resp.body);
+		if (k->resp.status != 200) {
+			printf("status %d  content-type %s\n", k->resp.status,
+			       k->resp.ctype);
+			printf("body %.*s\n", (int)k->resp.body_len,
+			       k->resp.body);
 			return 1;
 		}
-		if (json)
-			rc = lc_json_decode(&dec, resp.body, resp.body_len, err,
-					    sizeof(err));
+		if (o->json)
+			rc = lc_json_decode(&k->dec, k->resp.body,
+					    k->resp.body_len, err, sizeof(err));
 		else
-			rc = lc_decode_response(&dec, resp.body, resp.body_len,
-						lc_fmt_of_ctype(resp.ctype),
-						hidden, err, sizeof(err));
+			rc = lc_decode_response(&k->dec, k->resp.body,
+						k->resp.body_len,
+						lc_fmt_of_ctype(k->resp.ctype),
+						o->hidden, err, sizeof(err));
 		if (rc < 0) {
 			fprintf(stderr, "ffn-client: %s\n", err);
 			return 1;
 		}
-		srvs[it] = dec.latency_ms;
+		k->srvs[it] = k->dec.latency_ms;
 	}
-	wall = walls[repeat - 1];
-	printf("status %d  content-type %s\n", resp.status, resp.ctype);
-	if (!json && lc_fmt_of_ctype(resp.ctype) != (enum lc_fmt)wire)
+	return 0;
+}
+
+/* Status, formats, sizes and latency of the exchange. */
+static void
+print_exchange(const struct client_opts *o, struct call *k)
+{
+	const struct lc_http_resp *resp = &k->resp;
+	unsigned repeat = o->repeat;
+	double wall = k->walls[repeat - 1];
+
+	printf("status %d  content-type %s\n", resp->status, resp->ctype);
+	if (!o->json && lc_fmt_of_ctype(resp->ctype) != (enum lc_fmt)o->wire)
 		printf("note: asked for %s, server answered %s\n",
-		       lc_fmt_name(wire),
-		       lc_fmt_name(lc_fmt_of_ctype(resp.ctype)));
+		       lc_fmt_name(o->wire),
+		       lc_fmt_name(lc_fmt_of_ctype(resp->ctype)));
 	if (repeat > 1) {
-		qsort(walls, repeat, sizeof(double), cmp_double);
-		qsort(srvs, repeat, sizeof(double), cmp_double);
+		qsort(k->walls, repeat, sizeof(double), cmp_double);
+		qsort(k->srvs, repeat, sizeof(double), cmp_double);
 		printf("repeat   %u requests on %s connection(s): wall min "
 		       "%.3f p50 %.3f max %.3f ms; server p50 %.3f ms\n",
-		       repeat, http.connects > 1 ? "several" : "one",
-		       walls[0], walls[repeat / 2], walls[repeat - 1],
-		       srvs[repeat / 2]);
+		       repeat, k->http.connects > 1 ? "several" : "one",
+		       k->walls[0], k->walls[repeat / 2],
+		       k->walls[repeat - 1], k->srvs[repeat / 2]);
 	}
 	printf("request  %s  %zu body bytes, %zu on the wire\n",
-	       json ? "json" : lc_fmt_name(rwire), (size_t)blen, resp.req_len);
+	       o->json ? "json" : lc_fmt_name(o->rwire), (size_t)k->blen,
+	       resp->req_len);
 	printf("response %s  %zu body bytes, %zu on the wire  (%s %s, "
-	       "%u results)\n", json ? "json" :
-	       lc_fmt_name(lc_fmt_of_ctype(resp.ctype)),
-	       resp.body_len, resp.head_len + resp.body_len,
-	       dec.batch ? "batch" : "single", json ? "object" : "frame",
-	       dec.n);
-	printf("latency  server %.3f ms  wall %.3f ms\n", dec.latency_ms,
+	       "%u results)\n", o->json ? "json" :
+	       lc_fmt_name(lc_fmt_of_ctype(resp->ctype)),
+	       resp->body_len, resp->head_len + resp->body_len,
+	       k->dec.batch ? "batch" : "single",
+	       o->json ? "object" : "frame", k->dec.n);
+	printf("latency  server %.3f ms  wall %.3f ms\n", k->dec.latency_ms,
 	       wall);
-	for (i = 0; i < dec.n; i++) {
-		struct lc_result *r = &dec.r[i];
+}
+
+/* Each result's norms and its first show values. */
+static void
+print_results(const struct lc_response *dec, unsigned show)
+{
+	uint32_t i, k;
+
+	for (i = 0; i < dec->n; i++) {
+		const struct lc_result *r = &dec->r[i];
 		double n2 = 0, mx = 0;
-		uint32_t k;
 
 		for (k = 0; k < r->num_values; k++) {
 			n2 += (double)r->values[k] * r->values[k];
@@ -329,90 +363,159 @@ main(int argc, char **argv)
 			printf(" %.7g", r->values[k]);
 		printf("\n");
 	}
-	if (out_path != NULL) {
-		FILE *f = fopen(out_path, "wb");
+}
 
-		if (f == NULL) {
-			fprintf(stderr, "ffn-client: open %s: %s\n", out_path,
-				strerror(errno));
-			return 1;
-		}
-		for (i = 0; i < dec.n; i++)
-			fwrite(dec.r[i].values, 4, dec.r[i].num_values, f);
-		if (fclose(f) != 0) {
-			fprintf(stderr, "ffn-client: write %s: %s\n",
-				out_path, strerror(errno));
-			return 1;
-		}
+/* --out: the decoded outputs, raw f32, results in order; 0 or 1. */
+static int
+write_out(const char *path, const struct lc_response *dec)
+{
+	FILE *f = fopen(path, "wb");
+	uint32_t i;
+
+	if (f == NULL) {
+		fprintf(stderr, "ffn-client: open %s: %s\n", path,
+			strerror(errno));
+		return 1;
 	}
-	if (verify != NULL) {
-		size_t m = (size_t)seq * hidden, k;
-		double *ref = malloc(m * sizeof(double));
-		double maxabs = 0, maxref = 0, maxrel_el = 0, e2 = 0, r2 = 0;
-		float *xs = malloc(m * sizeof(float));
-		struct vref v;
+	for (i = 0; i < dec->n; i++)
+		fwrite(dec->r[i].values, 4, dec->r[i].num_values, f);
+	if (fclose(f) != 0) {
+		fprintf(stderr, "ffn-client: write %s: %s\n", path,
+			strerror(errno));
+		return 1;
+	}
+	return 0;
+}
 
-		if (ref == NULL || xs == NULL)
+/* Errors of the results against the local reference (--verify). */
+struct verr {
+	double maxabs, maxref, maxrel_el, e2, r2;
+};
+
+static void
+verr_add(struct verr *e, const float *y, const double *ref, size_t m)
+{
+	size_t k;
+
+	for (k = 0; k < m; k++) {
+		double d = fabs(y[k] - ref[k]);
+
+		if (d > e->maxabs)
+			e->maxabs = d;
+		if (fabs(ref[k]) > e->maxref)
+			e->maxref = fabs(ref[k]);
+		if (fabs(ref[k]) > 1e-3 && d / fabs(ref[k]) > e->maxrel_el)
+			e->maxrel_el = d / fabs(ref[k]);
+		e->e2 += d * d;
+		e->r2 += ref[k] * ref[k];
+	}
+}
+
+/* Recompute every result with v on xs (what the server decoded); 0 or 1. */
+static int
+verify_compute(const struct client_opts *o, const struct lc_response *dec,
+	       struct vref *v, const float *xs, struct verr *e)
+{
+	size_t m = (size_t)o->seq * o->hidden;
+	double *ref = malloc(m * sizeof(double));
+	char err[512];
+	uint32_t i;
+
+	if (ref == NULL)
+		return 1;
+	if (dec->n != o->nlayers) {
+		fprintf(stderr, "ffn-client: %u results for %u layers\n",
+			dec->n, o->nlayers);
+		return 1;
+	}
+	for (i = 0; i < dec->n; i++) {
+		if (dec->r[i].layer != o->layers[i] ||
+		    dec->r[i].num_values != m) {
+			fprintf(stderr, "ffn-client: result %u is layer %u "
+				"with %u values, expected layer %u with %zu\n",
+				i, dec->r[i].layer, dec->r[i].num_values,
+				o->layers[i], m);
 			return 1;
-		if (vref_open(&v, verify, err, sizeof(err)) < 0) {
+		}
+		if (vref_ffn(v, o->layers[i], xs, o->seq, ref, err,
+			     sizeof(err)) < 0) {
 			fprintf(stderr, "ffn-client: --verify: %s\n", err);
 			return 1;
 		}
-		/* Compare with the FFN of the input the server decoded. */
-		lc_roundtrip(xs, x, seq, hidden, rwire);
-		if (dec.n != nlayers) {
-			fprintf(stderr, "ffn-client: %u results for %u "
-				"layers\n", dec.n, nlayers);
-			return 1;
-		}
-		for (i = 0; i < dec.n; i++) {
-			if (dec.r[i].layer != layers[i] ||
-			    dec.r[i].num_values != m) {
-				fprintf(stderr, "ffn-client: result %u is "
-					"layer %u with %u values, expected "
-					"layer %u with %zu\n", i,
-					dec.r[i].layer, dec.r[i].num_values,
-					layers[i], m);
-				return 1;
-			}
-			if (vref_ffn(&v, layers[i], xs, seq, ref, err,
-				     sizeof(err)) < 0) {
-				fprintf(stderr, "ffn-client: --verify: %s\n",
-					err);
-				return 1;
-			}
-			for (k = 0; k < m; k++) {
-				double d = fabs(dec.r[i].values[k] - ref[k]);
-
-				if (d > maxabs)
-					maxabs = d;
-				if (fabs(ref[k]) > maxref)
-					maxref = fabs(ref[k]);
-				if (fabs(ref[k]) > 1e-3 &&
-				    d / fabs(ref[k]) > maxrel_el)
-					maxrel_el = d / fabs(ref[k]);
-				e2 += d * d;
-				r2 += ref[k] * ref[k];
-			}
-		}
-		printf("verify   max|err| %.3g  max|ref| %.6g  "
-		       "max|err|/max|ref| %.3g  ||err||/||ref|| %.3g  "
-		       "max elementwise rel (|ref|>1e-3) %.3g\n", maxabs, maxref,
-		       maxref > 0 ? maxabs / maxref : maxabs,
-		       r2 > 0 ? sqrt(e2 / r2) : sqrt(e2), maxrel_el);
-		vref_close(&v);
-		if (max_err >= 0 &&
-		    !((maxref > 0 ? maxabs / maxref : maxabs) <= max_err)) {
-			printf("verify   FAIL: above --max-err %g\n", max_err);
-			return 3;
-		}
-		if (max_err >= 0)
-			printf("verify   ok (--max-err %g)\n", max_err);
+		verr_add(e, dec->r[i].values, ref, m);
 	}
-	lc_response_free(&dec);
-	lc_http_close(&http);
-	free(http.buf);
-	free(body);
-	free(x);
+	free(ref);
+	return 0;
+}
+
+/* --verify (and --max-err): 0, 1 on failure to check, 3 above the bound. */
+static int
+verify(const struct client_opts *o, const struct call *k)
+{
+	size_t m = (size_t)o->seq * o->hidden;
+	float *xs = malloc(m * sizeof(float));
+	struct verr e = { 0, 0, 0, 0, 0 };
+	char err[512];
+	struct vref v;
+	double rel;
+
+	if (xs == NULL)
+		return 1;
+	if (vref_open(&v, o->verify, err, sizeof(err)) < 0) {
+		fprintf(stderr, "ffn-client: --verify: %s\n", err);
+		return 1;
+	}
+	/* Compare with the FFN of the input the server decoded. */
+	lc_roundtrip(xs, k->x, o->seq, o->hidden, o->rwire);
+	if (verify_compute(o, &k->dec, &v, xs, &e) != 0)
+		return 1;
+	rel = e.maxref > 0 ? e.maxabs / e.maxref : e.maxabs;
+	printf("verify   max|err| %.3g  max|ref| %.6g  "
+	       "max|err|/max|ref| %.3g  ||err||/||ref|| %.3g  "
+	       "max elementwise rel (|ref|>1e-3) %.3g\n", e.maxabs, e.maxref,
+	       rel, e.r2 > 0 ? sqrt(e.e2 / e.r2) : sqrt(e.e2), e.maxrel_el);
+	vref_close(&v);
+	free(xs);
+	if (o->max_err >= 0 && !(rel <= o->max_err)) {
+		printf("verify   FAIL: above --max-err %g\n", o->max_err);
+		return 3;
+	}
+	if (o->max_err >= 0)
+		printf("verify   ok (--max-err %g)\n", o->max_err);
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	static struct client_opts o;
+	struct call k;
+	int rc;
+
+	memset(&k, 0, sizeof(k));
+	rc = parse_args(argc, argv, &o);
+	if (rc != 0)
+		return rc;
+	if (lc_http_init(&k.http, o.url) < 0) {
+		fprintf(stderr, "ffn-client: %s\n", k.http.err);
+		return 1;
+	}
+	if (o.hidden == 0 && lc_http_stats(&k.http, &o.hidden, NULL) < 0) {
+		fprintf(stderr, "ffn-client: %s\n", k.http.err);
+		return 1;
+	}
+	if (make_request(&o, &k) < 0 || send_requests(&o, &k) != 0)
+		return 1;
+	print_exchange(&o, &k);
+	print_results(&k.dec, o.show);
+	if (o.out_path != NULL && write_out(o.out_path, &k.dec) != 0)
+		return 1;
+	if (o.verify != NULL && (rc = verify(&o, &k)) != 0)
+		return rc;
+	lc_response_free(&k.dec);
+	lc_http_close(&k.http);
+	free(k.http.buf);
+	free(k.body);
+	free(k.x);
 	return 0;
 }
