@@ -156,6 +156,126 @@ parse_layout(const char *spec)
 	return maxl > 0 ? 0 : -EINVAL;
 }
 
+/* --ip A.B.C.D/len: the next DPDK port's address; 0, or -1 if bad. */
+static int
+parse_ip(char *arg)
+{
+	char *slash = strchr(arg, '/'), *end;
+	unsigned long len;
+
+	if (slash == NULL || lg.nports == LG_MAX_PORTS)
+		return -1;
+	*slash = '\0';
+	len = strtoul(slash + 1, &end, 10);
+	if (*end != '\0' || len < 1 || len > 32 ||
+	    lg_parse_ipv4(arg, &lg.port[lg.nports].ip_be) < 0)
+		return -1;
+	lg.port[lg.nports].mask_be = htonl(0xffffffffu << (32 - len));
+	lg.port[lg.nports].port_id = (uint16_t)lg.nports;
+	lg.nports++;
+	return 0;
+}
+
+/* --warmup, --duration (seconds) and --timeout (ms); 0, or -1 if bad. */
+static int
+parse_time(int c, const char *arg)
+{
+	char *end;
+	double v = strtod(arg, &end);
+
+	if (*end || v < 0 || (c != 'u' && v == 0))
+		return -1;
+	if (c == 'u')
+		lg.warmup_ns = (uint64_t)(v * 1e9);
+	else if (c == 'd')
+		lg.duration_ns = (uint64_t)(v * 1e9);
+	else
+		lg.timeout_ns = (uint64_t)(v * 1e6);
+	return 0;
+}
+
+/*
+ * One option into o and lg: 0; 1 for a bad value (the caller names it);
+ * -EINVAL for an unknown option, after usage().
+ */
+static int
+parse_opt(int c, char *arg, struct opts *o)
+{
+	char *end;
+	uint32_t ip;
+	uint16_t port;
+
+	switch (c) {
+	case 'i': return parse_ip(arg) < 0;
+	case 'g':
+		return lg.nports == 0 ||
+		       lg_parse_ipv4(arg, &lg.port[lg.nports - 1].gw_be);
+	case 't':
+		return lg_parse_hostport(arg, &ip, &port) < 0 ||
+		       lg_add_target(ip, port) < 0;
+	case 'L': o->layout = arg; return 0;
+	case 'c':
+		lg.nconns = (unsigned int)strtoul(arg, &end, 10);
+		return *end || lg.nconns == 0 || lg.nconns > 65536;
+	case 'r':
+		lg.rate = strtod(arg, &end);
+		return *end || !(lg.rate > 0);
+	case 'w': return (o->wire = lc_fmt_parse(arg)) < 0;
+	case 'W': return (o->req_wire = lc_fmt_parse(arg)) < 0;
+	case 's':
+		o->seq_len = (uint32_t)strtoul(arg, &end, 10);
+		return *end || o->seq_len == 0;
+	case 'l': return parse_layers(arg, o->layers, &o->nlayers) < 0;
+	case 'H':
+		o->hidden = (uint32_t)strtoul(arg, &end, 10);
+		return *end || o->hidden == 0;
+	case 'S': o->seed = (uint32_t)strtoul(arg, NULL, 10); return 0;
+	case 'm': o->method = arg; return 0;
+	case 'p': o->path = arg; return 0;
+	case 'u': case 'd': case 'T': return parse_time(c, arg) < 0;
+	case 'V': lg.verify = true; return 0;
+	case 'R': o->body_ref = arg; lg.verify = true; return 0;
+	case 'B': o->save_body = arg; return 0;
+	case 'h': usage(); exit(0);
+	default: usage(); return -EINVAL;
+	}
+}
+
+/* The targets: --target's, or --layout's walk; 0 or a negative value. */
+static int
+check_targets(struct opts *o)
+{
+	int rc;
+
+	if (o->layout == NULL) {
+		if (lg.ntargets > 0)
+			return 0;
+		fprintf(stderr, "ffn-loadgen: give --target or --layout\n");
+		return -EINVAL;
+	}
+	if (lg.ntargets > 0) {
+		fprintf(stderr, "ffn-loadgen: --layout and --target "
+			"exclude each other\n");
+		return -EINVAL;
+	}
+	rc = parse_layout(o->layout);
+	if (rc < 0) {
+		fprintf(stderr, "ffn-loadgen: --layout \"%s\": %s\n",
+			o->layout, rc == -ENOENT ? "a layer between "
+			"0 and the last is not covered" :
+			rc == -EEXIST ? "a layer is covered twice" :
+			"expected A-B=IP:PORT,...");
+		return rc;
+	}
+	lg.fanout = true;
+	if (o->body_ref != NULL) {
+		fprintf(stderr, "ffn-loadgen: --body-ref is one answer"
+			", a --layout walk gets one per layer\n");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static int
 parse_args(int argc, char **argv, struct opts *o)
 {
@@ -183,7 +303,7 @@ parse_args(int argc, char **argv, struct opts *o)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int c;
+	int c, rc;
 
 	o->method = "POST";
 	o->path = "/v1/walk-ffn";
@@ -198,99 +318,14 @@ parse_args(int argc, char **argv, struct opts *o)
 	lg.timeout_ns = 5000000000ull;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
-		char *arg = optarg, *slash, *end;
-		uint32_t ip;
-		uint16_t port;
-		int t;
-
-		switch (c) {
-		case 'i': {
-			unsigned long len;
-
-			slash = strchr(arg, '/');
-			if (slash == NULL || lg.nports == LG_MAX_PORTS)
-				goto bad;
-			*slash = '\0';
-			len = strtoul(slash + 1, &end, 10);
-			if (*end != '\0' || len < 1 || len > 32 ||
-			    lg_parse_ipv4(arg, &lg.port[lg.nports].ip_be) < 0)
-				goto bad;
-			lg.port[lg.nports].mask_be =
-				htonl(0xffffffffu << (32 - len));
-			lg.port[lg.nports].port_id = (uint16_t)lg.nports;
-			lg.nports++;
-			break;
+		rc = parse_opt(c, optarg, o);
+		if (rc < 0)
+			return rc;
+		if (rc > 0) {
+			fprintf(stderr, "ffn-loadgen: --%s: bad value \"%s\"\n",
+				argv[optind - 1], optarg);
+			return -EINVAL;
 		}
-		case 'g':
-			if (lg.nports == 0 ||
-			    lg_parse_ipv4(arg, &lg.port[lg.nports - 1].gw_be))
-				goto bad;
-			break;
-		case 't':
-			if (lg_parse_hostport(arg, &ip, &port) < 0 ||
-			    (t = lg_add_target(ip, port)) < 0)
-				goto bad;
-			break;
-		case 'L': o->layout = arg; break;
-		case 'c':
-			lg.nconns = (unsigned int)strtoul(arg, &end, 10);
-			if (*end || lg.nconns == 0 || lg.nconns > 65536)
-				goto bad;
-			break;
-		case 'r':
-			lg.rate = strtod(arg, &end);
-			if (*end || !(lg.rate > 0))
-				goto bad;
-			break;
-		case 'w':
-			if ((o->wire = lc_fmt_parse(arg)) < 0)
-				goto bad;
-			break;
-		case 'W':
-			if ((o->req_wire = lc_fmt_parse(arg)) < 0)
-				goto bad;
-			break;
-		case 's':
-			o->seq_len = (uint32_t)strtoul(arg, &end, 10);
-			if (*end || o->seq_len == 0)
-				goto bad;
-			break;
-		case 'l':
-			if (parse_layers(arg, o->layers, &o->nlayers) < 0)
-				goto bad;
-			break;
-		case 'H':
-			o->hidden = (uint32_t)strtoul(arg, &end, 10);
-			if (*end || o->hidden == 0)
-				goto bad;
-			break;
-		case 'S': o->seed = (uint32_t)strtoul(arg, NULL, 10); break;
-		case 'm': o->method = arg; break;
-		case 'p': o->path = arg; break;
-		case 'u': case 'd': case 'T': {
-			double v = strtod(arg, &end);
-
-			if (*end || v < 0 || (c != 'u' && v == 0))
-				goto bad;
-			if (c == 'u')
-				lg.warmup_ns = (uint64_t)(v * 1e9);
-			else if (c == 'd')
-				lg.duration_ns = (uint64_t)(v * 1e9);
-			else
-				lg.timeout_ns = (uint64_t)(v * 1e6);
-			break;
-		}
-		case 'V': lg.verify = true; break;
-		case 'R': o->body_ref = arg; lg.verify = true; break;
-		case 'B': o->save_body = arg; break;
-		case 'h': usage(); exit(0);
-		default: usage(); return -EINVAL;
-		}
-		continue;
-bad:
-		fprintf(stderr, "ffn-loadgen: --%s: bad value \"%s\"\n",
-			lo[0].name ? argv[optind - 1] : "", optarg);
-		return -EINVAL;
 	}
 	if (optind < argc || lg.nports == 0) {
 		fprintf(stderr, "ffn-loadgen: %s\n", optind < argc ?
@@ -298,34 +333,7 @@ bad:
 		usage();
 		return -EINVAL;
 	}
-	if (o->layout != NULL) {
-		int rc;
-
-		if (lg.ntargets > 0) {
-			fprintf(stderr, "ffn-loadgen: --layout and --target "
-				"exclude each other\n");
-			return -EINVAL;
-		}
-		rc = parse_layout(o->layout);
-		if (rc < 0) {
-			fprintf(stderr, "ffn-loadgen: --layout \"%s\": %s\n",
-				o->layout, rc == -ENOENT ? "a layer between "
-				"0 and the last is not covered" :
-				rc == -EEXIST ? "a layer is covered twice" :
-				"expected A-B=IP:PORT,...");
-			return rc;
-		}
-		lg.fanout = true;
-		if (o->body_ref != NULL) {
-			fprintf(stderr, "ffn-loadgen: --body-ref is one answer"
-				", a --layout walk gets one per layer\n");
-			return -EINVAL;
-		}
-	} else if (lg.ntargets == 0) {
-		fprintf(stderr, "ffn-loadgen: give --target or --layout\n");
-		return -EINVAL;
-	}
-	return 0;
+	return check_targets(o);
 }
 
 /* xorshift32: reproducible inputs from --seed, in [-1, 1). */
