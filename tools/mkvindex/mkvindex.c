@@ -4,6 +4,7 @@
  * mkvindex: write a synthetic LARQL vindex (spec/vindex.md) for tests,
  * demos and benchmarks. Deterministic by --seed.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +40,134 @@ usage(FILE *f, const char *prog)
 		prog);
 }
 
+/* What the command line asks for. */
+struct mk_args {
+	struct vw_opts o;
+	struct vw_q4k_opts kq;
+	int q4k;
+	unsigned n_widths, n_layers;	/* as given, 0: not given */
+};
+
+static unsigned widths[MAX_LAYERS];
+
+/* The index of arg among the n names, or -1. */
+static int
+pick(const char *arg, const char *const *names, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (strcmp(arg, names[i]) == 0)
+			return i;
+	return -1;
+}
+
+/* One option (not --help) into a; 0, or -EINVAL after the message. */
+static int
+parse_opt(int c, const char *argv0, struct mk_args *a)
+{
+	static const char *const dtypes[] = { "f32", "f16" };
+	/* in enum vw_layout's order */
+	static const char *const layouts[] = { "feature-major", "interleaved",
+					       "dense" };
+	static const char *const families[] = { "llama", "gemma3" };
+	static const char *const quants[] = { "none", "q4k" };
+	static const char *const q6s[] = { "private", "ggml" };
+	uint64_t seed;
+	int k = 0;
+
+	switch (c) {
+	case 'H':
+		return tool_opt_u32(T, "--hidden", optarg, 1, 1u << 20,
+				    &a->o.hidden);
+	case 'I':
+		return tool_opt_u32(T, "--intermediate", optarg, 1, 1u << 24,
+				    &a->o.intermediate);
+	case 'w':
+		k = tool_opt_u32_list(T, "--widths", optarg, 1, 1u << 24,
+				      widths, MAX_LAYERS);
+		if (k < 0)
+			return k;
+		a->o.widths = widths;
+		a->n_widths = (unsigned)k;
+		return 0;
+	case 'L':
+		return tool_opt_u32(T, "--layers", optarg, 1, MAX_LAYERS,
+				    &a->n_layers);
+	case 'd':
+		if ((k = pick(optarg, dtypes, 2)) >= 0)
+			a->o.f16 = k;
+		break;
+	case 'l':
+		if ((k = pick(optarg, layouts, 3)) >= 0)
+			a->o.layout = (enum vw_layout)k;
+		break;
+	case 'f':
+		if ((k = pick(optarg, families, 2)) >= 0) {
+			a->o.family = optarg;
+			a->o.model_type = optarg;
+		}
+		break;
+	case 'm': a->o.model_type = optarg; break;
+	case 's':
+		if (tool_opt_u64(T, "--seed", optarg, &seed) < 0)
+			return -EINVAL;
+		a->o.seed = seed;
+		break;
+	case 'v':
+		return tool_opt_u32(T, "--vocab", optarg, 1, 1u << 24,
+				    &a->o.vocab);
+	case 'e': a->o.example = 1; break;
+	case 'q':
+		if ((k = pick(optarg, quants, 2)) >= 0)
+			a->q4k = k;
+		break;
+	case 'Q':
+		if ((k = pick(optarg, q6s, 2)) >= 0)
+			a->kq.q6 = k ? FFN_KQ_Q6_GGML : FFN_KQ_Q6_PRIVATE;
+		break;
+	case 'D': a->kq.down_q4k = 1; break;
+	default: k = -1;
+	}
+	if (k < 0) {
+		usage(stderr, argv0);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The layer count and the one DIR; 0, or -EINVAL after the message. */
+static int
+check_args(int argc, char **argv, struct mk_args *a)
+{
+	struct vw_opts *o = &a->o;
+
+	/*
+	 * --widths sets the layer count; a --layers that disagrees (in
+	 * either order) is refused rather than writing layers of 0 features
+	 * or silently dropping some.
+	 */
+	if (a->n_widths > 0 && a->n_layers > 0 && a->n_layers != a->n_widths) {
+		fprintf(stderr, "mkvindex: --layers %u disagrees with --widths "
+			"(%u values)\n", a->n_layers, a->n_widths);
+		return -EINVAL;
+	}
+	if (a->n_widths > 0)
+		o->layers = a->n_widths;
+	else if (a->n_layers > 0)
+		o->layers = a->n_layers;
+	if (optind != argc - 1 || (!o->example && (o->hidden == 0 ||
+	    o->layers == 0 || (!o->widths && o->intermediate == 0)))) {
+		usage(stderr, argv[0]);
+		return -EINVAL;
+	}
+	if (o->layers > MAX_LAYERS) {
+		fprintf(stderr, "mkvindex: at most %d layers\n", MAX_LAYERS);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -60,129 +189,24 @@ main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	static unsigned widths[MAX_LAYERS];
-	struct vw_opts o;
-	struct vw_q4k_opts kq = { FFN_KQ_Q6_PRIVATE, 0 };
-	int q4k = 0;
-	unsigned n_widths = 0, n_layers = 0;	/* as given, 0: not given */
-	uint64_t seed;
+	struct mk_args a = { .kq = { FFN_KQ_Q6_PRIVATE, 0 } };
 	char err[512];
 	int c, rc;
 
-	vw_defaults(&o);
+	vw_defaults(&a.o);
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
-		switch (c) {
-		case 'H':
-			if (tool_opt_u32(T, "--hidden", optarg, 1, 1u << 20,
-					 &o.hidden) < 0)
-				return 2;
-			break;
-		case 'I':
-			if (tool_opt_u32(T, "--intermediate", optarg, 1,
-					 1u << 24, &o.intermediate) < 0)
-				return 2;
-			break;
-		case 'w':
-			rc = tool_opt_u32_list(T, "--widths", optarg, 1,
-					       1u << 24, widths, MAX_LAYERS);
-			if (rc < 0)
-				return 2;
-			o.widths = widths;
-			n_widths = (unsigned)rc;
-			break;
-		case 'L':
-			if (tool_opt_u32(T, "--layers", optarg, 1, MAX_LAYERS,
-					 &n_layers) < 0)
-				return 2;
-			break;
-		case 'd':
-			if (strcmp(optarg, "f16") && strcmp(optarg, "f32")) {
-				usage(stderr, argv[0]);
-				return 2;
-			}
-			o.f16 = strcmp(optarg, "f16") == 0;
-			break;
-		case 'l':
-			if (strcmp(optarg, "feature-major") == 0)
-				o.layout = VW_FEATURE_MAJOR;
-			else if (strcmp(optarg, "interleaved") == 0)
-				o.layout = VW_INTERLEAVED;
-			else if (strcmp(optarg, "dense") == 0)
-				o.layout = VW_DENSE;
-			else {
-				usage(stderr, argv[0]);
-				return 2;
-			}
-			break;
-		case 'f':
-			if (strcmp(optarg, "llama") && strcmp(optarg, "gemma3")) {
-				usage(stderr, argv[0]);
-				return 2;
-			}
-			o.family = optarg;
-			o.model_type = optarg;
-			break;
-		case 'm': o.model_type = optarg; break;
-		case 's':
-			if (tool_opt_u64(T, "--seed", optarg, &seed) < 0)
-				return 2;
-			o.seed = seed;
-			break;
-		case 'v':
-			if (tool_opt_u32(T, "--vocab", optarg, 1, 1u << 24,
-					 &o.vocab) < 0)
-				return 2;
-			break;
-		case 'e': o.example = 1; break;
-		case 'q':
-			if (strcmp(optarg, "q4k") && strcmp(optarg, "none")) {
-				usage(stderr, argv[0]);
-				return 2;
-			}
-			q4k = strcmp(optarg, "q4k") == 0;
-			break;
-		case 'Q':
-			if (strcmp(optarg, "private") && strcmp(optarg, "ggml")) {
-				usage(stderr, argv[0]);
-				return 2;
-			}
-			kq.q6 = strcmp(optarg, "ggml") == 0 ? FFN_KQ_Q6_GGML
-							    : FFN_KQ_Q6_PRIVATE;
-			break;
-		case 'D': kq.down_q4k = 1; break;
-		case 'h':
+		if (c == 'h') {
 			usage(stdout, argv[0]);
 			return 0;
-		default:
-			usage(stderr, argv[0]);
-			return 2;
 		}
+		if (parse_opt(c, argv[0], &a) < 0)
+			return 2;
 	}
-	/*
-	 * --widths sets the layer count; a --layers that disagrees (in
-	 * either order) is refused rather than writing layers of 0 features
-	 * or silently dropping some.
-	 */
-	if (n_widths > 0 && n_layers > 0 && n_layers != n_widths) {
-		fprintf(stderr, "mkvindex: --layers %u disagrees with --widths "
-			"(%u values)\n", n_layers, n_widths);
+	if (check_args(argc, argv, &a) < 0)
 		return 2;
-	}
-	if (n_widths > 0)
-		o.layers = n_widths;
-	else if (n_layers > 0)
-		o.layers = n_layers;
-	if (optind != argc - 1 || (!o.example && (o.hidden == 0 ||
-	    o.layers == 0 || (!o.widths && o.intermediate == 0)))) {
-		usage(stderr, argv[0]);
-		return 2;
-	}
-	if (o.layers > MAX_LAYERS) {
-		fprintf(stderr, "mkvindex: at most %d layers\n", MAX_LAYERS);
-		return 2;
-	}
-	rc = q4k ? vw_write_q4k(argv[optind], &o, &kq, err, sizeof(err))
-		 : vw_write(argv[optind], &o, err, sizeof(err));
+	rc = a.q4k ? vw_write_q4k(argv[optind], &a.o, &a.kq, err,
+				  sizeof(err))
+		   : vw_write(argv[optind], &a.o, err, sizeof(err));
 	if (rc) {
 		fprintf(stderr, "mkvindex: %s\n", err);
 		return 1;

@@ -192,19 +192,28 @@ transpose(float *dst, const float *src, unsigned rows, unsigned cols)
 			dst[(size_t)c * rows + r] = src[(size_t)r * cols + c];
 }
 
+/* The widest layer's FFN width. */
+static unsigned
+max_nf(const struct vw_opts *o)
+{
+	unsigned nl = vw_layers(o), L, maxnf = 0;
+
+	for (L = 0; L < nl; L++)
+		if (vw_nf(o, L) > maxnf)
+			maxnf = vw_nf(o, L);
+	return maxnf;
+}
+
 static int
 write_index(const char *dir, const struct vw_opts *o)
 {
-	unsigned H = vw_hidden(o), nl = vw_layers(o), L, maxnf = 0;
+	unsigned H = vw_hidden(o), nl = vw_layers(o), L, maxnf = max_nf(o);
 	unsigned es = o->f16 ? 2 : 4;
 	uint64_t off = 0;
 	FILE *f = vw_open(dir, "index.json");
 
 	if (f == NULL)
 		return -errno;
-	for (L = 0; L < nl; L++)
-		if (vw_nf(o, L) > maxnf)
-			maxnf = vw_nf(o, L);
 	fprintf(f, "{\n  \"version\": 2,\n  \"model\": \"synthetic-%s-%u\",\n"
 		"  \"family\": \"%s\",\n  \"num_layers\": %u,\n"
 		"  \"hidden_size\": %u,\n  \"intermediate_size\": %u,\n"
@@ -255,115 +264,152 @@ write_embeddings(const char *dir, const struct vw_opts *o)
 	return rc;
 }
 
+/* The payload files of a layout and where the next tensor goes. */
+struct vw_payload {
+	FILE *f[3];		/* gate, up, down (interleaved: f[0] only) */
+	FILE *man;		/* weight_manifest.json (dense) */
+	uint64_t uoff, doff;	/* next up_/down_weights.bin offsets */
+};
+
+/* Create o->layout's payload files in dir; 0 or -EIO with err set. */
+static int
+payload_open(struct vw_payload *p, const char *dir, const struct vw_opts *o,
+	     char *err, size_t errlen)
+{
+	switch (o->layout) {
+	case VW_INTERLEAVED:
+		p->f[0] = vw_open(dir, "interleaved.bin");
+		break;
+	case VW_FEATURE_MAJOR:
+		p->f[0] = vw_open(dir, "gate_vectors.bin");
+		p->f[1] = vw_open(dir, "up_features.bin");
+		p->f[2] = vw_open(dir, "down_features.bin");
+		break;
+	default:
+		p->f[0] = vw_open(dir, "gate_vectors.bin");
+		p->f[1] = vw_open(dir, "up_weights.bin");
+		p->f[2] = vw_open(dir, "down_weights.bin");
+		p->man = vw_open(dir, "weight_manifest.json");
+		if (p->man)
+			fprintf(p->man, "[\n");
+		break;
+	}
+	if (p->f[0] == NULL || (o->layout != VW_INTERLEAVED &&
+				(p->f[1] == NULL || p->f[2] == NULL)) ||
+	    (o->layout == VW_DENSE && p->man == NULL))
+		return vw_err(err, errlen, -EIO,
+			      "%s: cannot create payload: %s", dir,
+			      strerror(errno));
+	return 0;
+}
+
+/* Layer L's two weight_manifest.json entries (dense, spec/vindex.md §2.3). */
+static void
+manifest_layer(struct vw_payload *p, const struct vw_opts *o, unsigned L,
+	       uint64_t bytes)
+{
+	unsigned H = vw_hidden(o), nf = vw_nf(o, L);
+
+	fprintf(p->man, "  {\"key\": \"layers.%u.mlp.up_proj.weight\", "
+		"\"kind\": \"tensor\", \"shape\": [%u, %u], "
+		"\"offset\": %llu, \"length\": %llu, "
+		"\"file\": \"up_weights.bin\"},\n", L, nf, H,
+		(unsigned long long)p->uoff, (unsigned long long)bytes);
+	fprintf(p->man, "  {\"key\": \"layers.%u.mlp.down_proj.weight\", "
+		"\"kind\": \"tensor\", \"shape\": [%u, %u], "
+		"\"offset\": %llu, \"length\": %llu, "
+		"\"file\": \"down_weights.bin\"}%s\n", L, H, nf,
+		(unsigned long long)p->doff, (unsigned long long)bytes,
+		L + 1 < vw_layers(o) ? "," : "");
+	p->uoff += bytes;
+	p->doff += bytes;
+}
+
+/* Layer L into the payload; w: G, U, Wd and room for Wdᵀ. 0 or -EIO. */
+static int
+payload_layer(struct vw_payload *p, const struct vw_opts *o, unsigned L,
+	      float *const w[4])
+{
+	unsigned H = vw_hidden(o), nf = vw_nf(o, L);
+	size_t m = (size_t)nf * H;
+	uint64_t es = o->f16 ? 2 : 4;
+	float *G = w[0], *U = w[1], *Wd = w[2], *T = w[3];
+	int rc;
+
+	vw_layer(o, L, G, U, Wd);
+	transpose(T, Wd, H, nf);	/* Wdᵀ: feature-major down */
+	switch (o->layout) {
+	case VW_INTERLEAVED:
+		rc = put(p->f[0], G, m, 0);
+		rc = rc ? rc : put(p->f[0], U, m, 0);
+		rc = rc ? rc : put(p->f[0], T, m, 0);
+		break;
+	case VW_FEATURE_MAJOR:
+		rc = put(p->f[0], G, m, o->f16);
+		rc = rc ? rc : put(p->f[1], U, m, 0);
+		rc = rc ? rc : put(p->f[2], T, m, 0);
+		break;
+	default:
+		rc = put(p->f[0], G, m, o->f16);
+		rc = rc ? rc : put(p->f[1], U, m, o->f16);
+		rc = rc ? rc : put(p->f[2], Wd, m, o->f16);
+		manifest_layer(p, o, L, m * es);
+		break;
+	}
+	return rc;
+}
+
+/* Close the payload files: rc, or -EIO with err set if rc was 0. */
+static int
+payload_close(struct vw_payload *p, const char *dir, int rc, char *err,
+	      size_t errlen)
+{
+	int i;
+
+	for (i = 0; i < 3; i++)
+		if (p->f[i] && fclose(p->f[i]) != 0 && rc == 0)
+			rc = vw_err(err, errlen, -EIO, "%s: close failed", dir);
+	if (p->man && fclose(p->man) != 0 && rc == 0)
+		rc = vw_err(err, errlen, -EIO, "%s: close failed", dir);
+	return rc;
+}
+
 int
 vw_write(const char *dir, const struct vw_opts *o, char *err, size_t errlen)
 {
-	unsigned H = vw_hidden(o), nl = vw_layers(o), L, maxnf = 0;
-	FILE *f[3] = { NULL, NULL, NULL };
-	FILE *man = NULL;
-	float *G = NULL, *U = NULL, *Wd = NULL, *T = NULL;
-	uint64_t uoff = 0, doff = 0;
+	struct vw_payload p = { { NULL, NULL, NULL }, NULL, 0, 0 };
+	float *w[4] = { NULL, NULL, NULL, NULL };	/* G, U, Wd, Wdᵀ */
+	unsigned nl = vw_layers(o), L;
 	size_t n;
 	int rc = 0, i;
 
 	if (mkdir(dir, 0755) != 0 && errno != EEXIST)
 		return vw_err(err, errlen, -errno, "%s: mkdir: %s", dir,
 			    strerror(errno));
-	for (L = 0; L < nl; L++)
-		if (vw_nf(o, L) > maxnf)
-			maxnf = vw_nf(o, L);
-	n = (size_t)maxnf * H;
-	G = malloc(n * 4);
-	U = malloc(n * 4);
-	Wd = malloc(n * 4);
-	T = malloc(n * 4);
-	if (!G || !U || !Wd || !T) {
+	n = (size_t)max_nf(o) * vw_hidden(o);
+	for (i = 0; i < 4; i++)
+		w[i] = malloc(n * 4);
+	if (!w[0] || !w[1] || !w[2] || !w[3]) {
 		rc = vw_err(err, errlen, -ENOMEM, "out of memory");
 		goto out;
 	}
-	switch (o->layout) {
-	case VW_INTERLEAVED:
-		f[0] = vw_open(dir, "interleaved.bin");
-		break;
-	case VW_FEATURE_MAJOR:
-		f[0] = vw_open(dir, "gate_vectors.bin");
-		f[1] = vw_open(dir, "up_features.bin");
-		f[2] = vw_open(dir, "down_features.bin");
-		break;
-	default:
-		f[0] = vw_open(dir, "gate_vectors.bin");
-		f[1] = vw_open(dir, "up_weights.bin");
-		f[2] = vw_open(dir, "down_weights.bin");
-		man = vw_open(dir, "weight_manifest.json");
-		if (man)
-			fprintf(man, "[\n");
-		break;
-	}
-	if (f[0] == NULL || (o->layout != VW_INTERLEAVED &&
-			     (f[1] == NULL || f[2] == NULL)) ||
-	    (o->layout == VW_DENSE && man == NULL)) {
-		rc = vw_err(err, errlen, -EIO, "%s: cannot create payload: %s",
-			  dir, strerror(errno));
+	rc = payload_open(&p, dir, o, err, errlen);
+	if (rc)
 		goto out;
-	}
-	for (L = 0; L < nl && rc == 0; L++) {
-		unsigned nf = vw_nf(o, L);
-		size_t m = (size_t)nf * H;
-		uint64_t es = o->f16 ? 2 : 4;
-
-		vw_layer(o, L, G, U, Wd);
-		transpose(T, Wd, H, nf);	/* Wdᵀ: feature-major down */
-		switch (o->layout) {
-		case VW_INTERLEAVED:
-			rc = put(f[0], G, m, 0);
-			rc = rc ? rc : put(f[0], U, m, 0);
-			rc = rc ? rc : put(f[0], T, m, 0);
-			break;
-		case VW_FEATURE_MAJOR:
-			rc = put(f[0], G, m, o->f16);
-			rc = rc ? rc : put(f[1], U, m, 0);
-			rc = rc ? rc : put(f[2], T, m, 0);
-			break;
-		default:
-			rc = put(f[0], G, m, o->f16);
-			rc = rc ? rc : put(f[1], U, m, o->f16);
-			rc = rc ? rc : put(f[2], Wd, m, o->f16);
-			fprintf(man, "  {\"key\": \"layers.%u.mlp.up_proj.weight\", "
-				"\"kind\": \"tensor\", \"shape\": [%u, %u], "
-				"\"offset\": %llu, \"length\": %llu, "
-				"\"file\": \"up_weights.bin\"},\n", L, nf, H,
-				(unsigned long long)uoff,
-				(unsigned long long)(m * es));
-			fprintf(man, "  {\"key\": \"layers.%u.mlp.down_proj.weight\", "
-				"\"kind\": \"tensor\", \"shape\": [%u, %u], "
-				"\"offset\": %llu, \"length\": %llu, "
-				"\"file\": \"down_weights.bin\"}%s\n", L, H, nf,
-				(unsigned long long)doff,
-				(unsigned long long)(m * es),
-				L + 1 < nl ? "," : "");
-			uoff += m * es;
-			doff += m * es;
-			break;
-		}
-	}
+	for (L = 0; L < nl && rc == 0; L++)
+		rc = payload_layer(&p, o, L, w);
 	if (rc)
 		rc = vw_err(err, errlen, rc, "%s: write failed", dir);
-	if (man)
-		fprintf(man, "]\n");
+	if (p.man)
+		fprintf(p.man, "]\n");
 	if (rc == 0 && (rc = write_index(dir, o)) != 0)
 		rc = vw_err(err, errlen, rc, "%s/index.json: write failed", dir);
 	if (rc == 0 && o->vocab > 0 && (rc = write_embeddings(dir, o)) != 0)
 		rc = vw_err(err, errlen, rc, "%s/embeddings.bin: write failed",
 			  dir);
 out:
-	for (i = 0; i < 3; i++)
-		if (f[i] && fclose(f[i]) != 0 && rc == 0)
-			rc = vw_err(err, errlen, -EIO, "%s: close failed", dir);
-	if (man && fclose(man) != 0 && rc == 0)
-		rc = vw_err(err, errlen, -EIO, "%s: close failed", dir);
-	free(G);
-	free(U);
-	free(Wd);
-	free(T);
+	rc = payload_close(&p, dir, rc, err, errlen);
+	for (i = 0; i < 4; i++)
+		free(w[i]);
 	return rc;
 }
