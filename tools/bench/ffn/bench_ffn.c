@@ -213,6 +213,53 @@ bench_stream_bw(float *const m[3], size_t n, int iters)
 	return 3.0 * n * 4 / best;
 }
 
+int
+bench_layer_make(struct bench_layer *L, unsigned H, unsigned nf)
+{
+	size_t n = (size_t)nf * H;
+	int c, d;
+
+	memset(L, 0, sizeof(*L));
+	for (c = 0; c < 3; c++) {
+		L->w[c] = bench_alloc(n * 4);
+		L->h[c] = bench_alloc(n * 2);
+		if (!L->w[c] || !L->h[c])
+			return -ENOMEM;
+		bench_fill(L->w[c], n, c == 2 ? 1.0f / 120 : 1.0f / 64,
+			   c + 1);
+		quant_f32_to_f16(L->h[c], L->w[c], n);
+	}
+	for (d = 0; d < 2; d++) {
+		struct ffn_layer *l = &L->l[d];
+		struct ffn_mat *a[3] = { &l->gate, &l->up, &l->down };
+
+		l->nf = nf;
+		l->layout = FFN_LAYOUT_INTERLEAVED;
+		for (c = 0; c < 3; c++)
+			*a[c] = (struct ffn_mat){
+				d ? (void *)L->h[c] : (void *)L->w[c],
+				(size_t)H * (d ? 2 : 4), nf, H,
+				d ? FFN_DT_F16 : FFN_DT_F32 };
+		if (ffn_model_wrap(H, FFN_ACT_SILU, l, 1, &L->m[d]))
+			return -EINVAL;
+	}
+	return 0;
+}
+
+void
+bench_layer_free(struct bench_layer *L, unsigned H, unsigned nf)
+{
+	size_t n = (size_t)nf * H;
+	int c;
+
+	for (c = 0; c < 2; c++)
+		ffn_model_free(L->m[c]);
+	for (c = 0; c < 3; c++) {
+		munmap(L->w[c], n * 4);
+		munmap(L->h[c], n * 2);
+	}
+}
+
 static double
 wall(void)
 {
@@ -382,175 +429,186 @@ time_compute(struct ffn_model *m, struct ffn_scratch *s, float *x, float *y,
 	return best;
 }
 
+/* bench's single-core figures: best of the rounds after round 0. */
+struct bf_times {
+	double bw;			/* streaming read, bytes/s */
+	double t1, t8, t16, t816;	/* our kernels: rows, f32 or f16 */
+	double t1b, t8b;		/* OpenBLAS, f32 */
+};
+
+/*
+ * Every figure once per round, best of each over the rounds (round 0
+ * warms): the ratios then compare the same spells of this VM's memory,
+ * which changes speed from minute to minute; separate best-of runs of
+ * each figure compared one spell with another.
+ */
+static void
+time_rounds(const struct bench_layer *L, struct ffn_scratch *s, float *x,
+	    float *y, unsigned H, unsigned nf, int iters, struct bf_times *t)
+{
+	struct ffn_model *m32 = L->m[0], *m16 = L->m[1];
+
+	t->bw = 0;
+	t->t1 = t->t8 = t->t16 = t->t816 = t->t1b = t->t8b = 1e30;
+	for (int it = 0; it <= iters; it++) {
+		double b = bench_stream_bw(L->w, (size_t)nf * H, 1);
+
+		if (it > 0 && b > t->bw)
+			t->bw = b;
+		ffn_model_set_engine(m32, FFN_ENGINE_KERNEL, 0);
+		keep_min(&t->t1, it, time_once(m32, s, x, y, H, 1));
+		keep_min(&t->t8, it, time_once(m32, s, x, y, H, 8));
+		keep_min(&t->t16, it, time_once(m16, s, x, y, H, 1));
+		keep_min(&t->t816, it, time_once(m16, s, x, y, H, 8));
+		ffn_model_set_engine(m32, FFN_ENGINE_BLAS, 0);
+		keep_min(&t->t1b, it, time_once(m32, s, x, y, H, 1));
+		keep_min(&t->t8b, it, time_once(m32, s, x, y, H, 8));
+	}
+}
+
+/* The all-cores lines: thread 0 reads L's weights, every other its own
+ * copy. 0, or 1 when out of memory. */
 static int
-bench(const char *name, unsigned H, unsigned nf, int iters, int table)
+all_cores_lines(const struct bench_layer *L, float *x, unsigned H,
+		unsigned nf, int iters)
 {
 	size_t n = (size_t)nf * H, bytes32 = n * 4 * 3;
-	float *w[3];
-	uint16_t *h[3];
-	struct ffn_layer l32, l16;
-	struct ffn_model *m32, *m16;
-	struct ffn_scratch *s;
-	float *x, *y;
-	double bw, t1, t1b, t16, t8, t8b, t816, fl, fma;
-	int c;
+	int ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN), c;
+	float *wc[ncpu][3];
+	struct ffn_layer lc[ncpu];
+	struct ffn_model *mc[ncpu];
+	double abw, afn;
 
-	for (c = 0; c < 3; c++) {
-		w[c] = bench_alloc(n * 4);
-		h[c] = bench_alloc(n * 2);
-		if (!w[c] || !h[c]) {
-			fprintf(stderr, "out of memory\n");
-			return 1;
-		}
-		bench_fill(w[c], n, c == 2 ? 1.0f / 120 : 1.0f / 64, c + 1);
-		quant_f32_to_f16(h[c], w[c], n);
-	}
-	memset(&l32, 0, sizeof(l32));
-	l32.nf = nf;
-	l32.layout = FFN_LAYOUT_INTERLEAVED;
-	l16 = l32;
-	{
-		struct ffn_mat *a[3] = { &l32.gate, &l32.up, &l32.down };
-		struct ffn_mat *b[3] = { &l16.gate, &l16.up, &l16.down };
+	ffn_model_set_engine(L->m[0], FFN_ENGINE_KERNEL, 0);
+	for (int i = 0; i < ncpu; i++) {
+		struct ffn_mat *a[3] = { &lc[i].gate, &lc[i].up,
+					 &lc[i].down };
 
+		lc[i] = L->l[0];
+		mc[i] = L->m[0];
 		for (c = 0; c < 3; c++) {
-			*a[c] = (struct ffn_mat){ w[c], (size_t)H * 4, nf, H,
-						  FFN_DT_F32 };
-			*b[c] = (struct ffn_mat){ h[c], (size_t)H * 2, nf, H,
-						  FFN_DT_F16 };
-		}
-	}
-	if (ffn_model_wrap(H, FFN_ACT_SILU, &l32, 1, &m32) ||
-	    ffn_model_wrap(H, FFN_ACT_SILU, &l16, 1, &m16))
-		return 1;
-	s = ffn_scratch_new(m32, 64, -1);
-	x = malloc((size_t)64 * H * 4);
-	y = malloc((size_t)64 * H * 4);
-	if (!s || !x || !y)
-		return 1;
-	bench_fill(x, (size_t)64 * H, 1.0f, 99);
-
-	/*
-	 * Every figure once per round, best of each over the rounds (round
-	 * 0 warms): the ratios then compare the same spells of this VM's
-	 * memory, which changes speed from minute to minute; separate
-	 * best-of runs of each figure compared one spell with another.
-	 */
-	bw = 0;
-	t1 = t8 = t16 = t816 = t1b = t8b = 1e30;
-	for (int it = 0; it <= iters; it++) {
-		double b = bench_stream_bw(w, n, 1);
-
-		if (it > 0 && b > bw)
-			bw = b;
-		ffn_model_set_engine(m32, FFN_ENGINE_KERNEL, 0);
-		keep_min(&t1, it, time_once(m32, s, x, y, H, 1));
-		keep_min(&t8, it, time_once(m32, s, x, y, H, 8));
-		keep_min(&t16, it, time_once(m16, s, x, y, H, 1));
-		keep_min(&t816, it, time_once(m16, s, x, y, H, 8));
-		ffn_model_set_engine(m32, FFN_ENGINE_BLAS, 0);
-		keep_min(&t1b, it, time_once(m32, s, x, y, H, 1));
-		keep_min(&t8b, it, time_once(m32, s, x, y, H, 8));
-	}
-	fma = bench_fma_peak(iters);
-
-	printf("\n== %s: hidden %u, intermediate %u, one layer, f32 %.0f MB, "
-	       "f16 %.0f MB, kernels %s\n", name, H, nf, bytes32 / 1e6,
-	       bytes32 / 2e6, ffn_isa_name(ffn_active_isa()));
-	printf("stream read (1 core)     : %8.2f ms  %6.2f GB/s\n",
-	       bytes32 / bw * 1e3, bw / 1e9);
-	printf("1 row  f32 kernel        : %8.2f ms  %6.2f GB/s  %5.1f%% of stream (target >= 85%%)\n",
-	       t1 * 1e3, bytes32 / t1 / 1e9, 100.0 * bytes32 / t1 / bw);
-	printf("1 row  f32 OpenBLAS sgemv: %8.2f ms  %6.2f GB/s  %5.1f%% of stream\n",
-	       t1b * 1e3, bytes32 / t1b / 1e9, 100.0 * bytes32 / t1b / bw);
-	{
-		int ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
-		float *wc[ncpu][3];
-		struct ffn_layer lc[ncpu];
-		struct ffn_model *mc[ncpu];
-		double abw, afn;
-
-		/* Thread 0 reads w; every other its own copy. */
-		ffn_model_set_engine(m32, FFN_ENGINE_KERNEL, 0);
-		for (int i = 0; i < ncpu; i++) {
-			struct ffn_mat *a[3] = { &lc[i].gate, &lc[i].up,
-						 &lc[i].down };
-
-			lc[i] = l32;
-			mc[i] = m32;
-			for (c = 0; c < 3; c++) {
-				wc[i][c] = w[c];
-				if (i == 0)
-					continue;
-				wc[i][c] = bench_alloc(n * 4);
-				if (wc[i][c] == NULL) {
-					fprintf(stderr, "out of memory\n");
-					return 1;
-				}
-				memcpy(wc[i][c], w[c], n * 4);
-				a[c]->data = wc[i][c];
-			}
-			if (i > 0 && ffn_model_wrap(H, FFN_ACT_SILU, &lc[i], 1,
-						    &mc[i]))
+			wc[i][c] = L->w[c];
+			if (i == 0)
+				continue;
+			wc[i][c] = bench_alloc(n * 4);
+			if (wc[i][c] == NULL) {
+				fprintf(stderr, "out of memory\n");
 				return 1;
-			if (i > 0)
-				ffn_model_set_engine(mc[i], FFN_ENGINE_KERNEL,
-						     0);
+			}
+			memcpy(wc[i][c], L->w[c], n * 4);
+			a[c]->data = wc[i][c];
 		}
-		all_cores(ncpu, wc, n, mc, x, H, bytes32, iters, &abw, &afn);
-		for (int i = 1; i < ncpu; i++) {
-			ffn_model_free(mc[i]);
-			for (c = 0; c < 3; c++)
-				munmap(wc[i][c], n * 4);
-		}
-
-		printf("stream read (%d cores)    : %6.2f GB/s aggregate\n",
-		       ncpu, abw / 1e9);
-		printf("1 row  f32 kernel x %d    : %6.2f GB/s aggregate  %5.1f%% of stream (target >= 85%%)\n",
-		       ncpu, afn / 1e9, 100.0 * afn / abw);
+		if (i > 0 && ffn_model_wrap(H, FFN_ACT_SILU, &lc[i], 1,
+					    &mc[i]))
+			return 1;
+		if (i > 0)
+			ffn_model_set_engine(mc[i], FFN_ENGINE_KERNEL, 0);
 	}
+	all_cores(ncpu, wc, n, mc, x, H, bytes32, iters, &abw, &afn);
+	for (int i = 1; i < ncpu; i++) {
+		ffn_model_free(mc[i]);
+		for (c = 0; c < 3; c++)
+			munmap(wc[i][c], n * 4);
+	}
+
+	printf("stream read (%d cores)    : %6.2f GB/s aggregate\n",
+	       ncpu, abw / 1e9);
+	printf("1 row  f32 kernel x %d    : %6.2f GB/s aggregate  %5.1f%% of stream (target >= 85%%)\n",
+	       ncpu, afn / 1e9, 100.0 * afn / abw);
+	return 0;
+}
+
+/* The lines after the all-cores ones: f16, 8 rows, the FMA floor. */
+static void
+rows_lines(const struct bf_times *t, size_t n, double fma)
+{
+	double fl;
+
 	printf("1 row  f16 kernel        : %8.2f ms  %5.2fx f32 time (target <= 0.6x)\n",
-	       t16 * 1e3, t16 / t1);
+	       t->t16 * 1e3, t->t16 / t->t1);
 	printf("8 rows f32 kernel        : %8.2f ms  %5.2fx 1 row (target <= 2x)\n",
-	       t8 * 1e3, t8 / t1);
+	       t->t8 * 1e3, t->t8 / t->t1);
 	printf("8 rows f32 OpenBLAS sgemm: %8.2f ms  %5.2fx 1-row kernel\n",
-	       t8b * 1e3, t8b / t1);
+	       t->t8b * 1e3, t->t8b / t->t1);
 	printf("8 rows f16 kernel        : %8.2f ms  %5.2fx 1-row f16, %5.2fx 1-row f32\n",
-	       t816 * 1e3, t816 / t16, t816 / t1);
+	       t->t816 * 1e3, t->t816 / t->t16, t->t816 / t->t1);
 	if (fma > 0) {
 		/* gate, up and down: 3 * nf * H multiply-adds per row */
 		fl = 3.0 * n * 8 / fma;
 		printf("FMA peak (1 core)        : %8.2f G floats/s (%s, in registers)\n",
 		       fma / 1e9, ffn_isa_name(ffn_active_isa()));
 		printf("8 rows, FMAs alone       : %8.2f ms  %5.2fx 1-row f16, %5.2fx 1-row f32 (floor)\n",
-		       fl * 1e3, fl / t16, fl / t1);
+		       fl * 1e3, fl / t->t16, fl / t->t1);
 	}
-	if (table) {
-		static const unsigned rs[] = { 1, 2, 3, 4, 6, 8, 12, 16, 17,
-					       24, 32, 48, 64 };
-		unsigned i;
+}
 
-		printf("engine table, f32 (ms per call; per-row ms):\n");
-		printf("  rows   kernel        OpenBLAS      faster\n");
-		for (i = 0; i < sizeof(rs) / sizeof(rs[0]); i++) {
-			double tk, tb;
+/* --table: kernel against OpenBLAS per row count, f32. */
+static void
+engine_table(struct ffn_model *m32, struct ffn_scratch *s, float *x,
+	     float *y, unsigned H, int iters)
+{
+	static const unsigned rs[] = { 1, 2, 3, 4, 6, 8, 12, 16, 17,
+				       24, 32, 48, 64 };
+	unsigned i;
 
-			ffn_model_set_engine(m32, FFN_ENGINE_KERNEL, 0);
-			tk = time_compute(m32, s, x, y, H, rs[i], iters);
-			ffn_model_set_engine(m32, FFN_ENGINE_BLAS, 0);
-			tb = time_compute(m32, s, x, y, H, rs[i], iters);
-			printf("  %4u %8.2f (%5.2f) %8.2f (%5.2f)  %s\n", rs[i],
-			       tk * 1e3, tk * 1e3 / rs[i], tb * 1e3,
-			       tb * 1e3 / rs[i], tk <= tb ? "kernel" : "blas");
-		}
+	printf("engine table, f32 (ms per call; per-row ms):\n");
+	printf("  rows   kernel        OpenBLAS      faster\n");
+	for (i = 0; i < sizeof(rs) / sizeof(rs[0]); i++) {
+		double tk, tb;
+
+		ffn_model_set_engine(m32, FFN_ENGINE_KERNEL, 0);
+		tk = time_compute(m32, s, x, y, H, rs[i], iters);
+		ffn_model_set_engine(m32, FFN_ENGINE_BLAS, 0);
+		tb = time_compute(m32, s, x, y, H, rs[i], iters);
+		printf("  %4u %8.2f (%5.2f) %8.2f (%5.2f)  %s\n", rs[i],
+		       tk * 1e3, tk * 1e3 / rs[i], tb * 1e3,
+		       tb * 1e3 / rs[i], tk <= tb ? "kernel" : "blas");
 	}
+}
+
+static int
+bench(const char *name, unsigned H, unsigned nf, int iters, int table)
+{
+	size_t n = (size_t)nf * H, bytes32 = n * 4 * 3;
+	struct bench_layer L;
+	struct ffn_scratch *s;
+	struct bf_times t;
+	float *x, *y;
+	double fma;
+	int rc;
+
+	rc = bench_layer_make(&L, H, nf);
+	if (rc < 0) {
+		if (rc == -ENOMEM)
+			fprintf(stderr, "out of memory\n");
+		return 1;
+	}
+	s = ffn_scratch_new(L.m[0], 64, -1);
+	x = malloc((size_t)64 * H * 4);
+	y = malloc((size_t)64 * H * 4);
+	if (!s || !x || !y)
+		return 1;
+	bench_fill(x, (size_t)64 * H, 1.0f, 99);
+	time_rounds(&L, s, x, y, H, nf, iters, &t);
+	fma = bench_fma_peak(iters);
+
+	printf("\n== %s: hidden %u, intermediate %u, one layer, f32 %.0f MB, "
+	       "f16 %.0f MB, kernels %s\n", name, H, nf, bytes32 / 1e6,
+	       bytes32 / 2e6, ffn_isa_name(ffn_active_isa()));
+	printf("stream read (1 core)     : %8.2f ms  %6.2f GB/s\n",
+	       bytes32 / t.bw * 1e3, t.bw / 1e9);
+	printf("1 row  f32 kernel        : %8.2f ms  %6.2f GB/s  %5.1f%% of stream (target >= 85%%)\n",
+	       t.t1 * 1e3, bytes32 / t.t1 / 1e9, 100.0 * bytes32 / t.t1 / t.bw);
+	printf("1 row  f32 OpenBLAS sgemv: %8.2f ms  %6.2f GB/s  %5.1f%% of stream\n",
+	       t.t1b * 1e3, bytes32 / t.t1b / 1e9,
+	       100.0 * bytes32 / t.t1b / t.bw);
+	if (all_cores_lines(&L, x, H, nf, iters) != 0)
+		return 1;
+	rows_lines(&t, n, fma);
+	if (table)
+		engine_table(L.m[0], s, x, y, H, iters);
 	ffn_scratch_free(s);
-	ffn_model_free(m32);
-	ffn_model_free(m16);
-	for (c = 0; c < 3; c++) {
-		munmap(w[c], n * 4);
-		munmap(h[c], n * 2);
-	}
+	bench_layer_free(&L, H, nf);
 	free(x);
 	free(y);
 	return 0;

@@ -16,11 +16,8 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <sys/mman.h>
 
 #include "ffn.h"
-#include "quant.h"
 
 #include "bench_ffn.h"
 #include "bench_ffn_roofline.h"
@@ -50,56 +47,87 @@ rf_min(double *best, int round, double t)
 		*best = t;
 }
 
-struct rf_layer {
-	float *w[3];
-	uint16_t *h[3];
-	struct ffn_model *m[2];	/* f32, f16 */
+/* What every kernel set's rounds share. */
+struct rf_run {
+	struct bench_layer L;
+	struct ffn_scratch *s;
+	const float *xp[RF_MAX_ROWS];
+	float *yp[RF_MAX_ROWS];
+	double tb[RF_NR];	/* OpenBLAS, f32, timed with the first set */
+	int blas_done;
+	size_t n;		/* nf x H */
 };
 
-static int
-rf_make(struct rf_layer *L, unsigned H, unsigned nf)
+/* The rounds of the active kernel set: t[dtype][row count], *bw. */
+static void
+rf_measure(struct rf_run *r, int iters, double t[2][RF_NR], double *bw)
 {
-	size_t n = (size_t)nf * H;
-	struct ffn_layer l[2];
-	int c, d;
+	struct ffn_model *m32 = r->L.m[0], *m16 = r->L.m[1];
+	unsigned i;
 
-	memset(l, 0, sizeof(l));
-	for (c = 0; c < 3; c++) {
-		L->w[c] = bench_alloc(n * 4);
-		L->h[c] = bench_alloc(n * 2);
-		if (!L->w[c] || !L->h[c])
-			return -1;
-		bench_fill(L->w[c], n, c == 2 ? 1.0f / 120 : 1.0f / 64,
-			   c + 1);
-		quant_f32_to_f16(L->h[c], L->w[c], n);
-	}
-	for (d = 0; d < 2; d++) {
-		struct ffn_mat *a[3] = { &l[d].gate, &l[d].up, &l[d].down };
+	*bw = 0;
+	for (i = 0; i < RF_NR; i++)
+		t[0][i] = t[1][i] = 1e30;
+	for (int it = 0; it <= iters; it++) {
+		double b = bench_stream_bw(r->L.w, r->n, 1);
 
-		l[d].nf = nf;
-		l[d].layout = FFN_LAYOUT_INTERLEAVED;
-		for (c = 0; c < 3; c++)
-			*a[c] = (struct ffn_mat){
-				d ? (void *)L->h[c] : (void *)L->w[c],
-				(size_t)H * (d ? 2 : 4), nf, H,
-				d ? FFN_DT_F16 : FFN_DT_F32 };
-		if (ffn_model_wrap(H, FFN_ACT_SILU, &l[d], 1, &L->m[d]))
-			return -1;
+		if (it > 0 && b > *bw)
+			*bw = b;
+		for (i = 0; i < RF_NR; i++) {
+			ffn_model_set_engine(m32, FFN_ENGINE_KERNEL, 0);
+			rf_min(&t[0][i], it, rf_time(m32, r->s, r->xp, r->yp,
+						    rf_rows[i]));
+			rf_min(&t[1][i], it, rf_time(m16, r->s, r->xp, r->yp,
+						    rf_rows[i]));
+			if (r->blas_done)
+				continue;
+			ffn_model_set_engine(m32, FFN_ENGINE_BLAS, 0);
+			rf_min(&r->tb[i], it, rf_time(m32, r->s, r->xp, r->yp,
+						     rf_rows[i]));
+		}
 	}
-	return 0;
 }
 
+/* The table of one kernel set, against its floors. */
 static void
-rf_free(struct rf_layer *L, size_t n)
+rf_print(const struct rf_run *r, enum ffn_isa isa, double fma, double bw,
+	 double t[2][RF_NR])
 {
-	int c;
+	double worst[2] = { 0, 0 };
+	int rises[2] = { 0, 0 };
+	size_t n = r->n;
+	unsigned i;
 
-	for (c = 0; c < 2; c++)
-		ffn_model_free(L->m[c]);
-	for (c = 0; c < 3; c++) {
-		munmap(L->w[c], n * 4);
-		munmap(L->h[c], n * 2);
-	}
+	printf("kernels %s: FMA peak %.2f G floats/s, stream read "
+	       "%.2f GB/s (1 core, this run)\n",
+	       ffn_isa_name(isa), fma / 1e9, bw / 1e9);
+	printf("  dtype rows        ms  ms/row  read-floor  FMA-floor"
+	       "  ratio  OpenBLAS ms  OpenBLAS/kernel\n");
+	for (int d = 0; d < 2; d++)
+		for (i = 0; i < RF_NR; i++) {
+			double rd = n * 3.0 * (d ? 2 : 4) / bw;
+			double fl = 3.0 * n * rf_rows[i] / fma;
+			double q = t[d][i] / (rd > fl ? rd : fl);
+
+			if (q > worst[d])
+				worst[d] = q;
+			/* 3% is this VM's round-to-round noise */
+			if (i > 0 && t[d][i] / rf_rows[i] >
+			    1.03 * t[d][i - 1] / rf_rows[i - 1])
+				rises[d]++;
+			printf("  %-5s %4u %9.2f %7.3f %11.2f %10.2f "
+			       "%6.2f", d ? "f16" : "f32", rf_rows[i],
+			       t[d][i] * 1e3,
+			       t[d][i] * 1e3 / rf_rows[i], rd * 1e3,
+			       fl * 1e3, q);
+			if (d == 0)
+				printf(" %12.2f %16.2f", r->tb[i] * 1e3,
+				       r->tb[i] / t[d][i]);
+			printf("\n");
+		}
+	printf("  worst ratio: f32 %.2f, f16 %.2f (goal <= 1.25); "
+	       "per-row time rose (> 3%%) at %d f32 and %d f16 "
+	       "steps\n", worst[0], worst[1], rises[0], rises[1]);
 }
 
 int
@@ -107,103 +135,48 @@ bench_roofline(const char *name, unsigned H, unsigned nf, int iters)
 {
 	static const enum ffn_isa isas[] = { FFN_ISA_AVX2, FFN_ISA_AVX512 };
 	const enum ffn_isa was = ffn_active_isa();
-	const size_t n = (size_t)nf * H;
-	const float *xp[RF_MAX_ROWS];
-	float *yp[RF_MAX_ROWS];
-	double tb[RF_NR];
-	struct rf_layer L;
-	struct ffn_scratch *s;
+	struct rf_run *r = calloc(1, sizeof(*r));
 	float *x, *y;
-	unsigned i, r;
-	int blas_done = 0, rc = 0;
+	unsigned i;
+	int rc = 0;
 
-	memset(&L, 0, sizeof(L));
 	x = malloc((size_t)RF_MAX_ROWS * H * 4);
 	y = malloc((size_t)RF_MAX_ROWS * H * 4);
-	if (!x || !y || rf_make(&L, H, nf) != 0) {
+	if (!r || !x || !y || bench_layer_make(&r->L, H, nf) != 0) {
 		fprintf(stderr, "out of memory\n");
 		return 1;
 	}
-	s = ffn_scratch_new(L.m[0], RF_MAX_ROWS, -1);
-	if (s == NULL) {
+	r->n = (size_t)nf * H;
+	r->s = ffn_scratch_new(r->L.m[0], RF_MAX_ROWS, -1);
+	if (r->s == NULL) {
 		fprintf(stderr, "ffn_scratch_new failed\n");
 		return 1;
 	}
 	bench_fill(x, (size_t)RF_MAX_ROWS * H, 1.0f, 99);
-	for (r = 0; r < RF_MAX_ROWS; r++) {
-		xp[r] = x + (size_t)r * H;
-		yp[r] = y + (size_t)r * H;
+	for (i = 0; i < RF_MAX_ROWS; i++) {
+		r->xp[i] = x + (size_t)i * H;
+		r->yp[i] = y + (size_t)i * H;
 	}
 	for (i = 0; i < RF_NR; i++)
-		tb[i] = 1e30;
+		r->tb[i] = 1e30;
 	printf("\n== roofline, %s: hidden %u, intermediate %u, one layer "
-	       "(f32 %.0f MB, f16 %.0f MB)\n", name, H, nf, n * 12 / 1e6,
-	       n * 6 / 1e6);
+	       "(f32 %.0f MB, f16 %.0f MB)\n", name, H, nf, r->n * 12 / 1e6,
+	       r->n * 6 / 1e6);
 	for (unsigned k = 0; k < sizeof(isas) / sizeof(isas[0]); k++) {
-		double t[2][RF_NR], bw = 0, fma, worst[2] = { 0, 0 };
-		int rises[2] = { 0, 0 };
+		double t[2][RF_NR], bw, fma;
 
 		if (!ffn_isa_supported(isas[k]) || ffn_select_isa(isas[k]))
 			continue;
 		fma = bench_fma_peak(iters);
-		for (i = 0; i < RF_NR; i++)
-			t[0][i] = t[1][i] = 1e30;
-		for (int it = 0; it <= iters; it++) {
-			double b = bench_stream_bw(L.w, n, 1);
-
-			if (it > 0 && b > bw)
-				bw = b;
-			for (i = 0; i < RF_NR; i++) {
-				ffn_model_set_engine(L.m[0], FFN_ENGINE_KERNEL,
-						     0);
-				rf_min(&t[0][i], it, rf_time(L.m[0], s, xp, yp,
-							    rf_rows[i]));
-				rf_min(&t[1][i], it, rf_time(L.m[1], s, xp, yp,
-							    rf_rows[i]));
-				if (blas_done)
-					continue;
-				ffn_model_set_engine(L.m[0], FFN_ENGINE_BLAS,
-						     0);
-				rf_min(&tb[i], it, rf_time(L.m[0], s, xp, yp,
-							  rf_rows[i]));
-			}
-		}
-		blas_done = 1;
-		printf("kernels %s: FMA peak %.2f G floats/s, stream read "
-		       "%.2f GB/s (1 core, this run)\n",
-		       ffn_isa_name(isas[k]), fma / 1e9, bw / 1e9);
-		printf("  dtype rows        ms  ms/row  read-floor  FMA-floor"
-		       "  ratio  OpenBLAS ms  OpenBLAS/kernel\n");
-		for (int d = 0; d < 2; d++)
-			for (i = 0; i < RF_NR; i++) {
-				double rd = n * 3.0 * (d ? 2 : 4) / bw;
-				double fl = 3.0 * n * rf_rows[i] / fma;
-				double q = t[d][i] / (rd > fl ? rd : fl);
-
-				if (q > worst[d])
-					worst[d] = q;
-				/* 3% is this VM's round-to-round noise */
-				if (i > 0 && t[d][i] / rf_rows[i] >
-				    1.03 * t[d][i - 1] / rf_rows[i - 1])
-					rises[d]++;
-				printf("  %-5s %4u %9.2f %7.3f %11.2f %10.2f "
-				       "%6.2f", d ? "f16" : "f32", rf_rows[i],
-				       t[d][i] * 1e3,
-				       t[d][i] * 1e3 / rf_rows[i], rd * 1e3,
-				       fl * 1e3, q);
-				if (d == 0)
-					printf(" %12.2f %16.2f", tb[i] * 1e3,
-					       tb[i] / t[d][i]);
-				printf("\n");
-			}
-		printf("  worst ratio: f32 %.2f, f16 %.2f (goal <= 1.25); "
-		       "per-row time rose (> 3%%) at %d f32 and %d f16 "
-		       "steps\n", worst[0], worst[1], rises[0], rises[1]);
+		rf_measure(r, iters, t, &bw);
+		r->blas_done = 1;
+		rf_print(r, isas[k], fma, bw, t);
 	}
 	if (ffn_select_isa(was))
 		rc = 1;
-	ffn_scratch_free(s);
-	rf_free(&L, n);
+	ffn_scratch_free(r->s);
+	bench_layer_free(&r->L, H, nf);
+	free(r);
 	free(x);
 	free(y);
 	return rc;
