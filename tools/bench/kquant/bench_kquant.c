@@ -316,49 +316,152 @@ hot_gbs(enum ffn_kq_fmt fmt, size_t cols, const float *x, int f32)
 	return (double)(rows * rb) / best / 1e9;
 }
 
+/* One size's layers, every case's weights, and the buffers they use. */
+struct kq_bench {
+	size_t H, nf, nbh, nbn, dense;
+	size_t gq, d6, d4;		/* Q4K gate (= up), Q6K / Q4K down */
+	float *wf;			/* f32 gate, up, down */
+	uint16_t *wh;			/* the same in f16 */
+	uint8_t *q;			/* Q4K gate, up; Q6K, Q4K down */
+	float *x, *y, *g, *u;		/* up to 8 rows */
+	struct dense_layer df, dh;
+	struct ffn_kq_layer k6, k4;	/* Q4K+Q6K, all Q4K */
+	size_t bytes[NCASE];		/* weight bytes each case reads */
+	void *s;			/* K-quant scratch of sl bytes */
+	size_t sl;
+};
+
 static void
-bench_size(size_t H, size_t nf, int reps, double bw)
+kq_setup(struct kq_bench *b, size_t H, size_t nf)
 {
 	size_t nbh = FFN_KQ_NBLOCKS(H), nbn = FFN_KQ_NBLOCKS(nf);
 	size_t dense = nf * H;
-	float *wf = big_alloc(3 * dense * sizeof(float));
-	uint16_t *wh = big_alloc(3 * dense * sizeof(uint16_t));
 	size_t gq = nf * nbh * FFN_KQ_Q4K_BYTES;
 	size_t d6 = H * nbn * FFN_KQ_Q6K_BYTES, d4 = H * nbn * FFN_KQ_Q4K_BYTES;
-	uint8_t *q = big_alloc(2 * gq + d6 + d4);
-	float *x = malloc(8 * H * sizeof(float)), *y = malloc(8 * H * 4);
-	float *g = malloc(8 * nf * 4), *u = malloc(8 * nf * 4);
-	struct dense_layer df, dh;
-	struct ffn_kq_layer k6 = { q, q + gq, q + 2 * gq, FFN_KQ_Q4_K,
-		FFN_KQ_Q4_K, FFN_KQ_Q6_K, FFN_KQ_Q6_PRIVATE, nf, H };
-	struct ffn_kq_layer k4 = { q, q + gq, q + 2 * gq + d6, FFN_KQ_Q4_K,
-		FFN_KQ_Q4_K, FFN_KQ_Q4_K, FFN_KQ_Q6_PRIVATE, nf, H };
-	size_t bytes[NCASE] = { 3 * dense * 4, 3 * dense * 2, 2 * gq + d6,
-				2 * gq + d6, 2 * gq + d4, 2 * gq + d4,
-				2 * gq + d6, 2 * gq + d4 };
-	size_t sl = ffn_kq_layer_scratch(&k6, 8, FFN_KQ_PATH_Q8K);
-	size_t sl2 = ffn_kq_layer_scratch(&k6, 8, FFN_KQ_PATH_F32);
-	void *s = malloc(sl > sl2 ? sl : sl2);
-	static const size_t rows[2] = { 1, 8 };
+	uint8_t *q;
+	size_t sl, sl2;
 
-	if (sl2 > sl)
-		sl = sl2;
-	dense_init(&df, wf, 0, H, nf);
-	dense_init(&dh, wh, 1, H, nf);
+	*b = (struct kq_bench){ .H = H, .nf = nf, .nbh = nbh, .nbn = nbn,
+		.dense = dense, .gq = gq, .d6 = d6, .d4 = d4,
+		.bytes = { 3 * dense * 4, 3 * dense * 2, 2 * gq + d6,
+			   2 * gq + d6, 2 * gq + d4, 2 * gq + d4,
+			   2 * gq + d6, 2 * gq + d4 } };
+	b->wf = big_alloc(3 * dense * sizeof(float));
+	b->wh = big_alloc(3 * dense * sizeof(uint16_t));
+	b->q = q = big_alloc(2 * gq + d6 + d4);
+	b->x = malloc(8 * H * sizeof(float));
+	b->y = malloc(8 * H * 4);
+	b->g = malloc(8 * nf * 4);
+	b->u = malloc(8 * nf * 4);
+	b->k6 = (struct ffn_kq_layer){ q, q + gq, q + 2 * gq, FFN_KQ_Q4_K,
+		FFN_KQ_Q4_K, FFN_KQ_Q6_K, FFN_KQ_Q6_PRIVATE, nf, H };
+	b->k4 = (struct ffn_kq_layer){ q, q + gq, q + 2 * gq + d6, FFN_KQ_Q4_K,
+		FFN_KQ_Q4_K, FFN_KQ_Q4_K, FFN_KQ_Q6_PRIVATE, nf, H };
+	sl = ffn_kq_layer_scratch(&b->k6, 8, FFN_KQ_PATH_Q8K);
+	sl2 = ffn_kq_layer_scratch(&b->k6, 8, FFN_KQ_PATH_F32);
+	b->s = malloc(sl > sl2 ? sl : sl2);
+	b->sl = sl2 > sl ? sl2 : sl;
+	dense_init(&b->df, b->wf, 0, H, nf);
+	dense_init(&b->dh, b->wh, 1, H, nf);
 	for (size_t i = 0; i < 3 * dense; i++) {
 		float v = (float)(int32_t)rnd() * 0x1p-36f;
 
-		wf[i] = v;
-		wh[i] = ffn_kq_f32_to_f16(v);
+		b->wf[i] = v;
+		b->wh[i] = ffn_kq_f32_to_f16(v);
 	}
 	fill_blocks(FFN_KQ_Q4_K, q, 2 * nf * nbh);
 	fill_blocks(FFN_KQ_Q6_K, q + 2 * gq, H * nbn);
 	fill_blocks(FFN_KQ_Q4_K, q + 2 * gq + d6, H * nbn);
 	for (size_t i = 0; i < 8 * H; i++)
-		x[i] = (float)(int32_t)rnd() * 0x1p-31f;
+		b->x[i] = (float)(int32_t)rnd() * 0x1p-31f;
 	for (size_t i = 0; i < nf; i++)	/* activations for hot_gbs */
-		g[i] = (float)(int32_t)rnd() * 0x1p-31f;
+		b->g[i] = (float)(int32_t)rnd() * 0x1p-31f;
+}
 
+static void
+kq_teardown(struct kq_bench *b)
+{
+	munmap(b->wf, 3 * b->dense * sizeof(float));
+	munmap(b->wh, 3 * b->dense * sizeof(uint16_t));
+	munmap(b->q, 2 * b->gq + b->d6 + b->d4);
+	free(b->x); free(b->y); free(b->g); free(b->u); free(b->s);
+}
+
+/* Case c (case_name) on R rows of b's input. */
+static void
+kq_case(struct kq_bench *b, int c, size_t R)
+{
+	size_t H = b->H, nf = b->nf, gq = b->gq;
+
+	switch (c) {
+	case 0: dense_forward(&b->df, b->x, R, b->g, b->u, b->y); break;
+	case 1: dense_forward(&b->dh, b->x, R, b->g, b->u, b->y); break;
+	case 2: case 3: case 4: case 5:
+		ffn_kq_layer_forward(c < 4 ? &b->k6 : &b->k4,
+			(c & 1) ? FFN_KQ_PATH_Q8K : FFN_KQ_PATH_F32,
+			FFN_KQ_ACT_SILU, b->x, H, R, b->y, H, b->s, b->sl);
+		break;
+	case 6: case 7:
+		read_sink += read_kq_mat(b->q, nf, b->nbh, FFN_KQ_Q4K_BYTES);
+		read_sink += read_kq_mat(b->q + gq, nf, b->nbh,
+					 FFN_KQ_Q4K_BYTES);
+		read_sink += c == 6 ?
+			read_kq_mat(b->q + 2 * gq, H, b->nbn,
+				    FFN_KQ_Q6K_BYTES) :
+			read_kq_mat(b->q + 2 * gq + b->d6, H, b->nbn,
+				    FFN_KQ_Q4K_BYTES);
+		break;
+	}
+}
+
+/* Every case reps times on R rows: best CPU and wall time, median CPU. */
+static void
+kq_time(struct kq_bench *b, size_t R, int reps, double best[NCASE],
+	double wall[NCASE], double med[NCASE])
+{
+	double *all = malloc((size_t)reps * NCASE * sizeof(double));
+
+	for (int c = 0; c < NCASE; c++)
+		best[c] = wall[c] = 1e30;
+	/* interleave the cases so that noise hits them alike */
+	for (int k = 0; k < reps; k++)
+		for (int c = 0; c < NCASE; c++) {
+			double t, tw;
+
+			/* start each case with cold caches, as a layer is
+			 * when a shard serves many: a layer of 51 MB can
+			 * otherwise still be partly in L3 from the case
+			 * before */
+			read_sink += read_only(evict, evict_len);
+			t = cpu_now();
+			tw = now();
+			kq_case(b, c, R);
+			t = cpu_now() - t;
+			tw = now() - tw;
+			all[c * reps + k] = t;
+			if (t < best[c])
+				best[c] = t;
+			if (tw < wall[c])
+				wall[c] = tw;
+		}
+	for (int c = 0; c < NCASE; c++) {
+		qsort(all + c * reps, (size_t)reps, sizeof(double),
+		      cmp_double);
+		med[c] = all[c * reps + reps / 2];
+	}
+	free(all);
+}
+
+static void
+bench_size(size_t H, size_t nf, int reps, double bw)
+{
+	static const size_t rows[2] = { 1, 8 };
+	struct kq_bench b;
+	float *x, *g;
+
+	kq_setup(&b, H, nf);
+	x = b.x;
+	g = b.g;
 	printf("\nH %zu, nf %zu: one-row q8k kernels with the weights in L2 "
 	       "(compute only): Q4K gate/up rows %.1f GB/s, Q6K down rows "
 	       "%.1f GB/s, Q4K down rows %.1f GB/s (streaming read %.1f)\n",
@@ -372,64 +475,12 @@ bench_size(size_t H, size_t nf, int reps, double bw)
 		       hot_gbs(FFN_KQ_Q4_K, nf, g, 1));
 	for (int ri = 0; ri < 2; ri++) {
 		size_t R = rows[ri];
+		double best[NCASE], wall[NCASE], med[NCASE];
 
 		if (getenv("BENCH_KQ_ROWS") != NULL &&
 		    (size_t)atoi(getenv("BENCH_KQ_ROWS")) != R)
 			continue;
-		double best[NCASE], wall[NCASE], med[NCASE];
-		double *all = malloc((size_t)reps * NCASE * sizeof(double));
-
-		for (int c = 0; c < NCASE; c++)
-			best[c] = wall[c] = 1e30;
-		/* interleave the cases so that noise hits them alike */
-		for (int k = 0; k < reps; k++)
-			for (int c = 0; c < NCASE; c++) {
-				double t, tw;
-
-				/* start each case with cold caches, as a layer
-				 * is when a shard serves many: a layer of 51 MB
-				 * can otherwise still be partly in L3 from the
-				 * case before */
-				read_sink += read_only(evict, evict_len);
-				t = cpu_now();
-				tw = now();
-
-				switch (c) {
-				case 0: dense_forward(&df, x, R, g, u, y); break;
-				case 1: dense_forward(&dh, x, R, g, u, y); break;
-				case 2: case 3: case 4: case 5:
-					ffn_kq_layer_forward(c < 4 ? &k6 : &k4,
-						(c & 1) ? FFN_KQ_PATH_Q8K
-							: FFN_KQ_PATH_F32,
-						FFN_KQ_ACT_SILU, x, H, R, y, H,
-						s, sl);
-					break;
-				case 6: case 7:
-					read_sink += read_kq_mat(q, nf, nbh,
-						FFN_KQ_Q4K_BYTES);
-					read_sink += read_kq_mat(q + gq, nf,
-						nbh, FFN_KQ_Q4K_BYTES);
-					read_sink += c == 6 ?
-						read_kq_mat(q + 2 * gq, H, nbn,
-							FFN_KQ_Q6K_BYTES) :
-						read_kq_mat(q + 2 * gq + d6, H,
-							nbn, FFN_KQ_Q4K_BYTES);
-					break;
-				}
-				t = cpu_now() - t;
-				tw = now() - tw;
-				all[c * reps + k] = t;
-				if (t < best[c])
-					best[c] = t;
-				if (tw < wall[c])
-					wall[c] = tw;
-			}
-		for (int c = 0; c < NCASE; c++) {
-			qsort(all + c * reps, (size_t)reps, sizeof(double),
-			      cmp_double);
-			med[c] = all[c * reps + reps / 2];
-		}
-		free(all);
+		kq_time(&b, R, reps, best, wall, med);
 		printf("\nH %zu, nf %zu, %zu row%s (best of %d, one core, "
 		       "kernels kq %s, ffn %s; times: thread CPU)\n", H, nf, R,
 		       R > 1 ? "s" : "", reps, ffn_kq_isa_name(),
@@ -438,19 +489,16 @@ bench_size(size_t H, size_t nf, int reps, double bw)
 		       "weights", "cpu ms", "wall ms", "MB", "GB/s eff",
 		       "of bw", "vs f16", "med ms", "med vs");
 		for (int c = 0; c < NCASE; c++) {
-			double gbs = bytes[c] / best[c] / 1e9;
+			double gbs = b.bytes[c] / best[c] / 1e9;
 
 			printf("  %-20s %9.2f %9.2f %9.1f %10.2f %6.0f%% "
 			       "%8.2fx %9.2f %8.2fx\n", case_name[c],
-			       best[c] * 1e3, wall[c] * 1e3, bytes[c] / 1e6,
+			       best[c] * 1e3, wall[c] * 1e3, b.bytes[c] / 1e6,
 			       gbs, 100 * gbs / bw, best[1] / best[c],
 			       med[c] * 1e3, med[1] / med[c]);
 		}
 	}
-	munmap(wf, 3 * dense * sizeof(float));
-	munmap(wh, 3 * dense * sizeof(uint16_t));
-	munmap(q, 2 * gq + d6 + d4);
-	free(x); free(y); free(g); free(u); free(s);
+	kq_teardown(&b);
 }
 
 int
