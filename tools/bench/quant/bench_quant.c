@@ -14,6 +14,7 @@
  *
  * usage: bench-quant [MiB of f32 for the large array, default 64]
  */
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -143,115 +144,149 @@ time_row(const struct quant_kernels *k, enum op op, struct bufs *b,
 	return (now_ns() - t) / batch;
 }
 
-int
-main(int argc, char **argv)
-{
-	size_t mib = argc > 1 ? strtoul(argv[1], NULL, 10) : 64;
+/* Every kernel's best times over the rounds, and what they run on. */
+struct bq {
+	size_t mib, chunks;		/* large array: 1 MiB chunks */
 	const struct quant_kernels *ks[QUANT_ISA_COUNT];
+	int nk;
 	double row_ns[QUANT_ISA_COUNT][OP_COUNT];
-	int batch[QUANT_ISA_COUNT][OP_COUNT];
-	double *big_ns[QUANT_ISA_COUNT][OP_COUNT];
-	double *memcpy_ns;
+	int batch[QUANT_ISA_COUNT][OP_COUNT];	/* calls per row timing */
+	double *big_ns[QUANT_ISA_COUNT][OP_COUNT];	/* per chunk */
+	double *memcpy_ns;				/* per chunk */
 	struct bufs row, big;
-	size_t chunks;
-	int nk = 0;
+};
 
-	if (mib < 1)
-		mib = 1;
-	chunks = mib; /* 1 MiB of f32 each */
+/* Buffers, kernels, batch sizes; every minimum at +inf. 0 or -ENOMEM. */
+static int
+bq_setup(struct bq *q, size_t mib)
+{
+	q->mib = mib;
+	q->chunks = mib; /* 1 MiB of f32 each */
 	for (int isa = 0; isa < QUANT_ISA_COUNT; isa++)
-		if ((ks[nk] = quant_kernels_get(isa)) != NULL)
-			nk++;
-	bufs_init(&row, ROW);
-	bufs_init(&big, chunks * CHUNK);
-	memcpy_ns = calloc(chunks, sizeof(double));
-	for (int k = 0; k < nk; k++)
+		if ((q->ks[q->nk] = quant_kernels_get(isa)) != NULL)
+			q->nk++;
+	bufs_init(&q->row, ROW);
+	bufs_init(&q->big, q->chunks * CHUNK);
+	q->memcpy_ns = calloc(q->chunks, sizeof(double));
+	for (int k = 0; k < q->nk; k++)
 		for (int op = 0; op < OP_COUNT; op++) {
-			double t = time_row(ks[k], op, &row, 10);
+			double t = time_row(q->ks[k], op, &q->row, 10);
 
-			row_ns[k][op] = 1e300;
-			batch[k][op] = t > 1e5 ? 1 : (int)(1e5 / t);
-			big_ns[k][op] = calloc(chunks, sizeof(double));
-			if (big_ns[k][op] == NULL)
-				return 1;
-			for (size_t c = 0; c < chunks; c++)
-				big_ns[k][op][c] = 1e300;
+			q->row_ns[k][op] = 1e300;
+			q->batch[k][op] = t > 1e5 ? 1 : (int)(1e5 / t);
+			q->big_ns[k][op] = calloc(q->chunks, sizeof(double));
+			if (q->big_ns[k][op] == NULL)
+				return -ENOMEM;
+			for (size_t c = 0; c < q->chunks; c++)
+				q->big_ns[k][op][c] = 1e300;
 		}
-	if (memcpy_ns == NULL)
-		return 1;
-	for (size_t c = 0; c < chunks; c++)
-		memcpy_ns[c] = 1e300;
+	if (q->memcpy_ns == NULL)
+		return -ENOMEM;
+	for (size_t c = 0; c < q->chunks; c++)
+		q->memcpy_ns[c] = 1e300;
+	return 0;
+}
 
-	/* In cache: the same 4096-value row again and again. */
+/* In cache: the same 4096-value row again and again. */
+static void
+bq_time_rows(struct bq *q)
+{
 	for (int r = 0; r < ROUNDS_ROW; r++)
-		for (int k = 0; k < nk; k++)
+		for (int k = 0; k < q->nk; k++)
 			for (int op = 0; op < OP_COUNT; op++) {
-				double t = time_row(ks[k], op, &row,
-						    batch[k][op]);
+				double t = time_row(q->ks[k], op, &q->row,
+						    q->batch[k][op]);
 
-				if (t < row_ns[k][op])
-					row_ns[k][op] = t;
+				if (t < q->row_ns[k][op])
+					q->row_ns[k][op] = t;
 			}
+}
 
-	/*
-	 * Out of cache: each pass streams the whole array; each 1 MiB chunk
-	 * is timed on its own and keeps its minimum over the rounds, and
-	 * the chunk minima are summed, so preemption in one pass only costs
-	 * the chunks it hit. memcpy is measured the same way, in turn.
-	 */
+/*
+ * Out of cache: each pass streams the whole array; each 1 MiB chunk
+ * is timed on its own and keeps its minimum over the rounds, and
+ * the chunk minima are summed, so preemption in one pass only costs
+ * the chunks it hit. memcpy is measured the same way, in turn.
+ */
+static void
+bq_time_big(struct bq *q)
+{
+	struct bufs *big = &q->big;
+
 	for (int r = 0; r < ROUNDS_BIG; r++) {
-		for (size_t c = 0; c < chunks; c++) {
+		for (size_t c = 0; c < q->chunks; c++) {
 			double t = now_ns();
 
-			memcpy(big.f32_out + c * CHUNK, big.f32 + c * CHUNK,
+			memcpy(big->f32_out + c * CHUNK, big->f32 + c * CHUNK,
 			       CHUNK * 4);
 			__asm__ volatile("" ::: "memory");
 			t = now_ns() - t;
-			if (t < memcpy_ns[c])
-				memcpy_ns[c] = t;
+			if (t < q->memcpy_ns[c])
+				q->memcpy_ns[c] = t;
 		}
-		for (int k = 0; k < nk; k++)
+		for (int k = 0; k < q->nk; k++)
 			for (int op = 0; op < OP_COUNT; op++)
-				for (size_t c = 0; c < chunks; c++) {
+				for (size_t c = 0; c < q->chunks; c++) {
 					double t = now_ns();
 
-					run(ks[k], op, &big, c * CHUNK, CHUNK);
+					run(q->ks[k], op, big, c * CHUNK,
+					    CHUNK);
 					__asm__ volatile("" ::: "memory");
 					t = now_ns() - t;
-					if (t < big_ns[k][op][c])
-						big_ns[k][op][c] = t;
+					if (t < q->big_ns[k][op][c])
+						q->big_ns[k][op][c] = t;
 				}
 	}
+}
 
+static void
+bq_print(const struct bq *q)
+{
 	double mc = 0;
 
-	for (size_t c = 0; c < chunks; c++)
-		mc += memcpy_ns[c];
+	for (size_t c = 0; c < q->chunks; c++)
+		mc += q->memcpy_ns[c];
 
-	double memcpy_bps = (double)big.n * 8 / mc * 1e9;
+	double memcpy_bps = (double)q->big.n * 8 / mc * 1e9;
 
 	printf("bench-quant: row = %d values in cache (min of %d batches "
 	       "of ~100 us); large = %zu MiB of f32 (sum over 1 MiB chunks "
-	       "of the min of %d passes)\n", ROW, ROUNDS_ROW, mib,
+	       "of the min of %d passes)\n", ROW, ROUNDS_ROW, q->mib,
 	       ROUNDS_BIG);
-	printf("memcpy %zu MiB: %.2f GB/s (read + written)\n", mib,
+	printf("memcpy %zu MiB: %.2f GB/s (read + written)\n", q->mib,
 	       memcpy_bps / 1e9);
 	printf("%-9s %-7s %10s %9s %12s %10s\n", "kernel", "isa", "ns/row",
 	       "x scalar", "large GB/s", "vs memcpy");
 	for (int op = 0; op < OP_COUNT; op++)
-		for (int k = 0; k < nk; k++) {
+		for (int k = 0; k < q->nk; k++) {
 			double t = 0;
 
-			for (size_t c = 0; c < chunks; c++)
-				t += big_ns[k][op][c];
+			for (size_t c = 0; c < q->chunks; c++)
+				t += q->big_ns[k][op][c];
 
-			double bps = traffic(op, &big) / t * 1e9;
+			double bps = traffic(op, &q->big) / t * 1e9;
 
 			printf("%-9s %-7s %10.1f %8.1fx %12.2f %9.0f%%\n",
-			       op_names[op], ks[k]->name, row_ns[k][op],
-			       row_ns[0][op] / row_ns[k][op], bps / 1e9,
+			       op_names[op], q->ks[k]->name,
+			       q->row_ns[k][op],
+			       q->row_ns[0][op] / q->row_ns[k][op], bps / 1e9,
 			       100.0 * bps / memcpy_bps);
 		}
 	printf("active kernels: %s\n", quant_active_name());
+}
+
+int
+main(int argc, char **argv)
+{
+	static struct bq q;
+	size_t mib = argc > 1 ? strtoul(argv[1], NULL, 10) : 64;
+
+	if (mib < 1)
+		mib = 1;
+	if (bq_setup(&q, mib) < 0)
+		return 1;
+	bq_time_rows(&q);
+	bq_time_big(&q);
+	bq_print(&q);
 	return 0;
 }
