@@ -114,8 +114,53 @@ write_all(int fd, const void *p, size_t n)
 	return 0;
 }
 
-int
-main(int argc, char **argv)
+/* What the command line asks for. */
+struct frame_opts {
+	struct shard_unit_conf uc;
+	const char *ct, *accept, *path, *auth;
+	int kq_q8k;
+};
+
+/* One option into f; 0, or the exit code. */
+static int
+parse_opt(int c, const char *argv0, struct frame_opts *f)
+{
+	switch (c) {
+	case 'm': f->uc.model_dir = optarg; break;
+	case 'l':
+		if (parse_layers(optarg, &f->uc.first_layer,
+				 &f->uc.last_layer) < 0) {
+			fprintf(stderr, "ffn-frame: --layers \"%s\": "
+				"expected A-B with 0 <= A <= B\n", optarg);
+			return 2;
+		}
+		break;
+	case 'c': f->ct = optarg; break;
+	case 'a': f->accept = optarg; break;
+	case 'i': f->uc.wire.i8 = true; break;
+	case 'f': f->uc.wire.f16 = false; break;
+	case 'p': f->path = optarg; break;
+	case 'k': f->uc.api_key = optarg; break;
+	case 'A': f->auth = optarg; break;
+	case 'q':
+		if (strcmp(optarg, "ggml") != 0 &&
+		    strcmp(optarg, "private") != 0) {
+			fprintf(stderr, "ffn-frame: --q6k-layout \"%s\": "
+				"expected private or ggml\n", optarg);
+			return 2;
+		}
+		f->uc.q6k_ggml = strcmp(optarg, "ggml") == 0;
+		break;
+	case 'Q': f->kq_q8k = 1; break;
+	case 'h': usage(argv0); exit(0);
+	default: usage(argv0); return 2;
+	}
+	return 0;
+}
+
+/* The command line into f; 0, or the exit code. */
+static int
+parse_args(int argc, char **argv, struct frame_opts *f)
 {
 	static const struct option opts[] = {
 		{ "model", required_argument, NULL, 'm' },
@@ -132,87 +177,80 @@ main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct shard_unit_conf uc = { .first_layer = -1, .last_layer = -1,
-				      .numa_node = -1, .name = "ffn-frame" };
-	const char *ct = NULL, *accept = NULL, *path = "/v1/walk-ffn";
-	const char *auth = NULL;
-	int kq_q8k = 0;
-	struct shard_http_req rq = { 0 };
-	struct shard_resp resp;
-	static struct shard_unit unit;
-	char err[512];
 	int c, rc;
 
-	wire_opts_default(&uc.wire);
-	wire_opts_apply_env(&uc.wire);
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'm': uc.model_dir = optarg; break;
-		case 'l':
-			if (parse_layers(optarg, &uc.first_layer,
-					 &uc.last_layer) < 0) {
-				fprintf(stderr, "ffn-frame: --layers \"%s\": "
-					"expected A-B with 0 <= A <= B\n",
-					optarg);
-				return 2;
-			}
-			break;
-		case 'c': ct = optarg; break;
-		case 'a': accept = optarg; break;
-		case 'i': uc.wire.i8 = true; break;
-		case 'f': uc.wire.f16 = false; break;
-		case 'p': path = optarg; break;
-		case 'k': uc.api_key = optarg; break;
-		case 'A': auth = optarg; break;
-		case 'q':
-			if (strcmp(optarg, "ggml") != 0 &&
-			    strcmp(optarg, "private") != 0) {
-				fprintf(stderr, "ffn-frame: --q6k-layout \"%s\": "
-					"expected private or ggml\n", optarg);
-				return 2;
-			}
-			uc.q6k_ggml = strcmp(optarg, "ggml") == 0;
-			break;
-		case 'Q': kq_q8k = 1; break;
-		case 'h': usage(argv[0]); return 0;
-		default: usage(argv[0]); return 2;
-		}
-	}
+	*f = (struct frame_opts){
+		.uc = { .first_layer = -1, .last_layer = -1, .numa_node = -1,
+			.name = "ffn-frame" },
+		.path = "/v1/walk-ffn",
+	};
+	wire_opts_default(&f->uc.wire);
+	wire_opts_apply_env(&f->uc.wire);
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1)
+		if ((rc = parse_opt(c, argv[0], f)) != 0)
+			return rc;
 	if (optind < argc) {
 		/* The body is read from stdin only (issue 2's synopsis). */
 		fprintf(stderr, "ffn-frame: unexpected argument \"%s\": the "
 			"request body is read from stdin\n", argv[optind]);
 		return 2;
 	}
-	if (uc.model_dir == NULL) {
+	if (f->uc.model_dir == NULL) {
 		usage(argv[0]);
 		return 2;
 	}
-	rc = shard_unit_init(&unit, &uc, err, sizeof(err));
+	return 0;
+}
+
+/* The request the server would have parsed; 0, or -errno reading stdin. */
+static int
+make_request(const struct frame_opts *f, struct shard_http_req *rq)
+{
+	memset(rq, 0, sizeof(*rq));
+	rq->path = f->path;
+	rq->path_len = strlen(f->path);
+	rq->method = strncmp(f->path, "/v1/walk-ffn", 12) == 0 ? HTTP_M_POST :
+		     HTTP_M_GET;
+	rq->content_type = f->ct;
+	rq->content_type_len = f->ct ? strlen(f->ct) : 0;
+	rq->fmt_in = shard_req_fmt(f->ct, rq->content_type_len);
+	rq->accept = f->accept;
+	rq->accept_len = f->accept ? strlen(f->accept) : 0;
+	rq->authorization = f->auth;
+	rq->authorization_len = f->auth ? strlen(f->auth) : 0;
+	if (rq->method == HTTP_M_POST) {
+		rq->body = read_all(stdin, &rq->body_len);
+		if (rq->body == NULL)
+			return -(errno ? errno : ENOMEM);
+	}
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	static struct shard_unit unit;
+	struct shard_http_req rq;
+	struct frame_opts f;
+	struct shard_resp resp;
+	char err[512];
+	int rc;
+
+	rc = parse_args(argc, argv, &f);
+	if (rc != 0)
+		return rc;
+	rc = shard_unit_init(&unit, &f.uc, err, sizeof(err));
 	if (rc < 0) {
 		fprintf(stderr, "ffn-frame: cannot load %s: %s\n",
-			uc.model_dir, err);
+			f.uc.model_dir, err);
 		return 1;
 	}
-	ffn_model_set_kq_q8k(unit.model, kq_q8k);
-	rq.path = path;
-	rq.path_len = strlen(path);
-	rq.method = strncmp(path, "/v1/walk-ffn", 12) == 0 ? HTTP_M_POST :
-		    HTTP_M_GET;
-	rq.content_type = ct;
-	rq.content_type_len = ct ? strlen(ct) : 0;
-	rq.fmt_in = shard_req_fmt(ct, rq.content_type_len);
-	rq.accept = accept;
-	rq.accept_len = accept ? strlen(accept) : 0;
-	rq.authorization = auth;
-	rq.authorization_len = auth ? strlen(auth) : 0;
-	if (rq.method == HTTP_M_POST) {
-		rq.body = read_all(stdin, &rq.body_len);
-		if (rq.body == NULL) {
-			fprintf(stderr, "ffn-frame: reading stdin: %s\n",
-				strerror(errno ? errno : ENOMEM));
-			return 1;
-		}
+	ffn_model_set_kq_q8k(unit.model, f.kq_q8k);
+	rc = make_request(&f, &rq);
+	if (rc < 0) {
+		fprintf(stderr, "ffn-frame: reading stdin: %s\n",
+			strerror(-rc));
+		return 1;
 	}
 	shard_handle(&unit, &rq, &resp, &shard_mem_heap, NULL, 0);
 	for (unsigned int i = 0; i < resp.iovcnt; i++)
