@@ -282,8 +282,21 @@ print_serving(void)
 	fflush(stdout);
 }
 
-int
-main(int argc, char **argv)
+/* The command line: EAL's part (before "--", if any) and ours. */
+struct app_args {
+	const char *path;
+	int check, check_static;
+	int eal_argc;		/* > 0: EAL args on the command line */
+	int app_first;		/* argv index of our first option */
+};
+
+/* What rte_eal_init gets: its argv points into eal_buf (conf_eal_argv). */
+static char eal_buf[CONF_STR_MAX];
+static char *eal_argv[EAL_ARGV_MAX];
+
+/* The command line into a; 0, or the exit code after usage(). */
+static int
+parse_args(int argc, char **argv, struct app_args *a)
 {
 	static const struct option opts[] = {
 		{ "config", required_argument, NULL, 'c' },
@@ -292,67 +305,76 @@ main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	char err[CONF_ERR_MAX + 256], eal_buf[CONF_STR_MAX];
-	char *eal_argv[EAL_ARGV_MAX];
-	int eal_argc = 0, app_first = 1, check = 0, check_static = 0;
-	const char *path = NULL;
-	unsigned int main_lcore;
-	sigset_t stop_sigs;
-	int c, rc;
+	int c;
 
+	*a = (struct app_args){ .app_first = 1 };
 	/* "ffn-shard [EAL args] -- -c FILE": EAL args from the command line. */
 	for (int i = 1; i < argc; i++)
 		if (strcmp(argv[i], "--") == 0) {
-			app_first = i + 1;
-			eal_argc = i;
+			a->app_first = i + 1;
+			a->eal_argc = i;
 			break;
 		}
-	optind = app_first;
+	optind = a->app_first;
 	while ((c = getopt_long(argc, argv, "c:h", opts, NULL)) != -1) {
 		switch (c) {
-		case 'c': path = optarg; break;
-		case 'k': check = 1; break;
-		case 's': check_static = 1; break;
-		case 'h': usage(argv[0]); return 0;
+		case 'c': a->path = optarg; break;
+		case 'k': a->check = 1; break;
+		case 's': a->check_static = 1; break;
+		case 'h': usage(argv[0]); exit(0);
 		default: usage(argv[0]); return 2;
 		}
 	}
-	if (path == NULL || optind < argc) {
+	if (a->path == NULL || optind < argc) {
 		usage(argv[0]);
 		return 2;
 	}
-	rc = conf_load(path, &conf, err, sizeof(err));
-	if (rc < 0) {
-		fprintf(stderr, "ffn-shard: %s\n", err);
-		return 1;
-	}
-	conf_apply_wire_env(&conf, NULL);
-	if (check_static) {
-		conf_print_plan(&conf, stdout);
-		return 0;
-	}
-	if (eal_argc > 0) {
-		size_t n = 0;
+	return 0;
+}
+
+/* eal_argv from the command line or from [eal] args: its count, or -1. */
+static int
+eal_args(char **argv, const struct app_args *a)
+{
+	int n;
+
+	if (a->eal_argc > 0) {
+		size_t len = 0;
 
 		/* They replace [eal] args: the plan shows what EAL got. */
-		n += snprintf(conf.eal_args, sizeof(conf.eal_args),
-			      "(command line, replaces [eal] args)");
-		for (int i = 0; i < eal_argc && i < EAL_ARGV_MAX; i++) {
+		len += snprintf(conf.eal_args, sizeof(conf.eal_args),
+				"(command line, replaces [eal] args)");
+		for (int i = 0; i < a->eal_argc && i < EAL_ARGV_MAX; i++) {
 			eal_argv[i] = argv[i];
-			if (i > 0 && n < sizeof(conf.eal_args))
-				n += snprintf(conf.eal_args + n,
-					      sizeof(conf.eal_args) - n, " %s",
-					      argv[i]);
+			if (i > 0 && len < sizeof(conf.eal_args))
+				len += snprintf(conf.eal_args + len,
+						sizeof(conf.eal_args) - len,
+						" %s", argv[i]);
 		}
-	} else {
-		eal_argc = conf_eal_argv(&conf, argv[0], eal_buf, eal_argv,
-					 EAL_ARGV_MAX);
-		if (eal_argc < 0) {
-			fprintf(stderr, "ffn-shard: %s: [eal] args: more than "
-				"%d arguments\n", conf.path, EAL_ARGV_MAX);
-			return 1;
-		}
+		return a->eal_argc;
 	}
+	n = conf_eal_argv(&conf, argv[0], eal_buf, eal_argv, EAL_ARGV_MAX);
+	if (n < 0) {
+		fprintf(stderr, "ffn-shard: %s: [eal] args: more than "
+			"%d arguments\n", conf.path, EAL_ARGV_MAX);
+		return -1;
+	}
+	return n;
+}
+
+/* EAL, then the checks that need it (lcores, ports, models); 0 or -1. */
+static int
+eal_start(const struct app_args *a, int eal_argc)
+{
+	struct conf_facts f = {
+		.lcore_socket = conf_eal_lcore_socket,
+		.port_exists = conf_eal_port_exists,
+		.model_layers = model_layers,
+	};
+	char err[CONF_ERR_MAX + 256];
+	sigset_t stop_sigs;
+	int rc;
+
 	/* The stop signals are blocked in every thread EAL starts (they
 	 * inherit this mask) and handled on this one alone: handlers on
 	 * two threads at once could both take theirs for the first. */
@@ -365,26 +387,65 @@ main(int argc, char **argv)
 	if (rc < 0) {
 		fprintf(stderr, "ffn-shard: %s%s: rte_eal_init failed: %s "
 			"(EAL's messages above say why)\n",
-			app_first > 1 ? "EAL args on the command line" :
-			conf.path, app_first > 1 ? "" : ": [eal] args",
+			a->app_first > 1 ? "EAL args on the command line" :
+			conf.path, a->app_first > 1 ? "" : ": [eal] args",
 			rte_strerror(rte_errno));
+		return -1;
+	}
+	rc = conf_check_runtime(&conf, &f, err, sizeof(err));
+	if (rc < 0) {
+		fprintf(stderr, "ffn-shard: %s\n", err);
+		rte_eal_cleanup();
+		return -1;
+	}
+	return 0;
+}
+
+/* Every lcore's role until the signal; then the data path is down. */
+static void
+run_lcores(void)
+{
+	unsigned int main_lcore = rte_get_main_lcore(), l;
+
+	RTE_LCORE_FOREACH_WORKER(l) {
+		if (role[l].fn != NULL)
+			rte_eal_remote_launch(role[l].fn, role[l].arg, l);
+	}
+	if (role[main_lcore].fn != NULL)
+		role[main_lcore].fn(role[main_lcore].arg);
+	else
+		while (!got_signal)
+			usleep(100000);
+	rte_eal_mp_wait_lcore();
+	if (got_signal)
+		printf("ffn-shard: signal %d: drained and stopped\n",
+		       (int)got_signal);
+}
+
+int
+main(int argc, char **argv)
+{
+	char err[CONF_ERR_MAX + 256];
+	struct app_args a;
+	int eal_argc, rc;
+
+	rc = parse_args(argc, argv, &a);
+	if (rc != 0)
+		return rc;
+	rc = conf_load(a.path, &conf, err, sizeof(err));
+	if (rc < 0) {
+		fprintf(stderr, "ffn-shard: %s\n", err);
 		return 1;
 	}
-	{
-		struct conf_facts f = {
-			.lcore_socket = conf_eal_lcore_socket,
-			.port_exists = conf_eal_port_exists,
-			.model_layers = model_layers,
-		};
-
-		rc = conf_check_runtime(&conf, &f, err, sizeof(err));
-		if (rc < 0) {
-			fprintf(stderr, "ffn-shard: %s\n", err);
-			rte_eal_cleanup();
-			return 1;
-		}
+	conf_apply_wire_env(&conf, NULL);
+	if (a.check_static) {
+		conf_print_plan(&conf, stdout);
+		return 0;
 	}
-	if (check) {
+	eal_argc = eal_args(argv, &a);
+	if (eal_argc < 0 || eal_start(&a, eal_argc) < 0)
+		return 1;
+	if (a.check) {
 		conf_print_plan(&conf, stdout);
 		printf("ffn-shard: %s: OK\n", conf.path);
 		rte_eal_cleanup();
@@ -401,20 +462,7 @@ main(int argc, char **argv)
 		return 1;
 	}
 	print_serving();
-	main_lcore = rte_get_main_lcore();
-	RTE_LCORE_FOREACH_WORKER(c) {
-		if (role[c].fn != NULL)
-			rte_eal_remote_launch(role[c].fn, role[c].arg, c);
-	}
-	if (role[main_lcore].fn != NULL)
-		role[main_lcore].fn(role[main_lcore].arg);
-	else
-		while (!got_signal)
-			usleep(100000);
-	rte_eal_mp_wait_lcore();
-	if (got_signal)
-		printf("ffn-shard: signal %d: drained and stopped\n",
-		       (int)got_signal);
+	run_lcores();
 	for (unsigned int i = 0; i < conf.n_ports; i++)
 		if (ports[conf.ports[i].index] != NULL)
 			net_port_close(ports[conf.ports[i].index]);
