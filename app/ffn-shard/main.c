@@ -341,10 +341,16 @@ eal_args(char **argv, const struct app_args *a)
 	if (a->eal_argc > 0) {
 		size_t len = 0;
 
+		if (a->eal_argc >= EAL_ARGV_MAX) {
+			fprintf(stderr, "ffn-shard: EAL arguments before "
+				"'--': %d, at most %d\n", a->eal_argc - 1,
+				EAL_ARGV_MAX - 2);
+			return -1;
+		}
 		/* They replace [eal] args: the plan shows what EAL got. */
 		len += snprintf(conf.eal_args, sizeof(conf.eal_args),
 				"(command line, replaces [eal] args)");
-		for (int i = 0; i < a->eal_argc && i < EAL_ARGV_MAX; i++) {
+		for (int i = 0; i < a->eal_argc; i++) {
 			eal_argv[i] = argv[i];
 			if (i > 0 && len < sizeof(conf.eal_args))
 				len += snprintf(conf.eal_args + len,
