@@ -303,7 +303,7 @@ parse_args(int argc, char **argv, struct opts *o)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int c, rc;
+	int c, rc, li = 0;
 
 	o->method = "POST";
 	o->path = "/v1/walk-ffn";
@@ -317,13 +317,14 @@ parse_args(int argc, char **argv, struct opts *o)
 	lg.duration_ns = 5000000000ull;
 	lg.timeout_ns = 5000000000ull;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "h", lo, &li)) != -1) {
 		rc = parse_opt(c, optarg, o);
 		if (rc < 0)
 			return rc;
 		if (rc > 0) {
+			/* only long options take a value: li names it */
 			fprintf(stderr, "ffn-loadgen: --%s: bad value \"%s\"\n",
-				argv[optind - 1], optarg);
+				lo[li].name, optarg);
 			return -EINVAL;
 		}
 	}
