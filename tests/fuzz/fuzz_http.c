@@ -141,7 +141,12 @@ check_head(const struct cfg *c, const struct http_parser *p,
 	check_str(r, p->head, r->accept, false);
 	check_str(r, p->head, r->authorization, false);
 	check_str(r, p->head, r->forwarded_for, false);
-	FZ_CHECK(r->path.p != NULL && r->path.len > 0 && r->path.p[0] == '/');
+	/* origin-form starts with '/'; RFC 9112 §3.2.4: asterisk-form is
+	 * "*" and only for OPTIONS */
+	FZ_CHECK(r->path.p != NULL && r->path.len > 0);
+	FZ_CHECK(r->path.p[0] == '/' ||
+		 (r->method == HTTP_M_OPTIONS && r->path.len == 1 &&
+		  r->path.p[0] == '*' && r->query.len == 0));
 	FZ_CHECK(r->minor == 0 || r->minor == 1);
 	FZ_CHECK(!r->expect_continue || r->minor == 1);
 	FZ_CHECK(!(r->chunked && r->has_content_length));
