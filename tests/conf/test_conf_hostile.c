@@ -23,6 +23,7 @@
 
 #include "conf.h"
 #include "conf_test_util.h"
+#include "test_rng.h"
 
 static int
 load_n(const char *text, size_t n, char *err)
@@ -211,18 +212,6 @@ test_too_many_entries(void **state)
 	free(text);
 }
 
-static uint64_t rng = 0x853c49e6748fea9bull;
-
-static uint32_t
-next(void)
-{
-	/* xorshift64*: deterministic, no libc state */
-	rng ^= rng >> 12;
-	rng ^= rng << 25;
-	rng ^= rng >> 27;
-	return (rng * 0x2545f4914f6cdd1dull) >> 32;
-}
-
 static const char interesting[] = "[]=#\\\"\n\r \t,-/.0159aAKMxe\x00\xff";
 
 /* The outcome of any file: 0, or one line "PATH: ..." or "PATH:N: ..."
@@ -270,6 +259,7 @@ test_random_damage(void **state)
 		"[shard b]\nmodel = m/\nlayers = 4-5\nlisten = 8080\n"
 		"port = 1\nnet_lcores = 3,4\nq6k_layout = ggml # c\n",
 	};
+	uint64_t rng = test_rng_seed(0x853c49e6748fea9bull);
 	char buf[2048], err[CONF_ERR_MAX];
 	int ok = 0, bad = 0;
 
@@ -278,19 +268,19 @@ test_random_damage(void **state)
 
 		for (int r = 0; r < 700; r++) {
 			size_t n = len;
-			int m = 1 + next() % 4, rc;
+			int m = 1 + test_rng_below(&rng, 4), rc;
 
 			memcpy(buf, seeds[s], n);
 			for (int k = 0; k < m; k++) {
-				size_t at = next() % n;
+				size_t at = test_rng_below(&rng, n);
 
-				switch (next() % 5) {
+				switch (test_rng_below(&rng, 5)) {
 				case 0:
-					buf[at] = interesting[next() %
-						(sizeof(interesting) - 1)];
+					buf[at] = interesting[test_rng_below(
+						&rng, sizeof(interesting) - 1)];
 					break;
 				case 1:
-					buf[at] = (char)next();
+					buf[at] = (char)test_rng_u32(&rng);
 					break;
 				case 2:
 					memmove(buf + at, buf + at + 1,
@@ -299,7 +289,8 @@ test_random_damage(void **state)
 					break;
 				case 3:	/* repeat a run of bytes */
 				{
-					size_t run = 1 + next() % 40;
+					size_t run = 1 +
+						test_rng_below(&rng, 40);
 
 					if (at + run > n)
 						run = n - at;
@@ -312,13 +303,15 @@ test_random_damage(void **state)
 				}
 				case 4:	/* a long run: line limits */
 				{
-					size_t run = 200 + next() % 200;
+					size_t run = 200 +
+						test_rng_below(&rng, 200);
 
 					if (n + run > sizeof(buf))
 						break;
 					memmove(buf + at + run, buf + at,
 						n - at);
-					memset(buf + at, "a9 #"[next() % 4],
+					memset(buf + at,
+						"a9 #"[test_rng_below(&rng, 4)],
 						run);
 					n += run;
 					break;
@@ -332,12 +325,13 @@ test_random_damage(void **state)
 	}
 	/* pure junk: random bytes, then random lines of the INI alphabet */
 	for (int r = 0; r < 300; r++) {
-		size_t n = next() % 600;
+		size_t n = test_rng_below(&rng, 600);
 		int rc;
 
 		for (size_t i = 0; i < n; i++)
-			buf[i] = r % 2 ? (char)next() :
-				interesting[next() % (sizeof(interesting) - 1)];
+			buf[i] = r % 2 ? (char)test_rng_u32(&rng) :
+				interesting[test_rng_below(&rng,
+						sizeof(interesting) - 1)];
 		rc = load_n(buf, n, err);
 		check_outcome(buf, n, rc, err);
 		assert_int_not_equal(rc, 0);

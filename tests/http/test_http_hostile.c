@@ -25,6 +25,7 @@
 #include <cmocka.h>
 
 #include "harness.h"
+#include "test_rng.h"
 
 #define S(lit) lit, sizeof(lit) - 1
 
@@ -365,18 +366,6 @@ test_absolute_form(void **state)
 
 /* --- a stream of random valid requests ------------------------------- */
 
-static uint64_t rng = 0xda942042e4dd58b5ull;
-
-static uint32_t
-next(void)
-{
-	/* xorshift64*: deterministic, no libc state */
-	rng ^= rng >> 12;
-	rng ^= rng << 25;
-	rng ^= rng >> 27;
-	return (rng * 0x2545f4914f6cdd1dull) >> 32;
-}
-
 struct gen {
 	char *buf;
 	size_t len, cap;
@@ -421,35 +410,39 @@ want_body(struct gen *g, const uint8_t *b, size_t n)
 
 /* One valid request with a random body and random framing. */
 static void
-gen_request(struct gen *g)
+gen_request(struct gen *g, uint64_t *rng)
 {
 	uint8_t body[96];
-	size_t n = next() % sizeof(body);
-	int chunked = next() % 2;
+	size_t n = test_rng_below(rng, sizeof(body));
+	int chunked = test_rng_below(rng, 2);
 
 	for (size_t i = 0; i < n; i++)
-		body[i] = (uint8_t)next();
-	putf(g, "POST /v1/walk-ffn?q=%u HTTP/1.1\r\nhOsT: s\r\n", next());
-	if (next() % 2)
-		putf(g, "X-Pad-%u: %.*s\r\n", next() % 100, (int)(next() % 40),
+		body[i] = (uint8_t)test_rng_u32(rng);
+	putf(g, "POST /v1/walk-ffn?q=%u HTTP/1.1\r\nhOsT: s\r\n",
+		test_rng_u32(rng));
+	if (test_rng_below(rng, 2))
+		putf(g, "X-Pad-%u: %.*s\r\n", test_rng_below(rng, 100),
+			(int)test_rng_below(rng, 40),
 			"................................................");
-	if (next() % 2)
+	if (test_rng_below(rng, 2))
 		putf(g, "Expect: 100-continue\r\n");
 	if (chunked) {
 		size_t o = 0;
 
-		putf(g, "Transfer-Encoding: %s\r\n\r\n", next() % 2 ?
-			"chunked" : "ChUnKeD");
+		putf(g, "Transfer-Encoding: %s\r\n\r\n",
+			test_rng_below(rng, 2) ? "chunked" : "ChUnKeD");
 		while (o < n) {
-			size_t c = 1 + next() % (n - o);
+			size_t c = 1 + test_rng_below(rng, n - o);
 
-			putf(g, "%s%zx%s\r\n", next() % 2 ? "000" : "", c,
-				next() % 2 ? " ;e=\"v\"" : "");
+			putf(g, "%s%zx%s\r\n",
+				test_rng_below(rng, 2) ? "000" : "", c,
+				test_rng_below(rng, 2) ? " ;e=\"v\"" : "");
 			put(g, body + o, c);
 			put(g, "\r\n", 2);
 			o += c;
 		}
-		putf(g, "0\r\n%s\r\n", next() % 2 ? "T: x\r\n" : "");
+		putf(g, "0\r\n%s\r\n",
+			test_rng_below(rng, 2) ? "T: x\r\n" : "");
 	} else {
 		putf(g, "Content-Length: %zu\r\n\r\n", n);
 		put(g, body, n);
@@ -466,6 +459,7 @@ test_random_valid_stream(void **state)
 	};
 	struct gen g = { .cap = 1 << 16, .wcap = 1 << 17 };
 	struct outcome *out = malloc(sizeof(*out));
+	uint64_t rng = test_rng_seed(0xda942042e4dd58b5ull);
 	size_t cuts[512];
 	const int nreq = 12;	/* the harness log holds 8 KB */
 
@@ -477,14 +471,14 @@ test_random_valid_stream(void **state)
 		g.len = 0;
 		g.wlen = 0;
 		for (int r = 0; r < nreq; r++)
-			gen_request(&g);
+			gen_request(&g, &rng);
 		g.want[g.wlen] = '\0';
 		for (size_t m = 0; m < 2; m++) {
 			/* random chunk sizes, 1 to 300 bytes */
 			size_t nc = 0, at = 0;
 
 			while (nc < 512) {
-				at += 1 + next() % 300;
+				at += 1 + test_rng_below(&rng, 300);
 				if (at >= g.len)
 					break;
 				cuts[nc++] = at;

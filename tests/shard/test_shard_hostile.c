@@ -22,6 +22,7 @@
 #include <json-c/json.h>
 
 #include "shard_test_util.h"
+#include "test_rng.h"
 
 #define CT_JSON "application/json"
 #define CT_F32 "application/x-larql-ffn"
@@ -35,18 +36,6 @@ setup(void **state)
 }
 
 #define teardown st_env_teardown
-
-static uint64_t rng = 0x2545f4914f6cdd1dull;
-
-static uint32_t
-next(void)
-{
-	/* xorshift64*: deterministic, no libc state */
-	rng ^= rng >> 12;
-	rng ^= rng << 25;
-	rng ^= rng >> 27;
-	return (rng * 0x2545f4914f6cdd1dull) >> 32;
-}
 
 /* An error body is exactly one key, "error", a non-empty string. */
 static void
@@ -299,21 +288,21 @@ static const char json_bytes[] = "{}[],:\"\\-+.0123456789eEtrufalsn \t\r\n"
 	"\x00\x7f\x80\xc3\xff";
 
 static size_t
-mutate(const uint8_t *in, size_t n, uint8_t *out, const char *alpha,
-       size_t alen)
+mutate(uint64_t *rng, const uint8_t *in, size_t n, uint8_t *out,
+       const char *alpha, size_t alen)
 {
-	int m = 1 + next() % 4;
+	int m = 1 + test_rng_below(rng, 4);
 
 	memcpy(out, in, n);
 	for (int k = 0; k < m && n > 1; k++) {
-		size_t at = next() % n;
+		size_t at = test_rng_below(rng, n);
 
-		switch (next() % 5) {
+		switch (test_rng_below(rng, 5)) {
 		case 0:
-			out[at] = (uint8_t)alpha[next() % alen];
+			out[at] = (uint8_t)alpha[test_rng_below(rng, alen)];
 			break;
 		case 1:
-			out[at] = (uint8_t)next();
+			out[at] = (uint8_t)test_rng_u32(rng);
 			break;
 		case 2:
 			memmove(out + at, out + at + 1, n - at - 1);
@@ -335,13 +324,14 @@ static void
 test_json_mutated(void **state)
 {
 	struct st_env *e = *state;
+	uint64_t rng = test_rng_seed(0x2545f4914f6cdd1dull);
 	uint8_t buf[512];
 	int count[600] = { 0 };
 
 	for (size_t s = 0; s < sizeof(json_seeds) / sizeof(json_seeds[0]);
 	     s++) {
 		for (int r = 0; r < 400; r++) {
-			size_t n = mutate((const uint8_t *)json_seeds[s],
+			size_t n = mutate(&rng, (const uint8_t *)json_seeds[s],
 					  strlen(json_seeds[s]), buf,
 					  json_bytes, sizeof(json_bytes) - 1);
 
@@ -362,6 +352,7 @@ test_binary_mutated(void **state)
 		CT_F32 "; charset=x", "application/x-larql-ffn-q8k" };
 	static const uint32_t layers[] = { 0, 1, 0 };
 	static const char bin_bytes[] = "\x00\x01\x02\x03\x04\xff\x7f\x80";
+	uint64_t rng = test_rng_seed(0x9e3779b97f4a7c15ull);
 	struct st_body seed[2], b;
 	int count[600] = { 0 };
 
@@ -372,14 +363,14 @@ test_binary_mutated(void **state)
 	st_batch(&seed[1], layers, 3, 1, 1, st_x, 16);
 	for (int r = 0; r < 1500; r++) {
 		const struct st_body *sd = &seed[r & 1];
-		const char *ct = cts[next() % 5];
+		const char *ct = cts[test_rng_below(&rng, 5)];
 
 		if (r % 7 == 0) {	/* pure noise */
-			b.len = next() % 96;
+			b.len = test_rng_below(&rng, 96);
 			for (size_t i = 0; i < b.len; i++)
-				b.p[i] = (uint8_t)next();
+				b.p[i] = (uint8_t)test_rng_u32(&rng);
 		} else {
-			b.len = mutate(sd->p, sd->len, b.p, bin_bytes,
+			b.len = mutate(&rng, sd->p, sd->len, b.p, bin_bytes,
 				       sizeof(bin_bytes) - 1);
 		}
 		count[post(e->u, ct, b.p, b.len)]++;
@@ -390,8 +381,8 @@ test_binary_mutated(void **state)
 	for (int r = 0; r < 300; r++) {
 		static const char q8k[] = "/v1/walk-ffn-q8k";
 
-		b.len = mutate(seed[r & 1].p, seed[r & 1].len, b.p, bin_bytes,
-			       sizeof(bin_bytes) - 1);
+		b.len = mutate(&rng, seed[r & 1].p, seed[r & 1].len, b.p,
+			       bin_bytes, sizeof(bin_bytes) - 1);
 		run(e->u, HTTP_M_POST, q8k, sizeof(q8k) - 1, NULL, NULL, AUTH,
 		    b.p, b.len);
 	}

@@ -16,6 +16,7 @@
 
 #include "tcp_cksum.h"
 #include "tcp_harness.h"
+#include "test_rng.h"
 
 #define IP_A TH_LOCAL_IP	/* server */
 #define IP_B TH_REMOTE_IP	/* client */
@@ -51,15 +52,6 @@ static struct shim L;
 static struct end A, B;
 static uint8_t *pat_a, *pat_b;	/* what A sends, what B sends */
 
-static uint32_t
-rnd(void)
-{
-	L.rng ^= L.rng << 13;
-	L.rng ^= L.rng >> 7;
-	L.rng ^= L.rng << 17;
-	return (uint32_t)(L.rng >> 11);
-}
-
 static void
 enqueue(struct rte_mbuf *m, int to_a)
 {
@@ -70,7 +62,7 @@ enqueue(struct rte_mbuf *m, int to_a)
 	}
 	L.q[L.n].m = m;
 	L.q[L.n].at = L.now + L.delay_us +
-		      (L.jitter_us ? rnd() % L.jitter_us : 0);
+		      (L.jitter_us ? test_rng_below(&L.rng, L.jitter_us) : 0);
 	L.q[L.n].to_a = to_a;
 	L.n++;
 }
@@ -124,7 +116,7 @@ static int
 shim_out(void *arg, struct rte_mbuf *m, uint32_t dst)
 {
 	int to_a = dst == IP_A;
-	int lost = rnd() % 1000 < L.loss;
+	int lost = test_rng_below(&L.rng, 1000) < L.loss;
 
 	nic_offload(m, dst);
 
@@ -134,18 +126,19 @@ shim_out(void *arg, struct rte_mbuf *m, uint32_t dst)
 		rte_pktmbuf_free(m);
 		return 0;
 	}
-	if (rnd() % 1000 < L.corrupt && m->pkt_len > 20) {
+	if (test_rng_below(&L.rng, 1000) < L.corrupt && m->pkt_len > 20) {
 		/* corrupt a private copy: m may point into send buffers */
 		struct rte_mbuf *c = rte_pktmbuf_copy(m, th_pool, 0, UINT32_MAX);
 
 		rte_pktmbuf_free(m);
 		if (c == NULL)
 			return 0;
-		rte_pktmbuf_mtod(c, uint8_t *)[rnd() % c->data_len] ^= 0x5a;
+		rte_pktmbuf_mtod(c, uint8_t *)
+			[test_rng_below(&L.rng, c->data_len)] ^= 0x5a;
 		L.corrupted++;
 		m = c;
 	}
-	if (rnd() % 1000 < L.dup) {
+	if (test_rng_below(&L.rng, 1000) < L.dup) {
 		struct rte_mbuf *d = rte_pktmbuf_copy(m, th_pool, 0, UINT32_MAX);
 
 		if (d != NULL) {
@@ -310,8 +303,10 @@ transfer(const struct run *r)
 	memset(&L, 0, sizeof(L));
 	memset(&A, 0, sizeof(A));
 	memset(&B, 0, sizeof(B));
-	L.rng = 0x9e3779b97f4a7c15ull ^ (r->a_bytes * 31 + r->b_bytes) ^
-		 ((uint64_t)r->seed << 40);
+	/* The impairments replay from the run's seed (TCP_SEED). */
+	L.rng = test_rng_seed(0x9e3779b97f4a7c15ull ^
+			      (r->a_bytes * 31 + r->b_bytes) ^
+			      ((uint64_t)r->seed << 40));
 	L.loss = r->loss;
 	L.dup = r->dup;
 	L.corrupt = r->corrupt;
