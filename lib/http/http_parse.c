@@ -544,8 +544,12 @@ parse_head(struct http_parser *p)
 		if (rc < 0)
 			return rc;
 	}
-	if (r->minor == 1 && hosts != 1)	/* RFC 9112 §3.2 */
-		return http_fail(p, 400, hosts ? "duplicate Host" : "missing Host");
+	/* RFC 9112 §3.2: a request with more than one Host is 400 in any
+	 * version; HTTP/1.1 also needs one */
+	if (hosts > 1)
+		return http_fail(p, 400, "duplicate Host");
+	if (r->minor == 1 && hosts == 0)
+		return http_fail(p, 400, "missing Host");
 	if (authority.p != NULL)		/* RFC 9112 §3.2.2 */
 		r->host = authority;
 	if (te_seen) {

@@ -408,6 +408,9 @@ test_bad_fields(void **state)
 		{ "GET / HTTP/1.1\r\n\r\n", 400, "missing Host" },
 		{ "GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", 400,
 		  "duplicate Host" },
+		/* RFC 9112 §3.2: more than one Host is 400 in 1.0 too */
+		{ "GET / HTTP/1.0\r\nHost: a\r\nHost: b\r\n\r\n", 400,
+		  "duplicate Host" },
 		{ "POST / HTTP/1.1\r\nHost: a\r\nContent-Type: a\r\n"
 		  "Content-Type: b\r\n\r\n", 400, "duplicate Content-Type" },
 		{ "GET / HTTP/1.1\r\nHost: a\r\nAuthorization: a\r\n"
