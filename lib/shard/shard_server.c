@@ -94,6 +94,9 @@ enqueue(struct shard_conn *c, struct shard_pend *p)
 	c->q_len++;
 }
 
+/* HTTP_EV_HEAD: route the request, decide what its body needs. 0: read
+ * on (into p->body, or dropped); 1: answer now without reading the body,
+ * then close; -ENOMEM: no pend to answer with. */
 static int
 on_head(struct shard_conn *c)
 {
@@ -127,15 +130,22 @@ on_head(struct shard_conn *c)
 		p->reject = 401;
 	if (!rq->has_body)
 		return 0;
-	if (p->reject || !d->body) {
-		/* Read and drop it: the connection stays usable. */
-		http_body_discard(&c->hp);
-		return 0;
+	if (!p->reject && d->body) {
+		p->body_cap = rq->chunked ? CHUNKED_START :
+			      rq->content_length;
+		p->body = su->mem.alloc(su->mem.arg, p->body_cap);
+		if (p->body == NULL)
+			p->reject = 503;
 	}
-	p->body_cap = rq->chunked ? CHUNKED_START : rq->content_length;
-	p->body = su->mem.alloc(su->mem.arg, p->body_cap);
 	if (p->body == NULL) {
-		p->reject = 503;
+		/* The answer does not need the body. RFC 9110 §10.1.1: a
+		 * client that expects 100-continue holds the body back, so
+		 * waiting for it would hang; the final answer goes now.
+		 * Whether the client then sends the body is its choice, so
+		 * the framing after it is unknown: close (RFC 9112 §9.6).
+		 * Otherwise read and drop it: the connection stays usable. */
+		if (rq->expect_continue)
+			return 1;
 		http_body_discard(&c->hp);
 		return 0;
 	}
@@ -345,7 +355,7 @@ conn_process(struct shard_conn *c)
 		struct rte_mbuf *seg = c->hold;
 		const uint8_t *data = NULL;
 		size_t len = 0, used = 0;
-		int ev;
+		int ev, rc;
 
 		if (seg != NULL) {
 			data = rte_pktmbuf_mtod_offset(seg, uint8_t *,
@@ -373,9 +383,14 @@ conn_process(struct shard_conn *c)
 		}
 		if (ev == HTTP_EV_HEAD) {
 			c->head_start_ns = 0;
-			if (on_head(c) < 0) {
+			rc = on_head(c);
+			if (rc < 0) {
 				c->stop_rx = true;
 				c->closing = true;
+			} else if (rc > 0) {
+				/* answered from the head, then closed */
+				c->hp.req.keep_alive = false;
+				on_done(c);
 			} else if (c->hp.req.has_body) {
 				/* The body's deadline runs from here (after
 				 * the 100 Continue, when on_head sent one). */

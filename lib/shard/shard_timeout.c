@@ -98,7 +98,7 @@ send_stalled(struct shard_conn *c, uint64_t now_ns)
 		c->send_start_ns = now_ns != 0 ? now_ns : 1;
 		return false;
 	}
-	return now_ns - c->send_start_ns > lim;
+	return now_ns > c->send_start_ns + lim;
 }
 
 void
@@ -123,8 +123,11 @@ shard_conn_sweep(struct shard_netlc *lc, uint64_t now_ns)
 		}
 		if (c->body_start_ns != 0 && server_holds(c))
 			shard_body_clock_start(c, now_ns);
+		/* now_ns is read before the poll that may start a head
+		 * clock (shard_lcore.c), so a clock may start after now_ns:
+		 * compare deadlines, never now_ns - start (it would wrap). */
 		if (c->head_start_ns != 0 && lim != 0 &&
-		    now_ns - c->head_start_ns > lim && may_answer) {
+		    now_ns > c->head_start_ns + lim && may_answer) {
 			shard_conn_timeout(c, "request header timeout");
 		} else if (c->body_start_ns != 0 && may_answer &&
 			   now_ns > shard_body_deadline(c)) {

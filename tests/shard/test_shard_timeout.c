@@ -410,6 +410,40 @@ test_expect_continue_408(void **state)
 	conn_fini();
 }
 
+/* Expect: 100-continue on a request whose answer needs no body (refused
+ * from its head, or a route that takes none): the client holds the body
+ * back, so the answer goes at once, with Connection: close, and no 100
+ * (RFC 9110 §10.1.1); never a 408 after waiting for the body. */
+static void
+test_expect_continue_final_now(void **state)
+{
+	static const struct {
+		const char *head;
+		const char *status;
+	} t[] = {
+		{ "POST /nope HTTP/1.1\r\nHost: a\r\n", "404 Not Found" },
+		{ "POST /v1/health HTTP/1.1\r\nHost: a\r\n",
+		  "405 Method Not Allowed" },
+		{ "GET /v1/health HTTP/1.1\r\nHost: a\r\n", "200 OK" },
+	};
+	char head[256], want[64];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		conn_open(20000, 500);
+		snprintf(head, sizeof(head), "%sExpect: 100-continue\r\n"
+			 "Content-Length: 16\r\n\r\n", t[i].head);
+		peer_str(head);
+		take_out();
+		snprintf(want, sizeof(want), "HTTP/1.1 %s\r\n", t[i].status);
+		assert_true(strncmp(E.out, want, strlen(want)) == 0);
+		assert_non_null(strstr(E.out, "\r\nConnection: close\r\n"));
+		assert_true(E.flags & F_FIN);
+		assert_int_equal(E.lc->n_conns, 0);
+		conn_fini();
+	}
+}
+
 /* A complete request (body included) is never hit by its body clock
  * afterwards; the next request on the kept-alive connection has a clock
  * of its own, from its own head. */
@@ -524,6 +558,26 @@ test_head_timeout_408(void **state)
 	sweep_at(T0 + 9999 * MSEC);
 	expect_quiet();
 	sweep_at(T0 + 10001 * MSEC);
+	expect_408("request header timeout");
+	conn_fini();
+}
+
+/* The run loop reads its clock before the poll that starts a head's
+ * clock, so a sweep may run at a time just before the head began (C-BYTEWISE
+ * of docs/HTTP-CONFORMANCE.md got 408 at once): that is no timeout. */
+static void
+test_head_clock_after_sweep_time(void **state)
+{
+	(void)state;
+	conn_open(20000, 500);
+	E.lc->now_ns = T0 + 5 * MSEC;
+	peer_str("GET /v1/health HTTP/1.1\r\n");
+	shard_conn_sweep(E.lc, T0 + 4 * MSEC);
+	expect_quiet();
+	peer_str("Host: a\r\n");
+	sweep_at(T0 + 10004 * MSEC);
+	expect_quiet();
+	sweep_at(T0 + 10006 * MSEC);
 	expect_408("request header timeout");
 	conn_fini();
 }
@@ -738,11 +792,13 @@ main(void)
 		cmocka_unit_test(test_min_rate_keeps_up),
 		cmocka_unit_test(test_chunked_trickle_408),
 		cmocka_unit_test(test_expect_continue_408),
+		cmocka_unit_test(test_expect_continue_final_now),
 		cmocka_unit_test(test_keepalive_next_starts_clean),
 		cmocka_unit_test(test_queued_ahead_holds_clock),
 		cmocka_unit_test(test_queued_ahead_continue),
 		cmocka_unit_test(test_min_rate_zero),
 		cmocka_unit_test(test_head_timeout_408),
+		cmocka_unit_test(test_head_clock_after_sweep_time),
 		cmocka_unit_test(test_rate_limit_429),
 		cmocka_unit_test(test_head_has_no_body),
 		cmocka_unit_test(test_send_stall_reset),
