@@ -361,7 +361,7 @@ ffn_model_load(const char *dir, const struct ffn_load_opts *opts,
 		return rc;
 	}
 	l.m->engine = FFN_ENGINE_AUTO;
-	l.m->blas_min_rows = 0;	/* see ffn_compute.c: default_blas_rows */
+	l.m->blas_min_rows = 0;	/* see ffn_dense.c: FFN_BLAS_MIN_ROWS_DEFAULT */
 	*out = l.m;
 	return 0;
 }

@@ -17,7 +17,7 @@
  *     one row of f16 reads half the bytes, so the floor, not the memory,
  *     bounds how close 8 rows f16 can come to one row f16);
  *   - an engine table (our kernels vs OpenBLAS per row count), from
- *     which ffn_compute.c's FFN_BLAS_MIN_ROWS_DEFAULT is chosen.
+ *     which ffn_dense.c's FFN_BLAS_MIN_ROWS_DEFAULT is chosen.
  * Figures are the best of --iters runs of this thread's CPU time: on a
  * shared machine wall time mostly measures preemption (long calls are
  * preempted more often, which skews the ratios).

@@ -127,7 +127,7 @@ dense_init(struct dense_layer *l, void *base, int f16, size_t H, size_t nf)
 	l->nf = nf;
 }
 
-/* What ffn_compute's kernel pass does (lib/ffn/ffn_compute.c). */
+/* What ffn_compute's kernel pass does (the dense engine, lib/ffn/ffn_dense.c). */
 static void
 dense_forward(const struct dense_layer *l, const float *x, size_t R,
 	      float *g, float *u, float *y)
