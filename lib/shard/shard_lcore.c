@@ -352,7 +352,11 @@ shard_netlc_create(unsigned int lcore_id, struct net_port *port,
 			idle_ms = units[i]->lim.idle_timeout_ms;
 	}
 	memset(&tc, 0, sizeof(tc));
-	tc.idle_timeout_us = (uint64_t)idle_ms * 1000u;	/* 64-bit µs */
+	/* The idle close is the sweep's, with a FIN (shard_timeout.c);
+	 * the stack's timer resets what the sweep did not close: a peer
+	 * silent inside a request past its 408, or gone mid-close. It
+	 * runs a second later so the graceful close always comes first. */
+	tc.idle_timeout_us = ((uint64_t)idle_ms + 1000u) * 1000u; /* 64-bit */
 	lc->nl = net_lcore_create(port, queue, socket);
 	if (lc->nl == NULL)
 		goto fail;

@@ -452,7 +452,7 @@ on_accepted(void *listen_arg, struct tcp_conn *tc, void **conn_arg)
 	c->lc = lc;
 	c->su = su;
 	c->l = l;
-	c->last_rx_ns = shard_lc_now(lc);
+	c->active_ns = shard_lc_now(lc);
 	http_parser_init(&c->hp, c->head_buf, su->lim.max_header,
 			 su->lim.max_body);
 	tcp_set_manual_recv(tc, true);
@@ -471,7 +471,7 @@ on_data(void *arg, struct tcp_conn *tc, struct rte_mbuf *m)
 	struct shard_conn *c = arg;
 
 	(void)tc;
-	c->last_rx_ns = shard_lc_now(c->lc);
+	c->active_ns = shard_lc_now(c->lc);
 	if (c->stop_rx) {
 		tcp_recved(c->tc, m->pkt_len);
 		rte_pktmbuf_free(m);

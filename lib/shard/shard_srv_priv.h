@@ -75,7 +75,8 @@ struct shard_conn {
 	unsigned int q_len;
 	struct rte_mbuf *hold;		/* unparsed input (pipeline full) */
 	uint32_t hold_off;
-	uint64_t last_rx_ns;
+	uint64_t active_ns;		/* last input, or last seen busy: the
+					 * idle clock (shard_timeout.c) */
 	uint64_t head_start_ns;		/* 0: not inside a head */
 	uint64_t body_start_ns;		/* 0: no body clock (shard_timeout.c) */
 	uint64_t body_base;		/* body bytes in when it (re)started */

@@ -18,6 +18,9 @@
  * reaches a client that does not read. Progress is the peer's cumulative
  * ACK (snd_una), not our sending.
  *
+ * And of keep-alive connections with nothing to do: idle_timeout_ms
+ * between requests closes one with a FIN (RFC 9112 §9.5).
+ *
  * Runs on the network lcore that owns the connections.
  */
 #include <stdbool.h>
@@ -101,6 +104,28 @@ send_stalled(struct shard_conn *c, uint64_t now_ns)
 	return now_ns > c->send_start_ns + lim;
 }
 
+/* No request of c is being read, queued or sent. */
+static bool
+between_requests(const struct shard_conn *c)
+{
+	uint32_t una;
+
+	return c->q_head == NULL && c->cur == NULL && c->hold == NULL &&
+	       !http_parser_in_head(&c->hp) &&
+	       tcp_conn_send_state(c->tc, &una) == 0;
+}
+
+/* c has been between requests for idle_timeout_ms. The idle clock runs
+ * from c's last input (on_data) and starts again each sweep that finds
+ * c busy, so a slow answer or a slow reader is not idle time. */
+static bool
+idle_expired(struct shard_conn *c, uint64_t now_ns)
+{
+	uint64_t lim = (uint64_t)c->su->lim.idle_timeout_ms * TO_NS_PER_MS;
+
+	return lim != 0 && now_ns > c->active_ns + lim;
+}
+
 void
 shard_conn_sweep(struct shard_netlc *lc, uint64_t now_ns)
 {
@@ -114,6 +139,7 @@ shard_conn_sweep(struct shard_netlc *lc, uint64_t now_ns)
 		 * answers before it would have to leave first) and only
 		 * while the connection still reads. */
 		bool may_answer = c->q_head == NULL && !c->stop_rx;
+		bool idle = between_requests(c);
 
 		if (send_stalled(c, now_ns)) {
 			c->su->u->stats[lc->lcore_id].send_timeouts++;
@@ -121,6 +147,8 @@ shard_conn_sweep(struct shard_netlc *lc, uint64_t now_ns)
 			c = next;
 			continue;
 		}
+		if (!idle)
+			c->active_ns = now_ns;
 		if (c->body_start_ns != 0 && server_holds(c))
 			shard_body_clock_start(c, now_ns);
 		/* now_ns is read before the poll that may start a head
@@ -136,6 +164,12 @@ shard_conn_sweep(struct shard_netlc *lc, uint64_t now_ns)
 			   c->cur == NULL && !http_parser_in_head(&c->hp)) {
 			/* Stopping: an idle keep-alive connection has
 			 * nothing in flight; close it now (RFC 9112 §9.6). */
+			shard_conn_close(c);
+		} else if (idle && idle_expired(c, now_ns)) {
+			/* Past idle_timeout_ms between requests: close it
+			 * gracefully, with a FIN (RFC 9112 §9.5); the TCP
+			 * stack's idle timer, which resets, is only the
+			 * backstop (shard_lcore.c). */
 			shard_conn_close(c);
 		}
 		c = next;

@@ -740,10 +740,37 @@ test_send_slow_reader_kept(void **state)
 	cl = strtoul(strstr(E.out, "Content-Length: ") + 16, NULL, 10);
 	assert_int_equal(strlen(body + 4), cl);
 	assert_true(strncmp(E.out, "HTTP/1.1 200 OK\r\n", 17) == 0);
-	/* all acknowledged: no clock, however long it stays */
-	sweep_open(t + 100 * SEC);
+	/* all acknowledged: no send clock, for as long as the idle
+	 * clock (idle_timeout_ms 60 s from the last sweep that found the
+	 * answer still leaving, t - 4 s) allows; the 80 s of slow reading
+	 * were not idle time */
+	sweep_open(t + 55 * SEC);
 	assert_int_equal(peer_read_ack(50), 0);
 	assert_int_equal(E.m->u->stats[0].send_timeouts, before);
+	conn_fini();
+}
+
+/* A keep-alive connection between requests for idle_timeout_ms (60 s
+ * here, from its last input) is closed with a FIN, not reset (RFC 9112
+ * §9.5). (test_send_slow_reader_kept: an answer still being taken is
+ * not idle time.) */
+static void
+test_idle_closed_with_fin(void **state)
+{
+	(void)state;
+	send_open();
+	E.lc->now_ns = T0 + SEC;
+	peer_req_win("GET /v1/stats HTTP/1.1\r\nHost: a\r\n\r\n", 65535);
+	assert_true(peer_read_ack(65535) > 0);
+	assert_true(strncmp(E.out, "HTTP/1.1 200 OK\r\n", 17) == 0);
+	sweep_open(T0 + 61 * SEC);		/* exactly the limit */
+	out_clear();
+	sweep_at(T0 + 61 * SEC + 1);
+	take_out();
+	assert_int_equal(E.out_len, 0);
+	assert_true(E.flags & F_FIN);
+	assert_false(E.flags & F_RST);
+	assert_int_equal(E.lc->n_conns, 0);
 	conn_fini();
 }
 
@@ -803,6 +830,7 @@ main(void)
 		cmocka_unit_test(test_head_has_no_body),
 		cmocka_unit_test(test_send_stall_reset),
 		cmocka_unit_test(test_send_slow_reader_kept),
+		cmocka_unit_test(test_idle_closed_with_fin),
 		cmocka_unit_test(test_send_computing_not_counted),
 	};
 	int rc;

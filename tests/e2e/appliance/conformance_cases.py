@@ -507,11 +507,18 @@ def cases_persistence():
     CASES.append(Case("C-BYTEWISE", "RFC 9112 §2.1", bytewise))
 
     def idle(t):
+        # closed gracefully (a FIN, not a reset), and not before
+        # idle_timeout_ms
         t.connect()
         t.send(req("GET", "/v1/health"))
         t.answer(200, fields={"Connection": "keep-alive"})
+        t0 = time.time()
         t.last = None		# closing an idle connection says nothing
-        t.closed(wait=A.idle_timeout_ms / 1000 + 10, rst_ok=True)
+        t.closed(wait=A.idle_timeout_ms / 1000 + 10)
+        dt = time.time() - t0
+        t.check(dt >= 0.9 * A.idle_timeout_ms / 1000,
+                "closed after %.2f s, idle_timeout_ms %d"
+                % (dt, A.idle_timeout_ms))
     CASES.append(Case("C-IDLE", "RFC 9112 §9.5", idle))
 
 
