@@ -4,7 +4,7 @@
 
 /* RTT estimation (RFC 6298) and congestion control: RFC 5681 slow start
  * and NewReno congestion avoidance, or CUBIC (RFC 9438). Recovery itself
- * (NewReno RFC 6582, SACK RFC 6675) lives in tcp_input.c/tcp_output.c;
+ * (NewReno RFC 6582, SACK RFC 6675) lives in tcp_ack.c/tcp_output.c;
  * this file says how far cwnd moves. */
 
 #include <math.h>

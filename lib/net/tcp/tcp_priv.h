@@ -352,6 +352,7 @@ int tcp_input_listen(struct tcp_stack *s, const struct tcp_key *k,
 int tcp_input_syn_sent(struct tcp_conn *c, struct tcp_seg *g);
 int tcp_input_tw(struct tcp_conn *c, const struct tcp_key *k,
 		 struct tcp_seg *g);
+/* tcp_input.c */
 int tcp_input_sync(struct tcp_conn *c, struct tcp_seg *g);
 
 /* tcp_ack.c: 0, -1 drop the segment, -2 the connection is gone */

@@ -283,8 +283,8 @@ tcp_fin_in(struct tcp_conn *c)
 	/* The FIN comes after the last data octet of the peer's stream
 	 * (RFC 9293 §3.4), and text after it is ignored (§3.10.7.4,
 	 * seventh step, CLOSE-WAIT and later): whatever the reassembly
-	 * queue still holds starts above the FIN and can never be
-	 * delivered. Free it, so that its memory (ooo_bytes, counted
+	 * queue still holds lies above the FIN, or repeats text already
+	 * delivered, and can never be delivered. Free it, so that its memory (ooo_bytes, counted
 	 * against rcv_buf) is not held until the connection ends, nor its
 	 * blocks reported in SACK options (Linux's tcp_fin() purges its
 	 * out-of-order queue likewise). */
