@@ -319,6 +319,25 @@ run_random(uint64_t *rng, enum ffn_kq_fmt fmt, enum ffn_kq_q6_layout lay,
 	free(yqs); free(q8); free(scratch);
 }
 
+/*
+ * Every input-row count a kernel instance is specialised for (1..8) and
+ * past one pass (9, 17), odd and even weight rows (the f32 path takes
+ * them in pairs, an odd last one paired with itself).
+ */
+static void
+test_every_row_count(void **state)
+{
+	uint64_t rng = test_rng_seed(17);
+	(void)state;
+	for (size_t R = 1; R <= 9; R++) {
+		run_random(&rng, FFN_KQ_Q4_K, FFN_KQ_Q6_PRIVATE, 7, 520, R);
+		run_random(&rng, FFN_KQ_Q6_K, FFN_KQ_Q6_PRIVATE, 6, 520, R);
+		run_random(&rng, FFN_KQ_Q6_K, FFN_KQ_Q6_GGML, 5, 520, R);
+	}
+	run_random(&rng, FFN_KQ_Q4_K, FFN_KQ_Q6_PRIVATE, 3, 256, 17);
+	run_random(&rng, FFN_KQ_Q6_K, FFN_KQ_Q6_PRIVATE, 3, 256, 17);
+}
+
 static void
 test_random_q4k(void **state)
 {
@@ -573,6 +592,7 @@ main(void)
 		cmocka_unit_test(test_quantize_roundtrip),
 		cmocka_unit_test(test_random_q4k),
 		cmocka_unit_test(test_random_q6k),
+		cmocka_unit_test(test_every_row_count),
 		cmocka_unit_test(test_stream_rows),
 		cmocka_unit_test(test_q8k_accuracy),
 		cmocka_unit_test(test_q8k_layout),
