@@ -41,21 +41,155 @@ hsum_epi32(__m256i v)
 	return _mm_cvtsi128_si32(s);
 }
 
-static inline void
-dot_rows(const float *wb, const float *x, size_t ldx, size_t R, size_t b,
-	 __m256 *acc)
+/*
+ * Several input rows, f32 path: two weight rows' blocks decoded into L1
+ * (wb0, wb1), then dotted with the input rows four at a time, each vector
+ * of wb loaded once per four rows and each input vector once per two
+ * weight rows: 8 accumulators, 6 loads per 8 FMAs. One weight row at a
+ * time with a load of each operand per FMA ran 8 rows 1.6x slower, 2 rows
+ * 1.4x (Zen 5, 10240 x 2560 Q4_K; PERFORMANCE.md). The empty asm keeps
+ * each input vector in a register (GCC folds it into both FMAs instead).
+ */
+static inline __attribute__((always_inline)) void
+dot2_n(const float *wb0, const float *wb1, const float *xb, size_t ldx,
+       __m256 *acc0, __m256 *acc1, const size_t n)
 {
-	for (size_t r = 0; r < R; r++) {
-		const float *xb = x + r * ldx + 256 * b;
-		__m256 a0 = acc[r], a1 = _mm256_setzero_ps();
+	/* 2n chains; with n <= 2, odd and even vectors take separate
+	 * chains (c0, c1), or the FMA latency would be the bound */
+	const int split = n <= 2;
+	__m256 a0[4], a1[4], c0[2], c1[2];
 
-		for (int k = 0; k < 256; k += 16) {
-			a0 = _mm256_fmadd_ps(_mm256_load_ps(wb + k),
-					     _mm256_loadu_ps(xb + k), a0);
-			a1 = _mm256_fmadd_ps(_mm256_load_ps(wb + k + 8),
-					     _mm256_loadu_ps(xb + k + 8), a1);
+	for (size_t r = 0; r < n; r++) {
+		a0[r] = acc0[r];
+		a1[r] = acc1[r];
+		if (split)
+			c0[r] = c1[r] = _mm256_setzero_ps();
+	}
+	for (int k = 0; k < 256; k += 8) {
+		__m256 w0 = _mm256_load_ps(wb0 + k);
+		__m256 w1 = _mm256_load_ps(wb1 + k);
+
+		for (size_t r = 0; r < n; r++) {
+			__m256 xv = _mm256_loadu_ps(xb + r * ldx + k);
+
+			__asm__("" : "+x"(xv));
+			if (split && (k & 8)) {
+				c0[r] = _mm256_fmadd_ps(w0, xv, c0[r]);
+				c1[r] = _mm256_fmadd_ps(w1, xv, c1[r]);
+			} else {
+				a0[r] = _mm256_fmadd_ps(w0, xv, a0[r]);
+				a1[r] = _mm256_fmadd_ps(w1, xv, a1[r]);
+			}
 		}
-		acc[r] = _mm256_add_ps(a0, a1);
+	}
+	for (size_t r = 0; r < n; r++) {
+		acc0[r] = split ? _mm256_add_ps(a0[r], c0[r]) : a0[r];
+		acc1[r] = split ? _mm256_add_ps(a1[r], c1[r]) : a1[r];
+	}
+}
+
+/* Block b of the decoded pair against R input rows, four at a time. */
+static void
+dot2(const float *wb0, const float *wb1, const float *x, size_t ldx,
+     size_t R, size_t b, __m256 *acc0, __m256 *acc1)
+{
+	for (size_t r = 0; r < R; r += 4) {
+		const float *xb = x + r * ldx + 256 * b;
+
+		switch (R - r) {
+		case 1: dot2_n(wb0, wb1, xb, ldx, acc0 + r, acc1 + r, 1); break;
+		case 2: dot2_n(wb0, wb1, xb, ldx, acc0 + r, acc1 + r, 2); break;
+		case 3: dot2_n(wb0, wb1, xb, ldx, acc0 + r, acc1 + r, 3); break;
+		default: dot2_n(wb0, wb1, xb, ldx, acc0 + r, acc1 + r, 4); break;
+		}
+	}
+}
+
+/*
+ * Weight rows in pairs (an odd last row paired with itself), each block
+ * of the two decoded once by decode() for all R input rows.
+ */
+static inline __attribute__((always_inline)) void
+rows_f32(const uint8_t *w, size_t row_bytes, size_t nrows, size_t nb,
+	 size_t bb, enum ffn_kq_q6_layout q6,
+	 void (*decode)(const uint8_t *, enum ffn_kq_q6_layout, float *),
+	 const float *x, size_t ldx, size_t R, float *y, size_t ldy)
+{
+	float wb0[256] __attribute__((aligned(32)));
+	float wb1[256] __attribute__((aligned(32)));
+	__m256 acc0[FFN_KQ_RMAX], acc1[FFN_KQ_RMAX];
+
+	for (size_t i = 0; i < nrows; i += 2) {
+		const uint8_t *r0 = w + i * row_bytes;
+		const uint8_t *r1 = i + 1 < nrows ? r0 + row_bytes : r0;
+
+		for (size_t r = 0; r < R; r++)
+			acc0[r] = acc1[r] = _mm256_setzero_ps();
+		for (size_t b = 0; b < nb; b++) {
+			decode(r0 + b * bb, q6, wb0);
+			decode(r1 + b * bb, q6, wb1);
+			dot2(wb0, wb1, x, ldx, R, b, acc0, acc1);
+		}
+		for (size_t r = 0; r < R; r++) {
+			y[r * ldy + i] = hsum_ps(acc0[r]);
+			if (i + 1 < nrows)
+				y[r * ldy + i + 1] = hsum_ps(acc1[r]);
+		}
+	}
+}
+
+/* Q4_K block -> wb[256]: q * (d sc_j) - dmin m_j. */
+static inline __attribute__((always_inline)) void
+q4k_block_f32(const uint8_t *blk, enum ffn_kq_q6_layout q6, float *wb)
+{
+	const __m256i m4 = _mm256_set1_epi8(15);
+	uint8_t qb[256] __attribute__((aligned(32)));
+	float d = f16(blk + KQ4_D), dmin = f16(blk + KQ4_DMIN);
+	uint8_t sc[8], m[8];
+
+	(void)q6;
+	kq_q4k_scales(blk + KQ4_S, sc, m);
+	for (int g = 0; g < 4; g++) {
+		__m256i q = _mm256_loadu_si256(
+			(const __m256i *)(blk + KQ4_QS + 32 * g));
+
+		_mm256_store_si256((__m256i *)(qb + 64 * g),
+				   _mm256_and_si256(q, m4));
+		_mm256_store_si256((__m256i *)(qb + 64 * g + 32),
+			_mm256_and_si256(_mm256_srli_epi16(q, 4), m4));
+	}
+	for (int j = 0; j < 8; j++) {
+		__m256 dl = _mm256_set1_ps(d * sc[j]);
+		__m256 ml = _mm256_set1_ps(dmin * m[j]);
+
+		for (int k = 0; k < 32; k += 8) {
+			__m256 qf = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(
+				_mm_loadl_epi64((const __m128i *)
+						(qb + 32 * j + k))));
+
+			_mm256_store_ps(wb + 32 * j + k,
+					_mm256_fmsub_ps(qf, dl, ml));
+		}
+	}
+}
+
+/* Q6_K block -> wb[256]: (d sc_g) * (q - 32). */
+static inline __attribute__((always_inline)) void
+q6k_block_f32(const uint8_t *blk, enum ffn_kq_q6_layout q6, float *wb)
+{
+	const __m256i k32 = _mm256_set1_epi32(32);
+	uint8_t q[256] __attribute__((aligned(32)));
+	const int8_t *sc = (const int8_t *)(blk + KQ6_SC);
+	float d = f16(blk + KQ6_D);
+
+	kq_q6_decode_simd(blk, q6, q);
+	for (int k = 0; k < 256; k += 8) {
+		__m256i v = _mm256_sub_epi32(_mm256_cvtepu8_epi32(
+			_mm_loadl_epi64((const __m128i *)(q + k))), k32);
+
+		_mm256_store_ps(wb + k, _mm256_mul_ps(
+			_mm256_set1_ps(d * (float)sc[k / 16]),
+			_mm256_cvtepi32_ps(v)));
 	}
 }
 
@@ -125,56 +259,12 @@ q4k_f32(const uint8_t *w, size_t row_bytes, size_t nrows, size_t nb,
 	const float *x, const float *xs, size_t ldx, size_t R, float *y,
 	size_t ldy)
 {
-	const __m256i m4 = _mm256_set1_epi8(15);
-	float wb[256] __attribute__((aligned(32)));
-	uint8_t qb[256] __attribute__((aligned(32)));
-
 	if (xs != NULL) {
 		q4k_f32_1(w, row_bytes, nrows, nb, x, xs, y);
 		return;
 	}
-
-	for (size_t i = 0; i < nrows; i++) {
-		const uint8_t *row = w + i * row_bytes;
-		__m256 acc[FFN_KQ_RMAX];
-
-		for (size_t r = 0; r < R; r++)
-			acc[r] = _mm256_setzero_ps();
-		for (size_t b = 0; b < nb; b++) {
-			const uint8_t *blk = row + b * FFN_KQ_Q4K_BYTES;
-			float d = f16(blk + KQ4_D), dmin = f16(blk + KQ4_DMIN);
-			uint8_t sc[8], m[8];
-
-			kq_q4k_scales(blk + KQ4_S, sc, m);
-			for (int g = 0; g < 4; g++) {
-				__m256i q = _mm256_loadu_si256(
-					(const __m256i *)(blk + KQ4_QS + 32 * g));
-
-				_mm256_store_si256((__m256i *)(qb + 64 * g),
-					_mm256_and_si256(q, m4));
-				_mm256_store_si256((__m256i *)(qb + 64 * g + 32),
-					_mm256_and_si256(
-						_mm256_srli_epi16(q, 4), m4));
-			}
-			for (int j = 0; j < 8; j++) {
-				__m256 dl = _mm256_set1_ps(d * sc[j]);
-				__m256 ml = _mm256_set1_ps(dmin * m[j]);
-
-				for (int k = 0; k < 32; k += 8) {
-					__m256 qf = _mm256_cvtepi32_ps(
-						_mm256_cvtepu8_epi32(
-						_mm_loadl_epi64((const __m128i *)
-							(qb + 32 * j + k))));
-
-					_mm256_store_ps(wb + 32 * j + k,
-						_mm256_fmsub_ps(qf, dl, ml));
-				}
-			}
-			dot_rows(wb, x, ldx, R, b, acc);
-		}
-		for (size_t r = 0; r < R; r++)
-			y[r * ldy + i] = hsum_ps(acc[r]);
-	}
+	rows_f32(w, row_bytes, nrows, nb, FFN_KQ_Q4K_BYTES, FFN_KQ_Q6_PRIVATE,
+		 q4k_block_f32, x, ldx, R, y, ldy);
 }
 
 /*
@@ -235,40 +325,12 @@ q6k_f32(const uint8_t *w, size_t row_bytes, size_t nrows, size_t nb,
 	enum ffn_kq_q6_layout q6, const float *x, size_t ldx, size_t R,
 	float *y, size_t ldy)
 {
-	float wb[256] __attribute__((aligned(32)));
-	uint8_t q[256] __attribute__((aligned(32)));
-	const __m256i k32 = _mm256_set1_epi32(32);
-
 	if (R == 1) {
 		q6k_f32_1(w, row_bytes, nrows, nb, q6, x, y);
 		return;
 	}
-	for (size_t i = 0; i < nrows; i++) {
-		const uint8_t *row = w + i * row_bytes;
-		__m256 acc[FFN_KQ_RMAX];
-
-		for (size_t r = 0; r < R; r++)
-			acc[r] = _mm256_setzero_ps();
-		for (size_t b = 0; b < nb; b++) {
-			const uint8_t *blk = row + b * FFN_KQ_Q6K_BYTES;
-			const int8_t *sc = (const int8_t *)(blk + KQ6_SC);
-			float d = f16(blk + KQ6_D);
-
-			kq_q6_decode_simd(blk, q6, q);
-			for (int k = 0; k < 256; k += 8) {
-				__m256i v = _mm256_sub_epi32(_mm256_cvtepu8_epi32(
-					_mm_loadl_epi64((const __m128i *)
-							(q + k))), k32);
-
-				_mm256_store_ps(wb + k, _mm256_mul_ps(
-					_mm256_set1_ps(d * (float)sc[k / 16]),
-					_mm256_cvtepi32_ps(v)));
-			}
-			dot_rows(wb, x, ldx, R, b, acc);
-		}
-		for (size_t r = 0; r < R; r++)
-			y[r * ldy + i] = hsum_ps(acc[r]);
-	}
+	rows_f32(w, row_bytes, nrows, nb, FFN_KQ_Q6K_BYTES, q6, q6k_block_f32,
+		 x, ldx, R, y, ldy);
 }
 
 static void
