@@ -14,8 +14,10 @@
 # --roofline, run first in this same script (kernels the appliance uses,
 # time interpolated linearly between the measured row counts), and
 # req/s / ceiling. Issue 14's goal: >= 0.85 at 64 connections, and req/s
-# never falling as connections grow. Q4_K has no dense roofline row
-# (bench-kquant measures it): its ceiling column is empty.
+# never falling as connections grow. Q4_K's ceiling comes from
+# bench-kquant --roofline the same way: its f32 path (the appliance's
+# default; kq_q8k off), Q4_K gate/up + Q6_K down as mkvindex --quant q4k
+# writes them.
 #
 # usage: concurrency.sh BUILD_DIR [SECONDS]        (about 3 minutes)
 set -euo pipefail
@@ -43,6 +45,11 @@ env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE taskset -c 0 \
 	>"$dir/roof.txt"
 isa=$(grep -o '^kernels [a-z0-9]*' "$dir/roof.txt" | tail -1 | cut -d' ' -f2)
 echo "ceiling: bench-ffn --roofline --size gemma --iters 2, kernels $isa"
+taskset -c 0 "$build/tools/bench/kquant/bench-kquant" --roofline 2 \
+	2560:10240 >"$dir/kqroof.txt"
+kqisa=$(grep -o '^kernels [a-z0-9]*' "$dir/kqroof.txt" | tail -1 |
+	cut -d' ' -f2)
+echo "q4k ceiling: bench-kquant --roofline 2 2560:10240, f32 path, kernels $kqisa"
 
 : >"$dir/points.txt"
 for w in f32 f16 q4k; do
@@ -71,19 +78,24 @@ for w in f32 f16 q4k; do
 	done
 done
 
-python3 - "$dir/roof.txt" "$isa" "$dir/points.txt" <<'PY'
+python3 - "$dir/roof.txt" "$isa" "$dir/points.txt" "$dir/kqroof.txt" \
+	"$kqisa" <<'PY'
 import json, re, sys
-roof, isa, pts = sys.argv[1], sys.argv[2], sys.argv[3]
-# the active kernel set's block: "  f32  64  96.78 ..." rows -> ms
-t, cur = {"f32": {}, "f16": {}}, None
-for line in open(roof):
-    m = re.match(r"kernels (\S+):", line)
-    if m:
-        cur = m.group(1)
-        continue
-    m = re.match(r"\s+(f32|f16)\s+(\d+)\s+([\d.]+)", line)
-    if m and cur == isa:
-        t[m.group(1)][int(m.group(2))] = float(m.group(3)) / 1e3
+roof, isa, pts, kqroof, kqisa = sys.argv[1:6]
+# the active kernel set's block: "  f32  64  96.78 ..." rows -> ms; of
+# bench-kquant's, the f32 path's rows are the q4k weights'
+t = {"f32": {}, "f16": {}, "q4k": {}}
+for path, want, names in ((roof, isa, {"f32": "f32", "f16": "f16"}),
+                          (kqroof, kqisa, {"f32": "q4k"})):
+    cur = None
+    for line in open(path):
+        m = re.match(r"kernels (\S+):", line)
+        if m:
+            cur = m.group(1)
+            continue
+        m = re.match(r"\s+(f32|f16|q8k)\s+(\d+)\s+([\d.]+)", line)
+        if m and cur == want and m.group(1) in names:
+            t[names[m.group(1)]][int(m.group(2))] = float(m.group(3)) / 1e3
 
 def ceiling(w, b):
     rows = sorted(t.get(w, {}))

@@ -39,6 +39,7 @@
 #include "quant.h"
 
 #include "bench_ffn.h"
+#include "bench_peak.h"
 #include "bench_ffn_roofline.h"
 #include "bench_ffn_split.h"
 
@@ -116,79 +117,17 @@ sum_avx2(const float *p, size_t n)
 
 static volatile float sink;
 
-/*
- * Peak FMA rate of this core in vector FMAs per second: 12 independent
- * accumulator chains (more than latency x issue width on current x86),
- * operands in registers, so nothing but the FMA units limits it.
- */
-#define FMA_CHAINS 12
-#define FMA_ITERS (1u << 22)
-
-__attribute__((target("avx512f"))) static double
-fma_rate_avx512(void)
-{
-	__m512 a[FMA_CHAINS], m = _mm512_set1_ps(0.999999f),
-	       c = _mm512_set1_ps(1e-7f);
-	double t;
-	unsigned i;
-	int k;
-
-	for (k = 0; k < FMA_CHAINS; k++)
-		a[k] = _mm512_set1_ps((float)k);
-	t = bench_now();
-	for (i = 0; i < FMA_ITERS; i++)
-		for (k = 0; k < FMA_CHAINS; k++)
-			a[k] = _mm512_fmadd_ps(a[k], m, c);
-	t = bench_now() - t;
-	for (k = 1; k < FMA_CHAINS; k++)
-		a[0] = _mm512_add_ps(a[0], a[k]);
-	sink = _mm512_reduce_add_ps(a[0]);
-	return (double)FMA_ITERS * FMA_CHAINS / t;
-}
-
-__attribute__((target("avx2,fma"))) static double
-fma_rate_avx2(void)
-{
-	__m256 a[FMA_CHAINS], m = _mm256_set1_ps(0.999999f),
-	       c = _mm256_set1_ps(1e-7f);
-	float o[8];
-	double t;
-	unsigned i;
-	int k;
-
-	for (k = 0; k < FMA_CHAINS; k++)
-		a[k] = _mm256_set1_ps((float)k);
-	t = bench_now();
-	for (i = 0; i < FMA_ITERS; i++)
-		for (k = 0; k < FMA_CHAINS; k++)
-			a[k] = _mm256_fmadd_ps(a[k], m, c);
-	t = bench_now() - t;
-	for (k = 1; k < FMA_CHAINS; k++)
-		a[0] = _mm256_add_ps(a[0], a[k]);
-	_mm256_storeu_ps(o, a[0]);
-	sink = o[0];
-	return (double)FMA_ITERS * FMA_CHAINS / t;
-}
-
 /* Best of iters: floats multiplied-and-added per second by the active
  * kernels' vector width (0 for the scalar kernels: no floor printed). */
 double
 bench_fma_peak(int iters)
 {
 	enum ffn_isa isa = ffn_active_isa();
-	double best = 0;
-	int it;
 
 	if (isa == FFN_ISA_SCALAR)
 		return 0;
-	for (it = 0; it < iters; it++) {
-		double r = isa == FFN_ISA_AVX512 ? 16 * fma_rate_avx512() :
-						   8 * fma_rate_avx2();
-
-		if (r > best)
-			best = r;
-	}
-	return best;
+	return bench_peak_fma(isa == FFN_ISA_AVX512 ? BENCH_PEAK_AVX512 :
+			      BENCH_PEAK_AVX2, iters);
 }
 
 /* Best-of-iters read bandwidth (bytes/s) over the three matrices. */

@@ -34,10 +34,12 @@
 #include "ffn_priv.h"
 #include "kq_internal.h"
 
+#include "bench_kquant.h"
+
 /* Thread CPU time: the machine is shared, and time-slicing by other
  * users' processes would otherwise dominate (wall time is printed too). */
-static double
-cpu_now(void)
+double
+bkq_cpu_now(void)
 {
 	struct timespec t;
 
@@ -54,8 +56,8 @@ now(void)
 	return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-static void *
-big_alloc(size_t n)
+void *
+bkq_big_alloc(size_t n)
 {
 	void *p = mmap(NULL, n, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -65,6 +67,24 @@ big_alloc(size_t n)
 		exit(1);
 	}
 	(void)madvise(p, n, MADV_HUGEPAGE);
+	return p;
+}
+
+/*
+ * Inputs, outputs and scratch on cache lines, as the engine's scratch
+ * (ffn_scratch_new) puts them: from malloc's 16-byte alignment every
+ * 64-byte input load of the AVX-512 kernels splits two lines, which ran
+ * the several-row f32 path up to 1.8x slower than it serves.
+ */
+void *
+bkq_cl_alloc(size_t n)
+{
+	void *p = aligned_alloc(64, (n + 63) & ~(size_t)63);
+
+	if (p == NULL) {
+		perror("aligned_alloc");
+		exit(1);
+	}
 	return p;
 }
 
@@ -80,8 +100,8 @@ rnd(void)
 }
 
 /* Random blocks with moderate scales: timing does not depend on values. */
-static void
-fill_blocks(enum ffn_kq_fmt fmt, uint8_t *p, size_t nblocks)
+void
+bkq_fill_blocks(enum ffn_kq_fmt fmt, uint8_t *p, size_t nblocks)
 {
 	size_t bb = ffn_kq_block_bytes(fmt);
 	uint16_t d = ffn_kq_f32_to_f16(1e-3f);
@@ -228,13 +248,13 @@ read_kq_mat(const uint8_t *p, size_t nrows, size_t nb, size_t bb)
 /* Streaming read of n bytes (sum of 64-byte lines), best of reps: GB/s. */
 __attribute__((target("avx512f")))
 static double
-read_bandwidth(const uint8_t *p, size_t n, int reps, double *sink)
+read_bandwidth512(const uint8_t *p, size_t n, int reps, double *sink)
 {
 	double best = 0;
 
 	for (int k = 0; k < reps; k++) {
 		__m512d a0 = _mm512_setzero_pd(), a1 = a0, a2 = a0, a3 = a0;
-		double t = cpu_now();
+		double t = bkq_cpu_now();
 
 		for (size_t i = 0; i + 256 <= n; i += 256) {
 			a0 = _mm512_add_pd(a0, _mm512_load_pd(p + i));
@@ -242,13 +262,52 @@ read_bandwidth(const uint8_t *p, size_t n, int reps, double *sink)
 			a2 = _mm512_add_pd(a2, _mm512_load_pd(p + i + 128));
 			a3 = _mm512_add_pd(a3, _mm512_load_pd(p + i + 192));
 		}
-		t = cpu_now() - t;
+		t = bkq_cpu_now() - t;
 		*sink += _mm512_reduce_add_pd(_mm512_add_pd(
 			_mm512_add_pd(a0, a1), _mm512_add_pd(a2, a3)));
 		if (n / t / 1e9 > best)
 			best = n / t / 1e9;
 	}
 	return best;
+}
+
+/* The same in 32-byte loads, for AVX2-only hosts (--roofline). */
+__attribute__((target("avx2")))
+static double
+read_bandwidth256(const uint8_t *p, size_t n, int reps, double *sink)
+{
+	double best = 0;
+
+	for (int k = 0; k < reps; k++) {
+		__m256d a0 = _mm256_setzero_pd(), a1 = a0, a2 = a0, a3 = a0;
+		double t = bkq_cpu_now(), o[4];
+
+		for (size_t i = 0; i + 128 <= n; i += 128) {
+			a0 = _mm256_add_pd(a0, _mm256_load_pd((const double *)
+							     (p + i)));
+			a1 = _mm256_add_pd(a1, _mm256_load_pd((const double *)
+							     (p + i + 32)));
+			a2 = _mm256_add_pd(a2, _mm256_load_pd((const double *)
+							     (p + i + 64)));
+			a3 = _mm256_add_pd(a3, _mm256_load_pd((const double *)
+							     (p + i + 96)));
+		}
+		t = bkq_cpu_now() - t;
+		_mm256_storeu_pd(o, _mm256_add_pd(_mm256_add_pd(a0, a1),
+						  _mm256_add_pd(a2, a3)));
+		*sink += o[0] + o[1] + o[2] + o[3];
+		if (n / t / 1e9 > best)
+			best = n / t / 1e9;
+	}
+	return best;
+}
+
+static double
+read_bandwidth(const uint8_t *p, size_t n, int reps, double *sink)
+{
+	if (__builtin_cpu_supports("avx512f"))
+		return read_bandwidth512(p, n, reps, sink);
+	return read_bandwidth256(p, n, reps, sink);
 }
 
 static int
@@ -283,18 +342,18 @@ hot_gbs(enum ffn_kq_fmt fmt, size_t cols, const float *x, int f32)
 {
 	size_t nb = FFN_KQ_NBLOCKS(cols), rb = ffn_kq_row_bytes(fmt, cols);
 	size_t rows = (384u << 10) / rb < 8 ? 8 : (384u << 10) / rb, reps;
-	uint8_t *w = big_alloc(rows * rb);
-	uint8_t *q8 = malloc(nb * FFN_KQ_Q8K_BYTES);
-	float *y = malloc(rows * sizeof(float));
+	uint8_t *w = bkq_big_alloc(rows * rb);
+	uint8_t *q8 = bkq_cl_alloc(nb * FFN_KQ_Q8K_BYTES);
+	float *y = bkq_cl_alloc(rows * sizeof(float));
 	struct ffn_kq_mat m = { w, fmt, FFN_KQ_Q6_PRIVATE, (uint32_t)rows,
 				(uint32_t)cols };
 	double best = 1e30;
 
-	fill_blocks(fmt, w, rows * nb);
+	bkq_fill_blocks(fmt, w, rows * nb);
 	ffn_kq_quantize_q8k(x, cols, q8);
 	(void)ffn_kq_matvec_q8k(&m, 0, (uint32_t)rows, q8, 1, y, rows);
 	for (int k = 0; k < 7; k++) {
-		double t = cpu_now();
+		double t = bkq_cpu_now();
 
 		/* ~4 MB of weight reads per timing (cols % 256 == 0: the
 		 * f32 path needs no scratch) */
@@ -305,7 +364,7 @@ hot_gbs(enum ffn_kq_fmt fmt, size_t cols, const float *x, int f32)
 			else
 				(void)ffn_kq_matvec_q8k(&m, 0, (uint32_t)rows,
 					q8, 1, y, rows);
-		t = (cpu_now() - t) / (double)reps;
+		t = (bkq_cpu_now() - t) / (double)reps;
 		if (t < best)
 			best = t;
 	}
@@ -346,20 +405,20 @@ kq_setup(struct kq_bench *b, size_t H, size_t nf)
 		.bytes = { 3 * dense * 4, 3 * dense * 2, 2 * gq + d6,
 			   2 * gq + d6, 2 * gq + d4, 2 * gq + d4,
 			   2 * gq + d6, 2 * gq + d4 } };
-	b->wf = big_alloc(3 * dense * sizeof(float));
-	b->wh = big_alloc(3 * dense * sizeof(uint16_t));
-	b->q = q = big_alloc(2 * gq + d6 + d4);
-	b->x = malloc(8 * H * sizeof(float));
-	b->y = malloc(8 * H * 4);
-	b->g = malloc(8 * nf * 4);
-	b->u = malloc(8 * nf * 4);
+	b->wf = bkq_big_alloc(3 * dense * sizeof(float));
+	b->wh = bkq_big_alloc(3 * dense * sizeof(uint16_t));
+	b->q = q = bkq_big_alloc(2 * gq + d6 + d4);
+	b->x = bkq_cl_alloc(8 * H * sizeof(float));
+	b->y = bkq_cl_alloc(8 * H * 4);
+	b->g = bkq_cl_alloc(8 * nf * 4);
+	b->u = bkq_cl_alloc(8 * nf * 4);
 	b->k6 = (struct ffn_kq_layer){ q, q + gq, q + 2 * gq, FFN_KQ_Q4_K,
 		FFN_KQ_Q4_K, FFN_KQ_Q6_K, FFN_KQ_Q6_PRIVATE, nf, H };
 	b->k4 = (struct ffn_kq_layer){ q, q + gq, q + 2 * gq + d6, FFN_KQ_Q4_K,
 		FFN_KQ_Q4_K, FFN_KQ_Q4_K, FFN_KQ_Q6_PRIVATE, nf, H };
 	sl = ffn_kq_layer_scratch(&b->k6, 8, FFN_KQ_PATH_Q8K);
 	sl2 = ffn_kq_layer_scratch(&b->k6, 8, FFN_KQ_PATH_F32);
-	b->s = malloc(sl > sl2 ? sl : sl2);
+	b->s = bkq_cl_alloc(sl > sl2 ? sl : sl2);
 	b->sl = sl2 > sl ? sl2 : sl;
 	dense_init(&b->df, b->wf, 0, H, nf);
 	dense_init(&b->dh, b->wh, 1, H, nf);
@@ -369,9 +428,9 @@ kq_setup(struct kq_bench *b, size_t H, size_t nf)
 		b->wf[i] = v;
 		b->wh[i] = ffn_kq_f32_to_f16(v);
 	}
-	fill_blocks(FFN_KQ_Q4_K, q, 2 * nf * nbh);
-	fill_blocks(FFN_KQ_Q6_K, q + 2 * gq, H * nbn);
-	fill_blocks(FFN_KQ_Q4_K, q + 2 * gq + d6, H * nbn);
+	bkq_fill_blocks(FFN_KQ_Q4_K, q, 2 * nf * nbh);
+	bkq_fill_blocks(FFN_KQ_Q6_K, q + 2 * gq, H * nbn);
+	bkq_fill_blocks(FFN_KQ_Q4_K, q + 2 * gq + d6, H * nbn);
 	for (size_t i = 0; i < 8 * H; i++)
 		b->x[i] = (float)(int32_t)rnd() * 0x1p-31f;
 	for (size_t i = 0; i < nf; i++)	/* activations for hot_gbs */
@@ -433,10 +492,10 @@ kq_time(struct kq_bench *b, size_t R, int reps, double best[NCASE],
 			 * otherwise still be partly in L3 from the case
 			 * before */
 			read_sink += read_only(evict, evict_len);
-			t = cpu_now();
+			t = bkq_cpu_now();
 			tw = now();
 			kq_case(b, c, R);
-			t = cpu_now() - t;
+			t = bkq_cpu_now() - t;
 			tw = now() - tw;
 			all[c * reps + k] = t;
 			if (t < best[c])
@@ -504,16 +563,23 @@ bench_size(size_t H, size_t nf, int reps, double bw)
 int
 main(int argc, char **argv)
 {
-	int reps = argc > 1 ? atoi(argv[1]) : 5;
+	int roof = argc > 1 && !strcmp(argv[1], "--roofline");
+	int reps;
 	size_t n = 1u << 29;
 	uint8_t *buf;
 	double bw, sink = 0;
+	int rc = 0;
 
+	argc -= roof;
+	argv += roof;
+	reps = argc > 1 ? atoi(argv[1]) : roof ? 3 : 5;
 	if (argc > 1 && (argv[1][0] < '0' || argv[1][0] > '9')) {
-		fprintf(stderr, "usage: bench-kquant [reps] [H:nf ...] "
-			"(default 5 4096:14336 2560:10240)\n"
+		fprintf(stderr, "usage: bench-kquant [--roofline] [reps] "
+			"[H:nf ...] (default 5, or 3 with --roofline; "
+			"4096:14336 2560:10240)\n"
 			"env: BENCH_KQ_ISA=scalar|avx2|avx512, "
-			"BENCH_KQ_ROWS=1|8\n");
+			"BENCH_KQ_ROWS=1|8 (not with --roofline, which runs "
+			"every kernel set and 1-128 rows)\n");
 		return 2;
 	}
 	if (reps < 1)
@@ -530,29 +596,38 @@ main(int argc, char **argv)
 			return 1;
 		}
 	}
-	if (!__builtin_cpu_supports("avx512f") ||
-	    !__builtin_cpu_supports("f16c")) {
+	/* --roofline runs the K-quant kernels alone: AVX2 hosts too */
+	if (!roof && (!__builtin_cpu_supports("avx512f") ||
+		      !__builtin_cpu_supports("f16c"))) {
 		fprintf(stderr, "bench-kquant: needs AVX-512F and F16C for the "
 			"dense reference kernels\n");
 		return 1;
 	}
-	buf = big_alloc(n);
+	buf = bkq_big_alloc(n);
 	memset(buf, 1, n);
 	bw = read_bandwidth(buf, n, 3, &sink);
 	evict = buf;	/* kept: its first 256 MiB evict the caches */
 	printf("streaming read, one core: %.2f GB/s (512 MiB, best of 3, "
 	       "CPU time)\n", bw);
 	if (argc > 2) {
-		for (int i = 2; i < argc; i++) {
+		for (int i = 2; i < argc && rc == 0; i++) {
 			size_t H, nf;
 
-			if (sscanf(argv[i], "%zu:%zu", &H, &nf) == 2)
+			if (sscanf(argv[i], "%zu:%zu", &H, &nf) != 2)
+				continue;
+			if (roof)
+				rc = bkq_roofline(H, nf, reps, bw * 1e9);
+			else
 				bench_size(H, nf, reps, bw);
 		}
+	} else if (roof) {
+		rc = bkq_roofline(2560, 10240, reps, bw * 1e9);
+		if (rc == 0)
+			rc = bkq_roofline(4096, 14336, reps, bw * 1e9);
 	} else {
 		bench_size(4096, 14336, reps, bw);
 		bench_size(2560, 10240, reps, bw);
 	}
 	munmap(buf, n);
-	return sink == 12345.0;
+	return rc ? rc : sink == 12345.0;
 }
