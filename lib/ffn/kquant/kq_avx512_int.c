@@ -40,47 +40,88 @@ scale_lanes(__m512i s16, int first, int per)
 		_mm512_set1_epi16((short)first)), s16);
 }
 
-/* Lane r = sum of the 8 lanes of v[r]: eight horizontal sums at once. */
+/*
+ * Lane r = sum of the 16 lanes of s[r]. Interleaved adds at full width
+ * (each 128-bit lane then holds partial sums of s[0..3] and of s[4..7]),
+ * then the 128-bit lanes: 24 instructions, where folding each to 256
+ * bits and a tree of vphaddd (3 micro-ops each on AMD) took 37.
+ */
 static inline __m256i
-hsum8x8(const __m256i v[8])
+hsum8x16(const __m512i s[8])
 {
-	__m256i a = _mm256_hadd_epi32(_mm256_hadd_epi32(v[0], v[1]),
-				      _mm256_hadd_epi32(v[2], v[3]));
-	__m256i c = _mm256_hadd_epi32(_mm256_hadd_epi32(v[4], v[5]),
-				      _mm256_hadd_epi32(v[6], v[7]));
+	__m512i t[4], u0, u1, v, w;
 
-	return _mm256_add_epi32(_mm256_permute2x128_si256(a, c, 0x20),
-				_mm256_permute2x128_si256(a, c, 0x31));
+	for (int k = 0; k < 4; k++)
+		t[k] = _mm512_add_epi32(
+			_mm512_unpacklo_epi32(s[2 * k], s[2 * k + 1]),
+			_mm512_unpackhi_epi32(s[2 * k], s[2 * k + 1]));
+	u0 = _mm512_add_epi32(_mm512_unpacklo_epi64(t[0], t[1]),
+			      _mm512_unpackhi_epi64(t[0], t[1]));
+	u1 = _mm512_add_epi32(_mm512_unpacklo_epi64(t[2], t[3]),
+			      _mm512_unpackhi_epi64(t[2], t[3]));
+	/* 128-bit lanes [u0 0+1, u0 2+3, u1 0+1, u1 2+3] */
+	v = _mm512_add_epi32(_mm512_shuffle_i32x4(u0, u1, 0x88),
+			     _mm512_shuffle_i32x4(u0, u1, 0xdd));
+	w = _mm512_shuffle_i32x4(v, v, 0xd8);	/* lanes 0, 2, 1, 3 */
+	return _mm256_add_epi32(_mm512_castsi512_si256(w),
+				_mm512_extracti64x4_epi64(w, 1));
 }
 
-/* Lane r = sum of the 4 lanes of v[r]. */
-static inline __m256i
-hsum8x4(const __m128i v[8])
+/*
+ * The several-row kernels read, per block, the d of the 8 input rows and
+ * (Q4_K) their 8 block sums. Laid out once per call for a window of
+ * blocks, they are one aligned load each (a gather of the d and eight
+ * loads and horizontal sums of the sums cost more than the integer dots
+ * of a block). Rows past R repeat row 0; their results are not stored.
+ */
+#define KQ512_WIN 128	/* blocks per window: 20 KiB on the stack */
+
+struct q8_win {
+	float dx[KQ512_WIN][8];
+	/* Q4_K: sp[b][k] = sums 2k, 2k+1 of rows 0..7, as i16 pairs */
+	int16_t sp[KQ512_WIN][4][16];
+};
+
+static void
+win_prep(const uint8_t *q8, size_t nb, size_t R, size_t b0, size_t n,
+	 int sums, struct q8_win *w)
 {
-	return _mm256_setr_m128i(
-		_mm_hadd_epi32(_mm_hadd_epi32(v[0], v[1]),
-			       _mm_hadd_epi32(v[2], v[3])),
-		_mm_hadd_epi32(_mm_hadd_epi32(v[4], v[5]),
-			       _mm_hadd_epi32(v[6], v[7])));
+	for (size_t r = 0; r < 8; r++) {
+		const uint8_t *in = q8 + (r < R ? r : 0) * nb *
+					 FFN_KQ_Q8K_BYTES;
+
+		for (size_t b = 0; b < n; b++) {
+			w->dx[b][r] = kq_q8_d(in, nb, b0 + b);
+			for (int k = 0; sums && k < 4; k++) {
+				w->sp[b][k][2 * r] =
+					kq_q8_sum(in, nb, b0 + b, 2 * k);
+				w->sp[b][k][2 * r + 1] =
+					kq_q8_sum(in, nb, b0 + b, 2 * k + 1);
+			}
+		}
+	}
 }
 
-static inline __m256i
-fold512(__m512i v)
+/* Row i's outputs so far (0 in the first window): the block loop goes on
+ * from them, so windows round exactly as one pass over the row. */
+static inline __m256
+acc_in(const float *y, size_t ldy, size_t i, size_t R, size_t b0)
 {
-	return _mm256_add_epi32(_mm512_castsi512_si256(v),
-				_mm512_extracti64x4_epi64(v, 1));
+	float a[8] = { 0 };
+
+	for (size_t r = 0; b0 > 0 && r < R; r++)
+		a[r] = y[r * ldy + i];
+	return _mm256_loadu_ps(a);
 }
 
-/* Byte offsets of the d of block 0 of rows 0..7 (rows >= R: row 0). */
-static inline __m256i
-d_offsets(size_t nb, size_t R)
+static inline void
+acc_out(__m256 acc, float *y, size_t ldy, size_t i, size_t R)
 {
-	int32_t o[8];
+	float out[8];
 
-	for (size_t r = 0; r < 8; r++)
-		o[r] = (int32_t)((r < R ? r : 0) * nb * FFN_KQ_Q8K_BYTES +
-				 256 * nb);
-	return _mm256_loadu_si256((const __m256i *)o);
+	_mm256_storeu_ps(out, acc);
+	for (size_t r = 0; r < R; r++)
+		y[r * ldy + i] = out[r];
 }
 
 /*
@@ -94,63 +135,76 @@ q4k_q8k_rows(const uint8_t *w, size_t row_bytes, size_t nrows, size_t nb,
 {
 	const __m512i m4 = _mm512_set1_epi8(15);
 	size_t q8_row = nb * FFN_KQ_Q8K_BYTES;
-	__m256i doff = d_offsets(nb, R);
+	struct q8_win win __attribute__((aligned(64)));
 
-	for (size_t i = 0; i < nrows; i++) {
-		const uint8_t *row = w + i * row_bytes;
-		__m256 acc = _mm256_setzero_ps();
-		float out[8];
+	for (size_t b0 = 0; b0 < nb; b0 += KQ512_WIN) {
+		size_t n = nb - b0 < KQ512_WIN ? nb - b0 : KQ512_WIN;
 
-		for (size_t b = 0; b < nb; b++) {
-			const uint8_t *blk = row + b * FFN_KQ_Q4K_BYTES;
-			float d = f16(blk + KQ4_D), dmin = f16(blk + KQ4_DMIN);
-			__m128i scm = q4k_scales_v(blk);
-			__m512i qv[4], sv[4], s16 = _mm512_castsi128_si512(
-				_mm_cvtepu8_epi16(scm));
-			__m128i mv = _mm_cvtepu8_epi16(_mm_srli_si128(scm, 8));
-			__m256i sr[8], isc;
-			__m128i mr[8];
-			__m256 dx;
-			for (int g = 0; g < 4; g++) {
-				__m512i q = _mm512_broadcast_i64x4(
-					_mm256_loadu_si256((const __m256i *)
-						(blk + KQ4_QS + 32 * g)));
+		win_prep(q8, nb, R, b0, n, 1, &win);
+		for (size_t i = 0; i < nrows; i++) {
+			const uint8_t *row = w + i * row_bytes;
+			__m256 acc = acc_in(y, ldy, i, R, b0);
 
-				qv[g] = _mm512_and_si512(_mm512_mask_srli_epi16(
-					q, 0xffff0000u, q, 4), m4);
-				sv[g] = scale_lanes(s16, 2 * g, 32);
-			}
-			for (size_t r = 0; r < 8; r++) {
-				const uint8_t *in = q8 + r * q8_row;
-				const int8_t *a = kq_q8_qs(in, nb, b);
-				__m512i s = _mm512_setzero_si512();
+			for (size_t bw = 0; bw < n; bw++) {
+				size_t b = b0 + bw;
+				const uint8_t *blk = row + b * FFN_KQ_Q4K_BYTES;
+				float d = f16(blk + KQ4_D);
+				float dmin = f16(blk + KQ4_DMIN);
+				__m128i scm = q4k_scales_v(blk);
+				__m512i qv[4], sv[4], sr[8];
+				__m512i s16 = _mm512_castsi128_si512(
+					_mm_cvtepu8_epi16(scm));
+				__m128i mv = _mm_cvtepu8_epi16(
+					_mm_srli_si128(scm, 8));
+				__m256i imin = _mm256_setzero_si256();
+				__m256 dx = _mm256_load_ps(win.dx[bw]);
 
-				if (r >= R) {
-					sr[r] = _mm256_setzero_si256();
-					mr[r] = _mm_setzero_si128();
-					continue;
+				for (int g = 0; g < 4; g++) {
+					__m512i q = _mm512_broadcast_i64x4(
+						_mm256_loadu_si256(
+						(const __m256i *)(blk + KQ4_QS +
+								  32 * g)));
+
+					qv[g] = _mm512_and_si512(
+						_mm512_mask_srli_epi16(q,
+						0xffff0000u, q, 4), m4);
+					sv[g] = scale_lanes(s16, 2 * g, 32);
 				}
-				for (int g = 0; g < 4; g++)
-					s = _mm512_dpwssd_epi32(s,
-						_mm512_maddubs_epi16(qv[g],
-						_mm512_loadu_si512(a + 64 * g)),
-						sv[g]);
-				sr[r] = fold512(s);
-				mr[r] = _mm_madd_epi16(mv, _mm_loadu_si128(
-					(const __m128i *)kq_q8_sums(in, nb, b)));
+#pragma GCC unroll 8
+				for (size_t r = 0; r < 8; r++) {
+					const int8_t *a = kq_q8_qs(q8 +
+						r * q8_row, nb, b);
+
+					sr[r] = _mm512_setzero_si512();
+					if (r >= R)
+						continue;
+					for (int g = 0; g < 4; g++)
+						sr[r] = _mm512_dpwssd_epi32(
+							sr[r],
+							_mm512_maddubs_epi16(
+							qv[g],
+							_mm512_loadu_si512(
+							a + 64 * g)), sv[g]);
+				}
+				/* mins of the 8 rows: pairs (m_2k, m_2k+1)
+				 * against the rows' sums 2k, 2k+1 */
+				for (int k = 0; k < 4; k++)
+					imin = _mm256_add_epi32(imin,
+						_mm256_madd_epi16(
+						_mm256_load_si256(
+						(const __m256i *)win.sp[bw][k]),
+						_mm256_permutevar8x32_epi32(
+						_mm256_castsi128_si256(mv),
+						_mm256_set1_epi32(k))));
+				acc = _mm256_sub_ps(_mm256_add_ps(acc,
+					_mm256_mul_ps(_mm256_mul_ps(dx,
+					_mm256_set1_ps(d)), _mm256_cvtepi32_ps(
+					hsum8x16(sr)))), _mm256_mul_ps(
+					_mm256_mul_ps(dx, _mm256_set1_ps(dmin)),
+					_mm256_cvtepi32_ps(imin)));
 			}
-			isc = hsum8x8(sr);
-			dx = _mm256_i32gather_ps((const float *)(q8 + 4 * b),
-						 doff, 1);
-			acc = _mm256_sub_ps(_mm256_add_ps(acc, _mm256_mul_ps(
-				_mm256_mul_ps(dx, _mm256_set1_ps(d)),
-				_mm256_cvtepi32_ps(isc))), _mm256_mul_ps(
-				_mm256_mul_ps(dx, _mm256_set1_ps(dmin)),
-				_mm256_cvtepi32_ps(hsum8x4(mr))));
+			acc_out(acc, y, ldy, i, R);
 		}
-		_mm256_storeu_ps(out, acc);
-		for (size_t r = 0; r < R; r++)
-			y[r * ldy + i] = out[r];
 	}
 }
 
@@ -237,67 +291,72 @@ q6k_q8k_rows(const uint8_t *w, size_t row_bytes, size_t nrows, size_t nb,
 {
 	size_t q8_row = nb * FFN_KQ_Q8K_BYTES;
 	const __m512i k32 = _mm512_set1_epi8(32);
-	__m256i doff = d_offsets(nb, R);
+	struct q8_win win __attribute__((aligned(64)));
 
-	for (size_t i = 0; i < nrows; i++) {
-		const uint8_t *row = w + i * row_bytes;
-		__m256 acc = _mm256_setzero_ps();
-		float out[8];
+	for (size_t b0 = 0; b0 < nb; b0 += KQ512_WIN) {
+		size_t n = nb - b0 < KQ512_WIN ? nb - b0 : KQ512_WIN;
 
-		for (size_t b = 0; b < nb; b++) {
-			const uint8_t *blk = row + b * FFN_KQ_Q6K_BYTES;
-			float d = f16(blk + KQ6_D);
-			__m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128(
-				(const __m128i *)(blk + KQ6_SC)));
-			__m512i sv[4], qv[4];
-			__m256i sr[8], cr[8], corr;
-			__m256 dx;
+		win_prep(q8, nb, R, b0, n, 0, &win);
+		for (size_t i = 0; i < nrows; i++) {
+			const uint8_t *row = w + i * row_bytes;
+			__m256 acc = acc_in(y, ldy, i, R, b0);
 
-			q6_decode_z(blk, q6, qv);
-			for (int c = 0; c < 4; c++)
-				sv[c] = scale_lanes(_mm512_castsi256_si512(sc16),
-						    4 * c, 16);
-			for (size_t r = 0; r < 8; r++) {
-				const uint8_t *in = q8 + r * q8_row;
-				const int8_t *a = kq_q8_qs(in, nb, b);
-				__m512i sz = _mm512_setzero_si512();
-				__m512i cz = _mm512_setzero_si512();
+			for (size_t bw = 0; bw < n; bw++) {
+				size_t b = b0 + bw;
+				const uint8_t *blk = row + b * FFN_KQ_Q6K_BYTES;
+				float d = f16(blk + KQ6_D);
+				__m256i sc16 = _mm256_cvtepi8_epi16(
+					_mm_loadu_si128((const __m128i *)
+						(blk + KQ6_SC)));
+				__m512i sv[4], qv[4], sr[8], cr[8];
+				__m256i corr;
+				__m256 dx = _mm256_load_ps(win.dx[bw]);
 
-				if (r >= R) {
-					sr[r] = cr[r] = _mm256_setzero_si256();
-					continue;
-				}
-				for (int c = 0; c < 4; c++) {
-					__m512i av = _mm512_loadu_si512(
-						a + 64 * c);
+				q6_decode_z(blk, q6, qv);
+				for (int c = 0; c < 4; c++)
+					sv[c] = scale_lanes(
+						_mm512_castsi256_si512(sc16),
+						4 * c, 16);
+#pragma GCC unroll 8
+				for (size_t r = 0; r < 8; r++) {
+					const int8_t *a = kq_q8_qs(q8 +
+						r * q8_row, nb, b);
 
-					sz = _mm512_dpwssd_epi32(sz,
-						_mm512_maddubs_epi16(qv[c], av),
-						sv[c]);
-					if (s16 == NULL)
-						cz = _mm512_dpwssd_epi32(cz,
+					sr[r] = cr[r] = _mm512_setzero_si512();
+					if (r >= R)
+						continue;
+					for (int c = 0; c < 4; c++) {
+						__m512i av = _mm512_loadu_si512(
+							a + 64 * c);
+
+						sr[r] = _mm512_dpwssd_epi32(
+							sr[r],
+							_mm512_maddubs_epi16(
+							qv[c], av), sv[c]);
+						if (s16 == NULL)
+							cr[r] =
+							_mm512_dpwssd_epi32(
+							cr[r],
 							_mm512_maddubs_epi16(
 							k32, av), sv[c]);
+					}
+					if (s16 != NULL)
+						cr[r] = _mm512_zextsi256_si512(
+							_mm256_madd_epi16(sc16,
+							_mm256_loadu_si256(
+							(const __m256i *)(s16 +
+							16 * (r * nb + b)))));
 				}
-				sr[r] = fold512(sz);
-				cr[r] = s16 != NULL ? _mm256_madd_epi16(sc16,
-					_mm256_loadu_si256((const __m256i *)
-					(s16 + 16 * (r * nb + b)))) :
-					fold512(cz);
+				corr = hsum8x16(cr);
+				if (s16 != NULL)
+					corr = _mm256_slli_epi32(corr, 5);
+				acc = _mm256_add_ps(acc, _mm256_mul_ps(
+					_mm256_mul_ps(dx, _mm256_set1_ps(d)),
+					_mm256_cvtepi32_ps(_mm256_sub_epi32(
+						hsum8x16(sr), corr))));
 			}
-			corr = hsum8x8(cr);
-			if (s16 != NULL)
-				corr = _mm256_slli_epi32(corr, 5);
-			dx = _mm256_i32gather_ps((const float *)(q8 + 4 * b),
-						 doff, 1);
-			acc = _mm256_add_ps(acc, _mm256_mul_ps(
-				_mm256_mul_ps(dx, _mm256_set1_ps(d)),
-				_mm256_cvtepi32_ps(_mm256_sub_epi32(
-					hsum8x8(sr), corr))));
+			acc_out(acc, y, ldy, i, R);
 		}
-		_mm256_storeu_ps(out, acc);
-		for (size_t r = 0; r < R; r++)
-			y[r * ldy + i] = out[r];
 	}
 }
 

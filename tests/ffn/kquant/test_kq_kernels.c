@@ -322,7 +322,8 @@ run_random(uint64_t *rng, enum ffn_kq_fmt fmt, enum ffn_kq_q6_layout lay,
 /*
  * Every input-row count a kernel instance is specialised for (1..8) and
  * past one pass (9, 17), odd and even weight rows (the f32 path takes
- * them in pairs, an odd last one paired with itself).
+ * them in pairs, an odd last one paired with itself), and rows longer
+ * than one window of the several-row Q8_K kernels.
  */
 static void
 test_every_row_count(void **state)
@@ -336,6 +337,9 @@ test_every_row_count(void **state)
 	}
 	run_random(&rng, FFN_KQ_Q4_K, FFN_KQ_Q6_PRIVATE, 3, 256, 17);
 	run_random(&rng, FFN_KQ_Q6_K, FFN_KQ_Q6_PRIVATE, 3, 256, 17);
+	/* 129 blocks: the Q8_K kernels' second window of 128 (the Q6_K
+	 * ones meet it in test_random_q6k) */
+	run_random(&rng, FFN_KQ_Q4_K, FFN_KQ_Q6_PRIVATE, 3, 33000, 3);
 }
 
 static void
