@@ -11,6 +11,7 @@
 
 #include "kq_avx512.h"
 #include "kq_internal.h"
+#include "kq_rows.h"
 
 static inline int32_t
 hsum128(__m128i v)
@@ -68,63 +69,6 @@ hsum8x16(const __m512i s[8])
 }
 
 /*
- * The several-row kernels read, per block, the d of the 8 input rows and
- * (Q4_K) their 8 block sums. Laid out once per call for a window of
- * blocks, they are one aligned load each (a gather of the d and eight
- * loads and horizontal sums of the sums cost more than the integer dots
- * of a block). Rows past R repeat row 0; their results are not stored.
- */
-#define KQ512_WIN 128	/* blocks per window: 20 KiB on the stack */
-
-struct q8_win {
-	float dx[KQ512_WIN][8];
-	/* Q4_K: sp[b][k] = sums 2k, 2k+1 of rows 0..7, as i16 pairs */
-	int16_t sp[KQ512_WIN][4][16];
-};
-
-static void
-win_prep(const uint8_t *q8, size_t nb, size_t R, size_t b0, size_t n,
-	 int sums, struct q8_win *w)
-{
-	for (size_t r = 0; r < 8; r++) {
-		const uint8_t *in = q8 + (r < R ? r : 0) * nb *
-					 FFN_KQ_Q8K_BYTES;
-
-		for (size_t b = 0; b < n; b++) {
-			w->dx[b][r] = kq_q8_d(in, nb, b0 + b);
-			for (int k = 0; sums && k < 4; k++) {
-				w->sp[b][k][2 * r] =
-					kq_q8_sum(in, nb, b0 + b, 2 * k);
-				w->sp[b][k][2 * r + 1] =
-					kq_q8_sum(in, nb, b0 + b, 2 * k + 1);
-			}
-		}
-	}
-}
-
-/* Row i's outputs so far (0 in the first window): the block loop goes on
- * from them, so windows round exactly as one pass over the row. */
-static inline __m256
-acc_in(const float *y, size_t ldy, size_t i, size_t R, size_t b0)
-{
-	float a[8] = { 0 };
-
-	for (size_t r = 0; b0 > 0 && r < R; r++)
-		a[r] = y[r * ldy + i];
-	return _mm256_loadu_ps(a);
-}
-
-static inline void
-acc_out(__m256 acc, float *y, size_t ldy, size_t i, size_t R)
-{
-	float out[8];
-
-	_mm256_storeu_ps(out, acc);
-	for (size_t r = 0; r < R; r++)
-		y[r * ldy + i] = out[r];
-}
-
-/*
  * Several input rows: the integer sums of all rows are reduced together
  * and combined in one vector, lane r doing exactly the scalar's
  * acc + (dx*d)*isc - (dx*dmin)*imin (no FMA): equal bit for bit.
@@ -135,15 +79,15 @@ q4k_q8k_rows(const uint8_t *w, size_t row_bytes, size_t nrows, size_t nb,
 {
 	const __m512i m4 = _mm512_set1_epi8(15);
 	size_t q8_row = nb * FFN_KQ_Q8K_BYTES;
-	struct q8_win win __attribute__((aligned(64)));
+	struct kq_q8_win win __attribute__((aligned(64)));
 
-	for (size_t b0 = 0; b0 < nb; b0 += KQ512_WIN) {
-		size_t n = nb - b0 < KQ512_WIN ? nb - b0 : KQ512_WIN;
+	for (size_t b0 = 0; b0 < nb; b0 += KQ_WIN) {
+		size_t n = nb - b0 < KQ_WIN ? nb - b0 : KQ_WIN;
 
-		win_prep(q8, nb, R, b0, n, 1, &win);
+		kq_win_prep(q8, nb, R, b0, n, 1, &win);
 		for (size_t i = 0; i < nrows; i++) {
 			const uint8_t *row = w + i * row_bytes;
-			__m256 acc = acc_in(y, ldy, i, R, b0);
+			__m256 acc = kq_acc_in(y, ldy, i, R, b0);
 
 			for (size_t bw = 0; bw < n; bw++) {
 				size_t b = b0 + bw;
@@ -156,7 +100,7 @@ q4k_q8k_rows(const uint8_t *w, size_t row_bytes, size_t nrows, size_t nb,
 					_mm_cvtepu8_epi16(scm));
 				__m128i mv = _mm_cvtepu8_epi16(
 					_mm_srli_si128(scm, 8));
-				__m256i imin = _mm256_setzero_si256();
+				__m256i imin;
 				__m256 dx = _mm256_load_ps(win.dx[bw]);
 
 				for (int g = 0; g < 4; g++) {
@@ -186,16 +130,7 @@ q4k_q8k_rows(const uint8_t *w, size_t row_bytes, size_t nrows, size_t nb,
 							_mm512_loadu_si512(
 							a + 64 * g)), sv[g]);
 				}
-				/* mins of the 8 rows: pairs (m_2k, m_2k+1)
-				 * against the rows' sums 2k, 2k+1 */
-				for (int k = 0; k < 4; k++)
-					imin = _mm256_add_epi32(imin,
-						_mm256_madd_epi16(
-						_mm256_load_si256(
-						(const __m256i *)win.sp[bw][k]),
-						_mm256_permutevar8x32_epi32(
-						_mm256_castsi128_si256(mv),
-						_mm256_set1_epi32(k))));
+				imin = kq_win_mins(&win, bw, mv);
 				acc = _mm256_sub_ps(_mm256_add_ps(acc,
 					_mm256_mul_ps(_mm256_mul_ps(dx,
 					_mm256_set1_ps(d)), _mm256_cvtepi32_ps(
@@ -203,7 +138,7 @@ q4k_q8k_rows(const uint8_t *w, size_t row_bytes, size_t nrows, size_t nb,
 					_mm256_mul_ps(dx, _mm256_set1_ps(dmin)),
 					_mm256_cvtepi32_ps(imin)));
 			}
-			acc_out(acc, y, ldy, i, R);
+			kq_acc_out(acc, y, ldy, i, R);
 		}
 	}
 }
@@ -291,15 +226,15 @@ q6k_q8k_rows(const uint8_t *w, size_t row_bytes, size_t nrows, size_t nb,
 {
 	size_t q8_row = nb * FFN_KQ_Q8K_BYTES;
 	const __m512i k32 = _mm512_set1_epi8(32);
-	struct q8_win win __attribute__((aligned(64)));
+	struct kq_q8_win win __attribute__((aligned(64)));
 
-	for (size_t b0 = 0; b0 < nb; b0 += KQ512_WIN) {
-		size_t n = nb - b0 < KQ512_WIN ? nb - b0 : KQ512_WIN;
+	for (size_t b0 = 0; b0 < nb; b0 += KQ_WIN) {
+		size_t n = nb - b0 < KQ_WIN ? nb - b0 : KQ_WIN;
 
-		win_prep(q8, nb, R, b0, n, 0, &win);
+		kq_win_prep(q8, nb, R, b0, n, 0, &win);
 		for (size_t i = 0; i < nrows; i++) {
 			const uint8_t *row = w + i * row_bytes;
-			__m256 acc = acc_in(y, ldy, i, R, b0);
+			__m256 acc = kq_acc_in(y, ldy, i, R, b0);
 
 			for (size_t bw = 0; bw < n; bw++) {
 				size_t b = b0 + bw;
@@ -355,7 +290,7 @@ q6k_q8k_rows(const uint8_t *w, size_t row_bytes, size_t nrows, size_t nb,
 					_mm256_cvtepi32_ps(_mm256_sub_epi32(
 						hsum8x16(sr), corr))));
 			}
-			acc_out(acc, y, ldy, i, R);
+			kq_acc_out(acc, y, ldy, i, R);
 		}
 	}
 }
