@@ -46,9 +46,10 @@ hsum_epi32(__m256i v)
  * (wb0, wb1), then dotted with the input rows four at a time, each vector
  * of wb loaded once per four rows and each input vector once per two
  * weight rows: 8 accumulators, 6 loads per 8 FMAs. One weight row at a
- * time with a load of each operand per FMA ran 8 rows 1.6x slower, 2 rows
- * 1.4x (Zen 5, 10240 x 2560 Q4_K; PERFORMANCE.md). The empty asm keeps
- * each input vector in a register (GCC folds it into both FMAs instead).
+ * time with a load of each operand per FMA ran 8 rows 1.45x slower for
+ * Q4_K and 1.3x for Q6_K, 2 rows about the same (Zen 5, 10240 x 2560).
+ * The empty asm keeps each input vector in a register (GCC folds it into
+ * both FMAs instead).
  */
 static inline __attribute__((always_inline)) void
 dot2_n(const float *wb0, const float *wb1, const float *xb, size_t ldx,

@@ -124,8 +124,8 @@ q6k_dsc(const uint8_t *blk, float *dsc)
 		(const __m128i *)(blk + KQ6_SC))))));
 }
 
-/* Block b of Q6_K rows B0, B1: (d sc_g) * (q - 32) per group of 16, as
- * the scalar reference dequantises. */
+/* Block b of Q6_K rows B0, B1: (d sc_g) * (q - 32) per group of 16, the
+ * product the L1 buffer held. */
 static inline __attribute__((always_inline)) void
 q6k_pair_n(const uint8_t *B0, const uint8_t *B1, enum ffn_kq_q6_layout q6,
 	   const float *x, size_t ldx, size_t b, __m512 *acc0, __m512 *acc1,
