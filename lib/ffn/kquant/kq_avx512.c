@@ -146,23 +146,29 @@ q6k_pair_n(const uint8_t *B0, const uint8_t *B1, enum ffn_kq_q6_layout q6,
 		a0[r] = acc0[r];
 		a1[r] = acc1[r];
 	}
+	/* group G of 16 values in 64-value chunk c (vextracti32x4 wants a
+	 * literal lane: clang rejects even an unrolled loop's counter) */
+#define Q6_GROUP(G) do {						\
+		int k = 64 * c + 16 * (G);				\
+									\
+		KQ_PAIR_ROWS(_mm512_mul_ps(_mm512_set1_ps(d0[4 * c + (G)]), \
+			_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(	\
+			_mm512_extracti32x4_epi32(u0, (G))))),		\
+			_mm512_mul_ps(_mm512_set1_ps(d1[4 * c + (G)]),	\
+			_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(	\
+			_mm512_extracti32x4_epi32(u1, (G))))))		\
+	} while (0)
 #pragma GCC unroll 4
 	for (int c = 0; c < 4; c++) {
 		__m512i u0 = _mm512_sub_epi8(v0[c], k32b);
 		__m512i u1 = _mm512_sub_epi8(v1[c], k32b);
 
-#pragma GCC unroll 4
-		for (int g = 0; g < 4; g++) {
-			int k = 64 * c + 16 * g;
-
-			KQ_PAIR_ROWS(_mm512_mul_ps(_mm512_set1_ps(d0[4 * c + g]),
-				_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(
-				_mm512_extracti32x4_epi32(u0, g)))),
-				_mm512_mul_ps(_mm512_set1_ps(d1[4 * c + g]),
-				_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(
-				_mm512_extracti32x4_epi32(u1, g)))))
-		}
+		Q6_GROUP(0);
+		Q6_GROUP(1);
+		Q6_GROUP(2);
+		Q6_GROUP(3);
 	}
+#undef Q6_GROUP
 	for (size_t r = 0; r < R; r++) {
 		acc0[r] = a0[r];
 		acc1[r] = a1[r];
