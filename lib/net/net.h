@@ -216,7 +216,7 @@ uint16_t net_rss_pick_sport(const struct net_lcore *lc, uint32_t dst_be,
 	X(drop_ip_cksum) X(drop_ip_ttl) X(drop_ip_frag) X(drop_ip_options) \
 	X(drop_ip_not_ours) X(drop_ip_proto) X(drop_no_route) \
 	X(icmp_echo_rx) X(icmp_echo_tx) X(drop_icmp_bad) X(drop_icmp_type) \
-	X(l4_rx) X(drop_tx_full) X(drop_no_mbuf)
+	X(l4_rx) X(drop_tx_full) X(drop_tx_stall) X(drop_no_mbuf)
 
 #define NET_STAT_FIELD(n) uint64_t n;
 struct net_stats {

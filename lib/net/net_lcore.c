@@ -128,15 +128,19 @@ net_lcore_flush(struct net_lcore *lc)
 	lc->st.tx_pkts += sent;
 	lc->st.tx_bytes += bytes;
 	/* A frame the PMD refuses for good (not merely a full ring) would
-	 * block the buffer forever: after NET_TX_STALL flushes without any
-	 * progress, the head frame goes. */
-	if (sent == 0 && ++lc->tx_stall >= NET_TX_STALL) {
+	 * block the buffer forever: after NET_TX_STALL_NS without any
+	 * progress (poll time), the head frame goes. */
+	if (sent > 0) {
+		lc->tx_stalled = false;
+	} else if (!lc->tx_stalled) {
+		lc->tx_stalled = true;
+		lc->tx_stall_ns = lc->now_ns;
+	} else if (lc->now_ns - lc->tx_stall_ns >= NET_TX_STALL_NS) {
 		rte_pktmbuf_free(lc->tx[0]);
-		lc->st.drop_tx_full++;
+		lc->st.drop_tx_stall++;
 		sent = 1;
+		lc->tx_stall_ns = lc->now_ns;	/* the next head's second */
 	}
-	if (sent > 0)
-		lc->tx_stall = 0;
 	if (sent < n) {
 		memmove(lc->tx, lc->tx + sent, (n - sent) * sizeof(lc->tx[0]));
 		memmove(lc->tx_len, lc->tx_len + sent,

@@ -15,7 +15,12 @@
 
 #define NET_RX_BURST		32
 #define NET_TX_BUF		256
-#define NET_TX_STALL		1024	/* flushes without progress */
+/* A TX queue that takes nothing for this long drops its head frame (one
+ * the PMD refuses for good would block the lcore forever). A busy peer
+ * (memif, a NIC paused by flow control) is not that: a shorter bound lost
+ * frames TCP had counted as sent, whose retransmission timeouts then
+ * stalled their connections for seconds. */
+#define NET_TX_STALL_NS		(1000ull * 1000 * 1000)
 #define NET_PENDING_HOPS	8	/* unresolved next hops per lcore */
 #define NET_PENDING_PKTS	16	/* parked packets per next hop */
 /* Ethernet + one VLAN tag + IPv4 without options. */
@@ -76,9 +81,10 @@ struct net_lcore {
 	struct net_port *port;
 	uint16_t queue;
 	uint16_t tx_n;
-	uint16_t tx_stall;
+	bool tx_stalled;		/* no progress since tx_stall_ns */
 	bool garp_done;
 	uint64_t now_ns;
+	uint64_t tx_stall_ns;
 	struct rte_mempool *pool;
 	struct rte_mbuf *tx[NET_TX_BUF];
 	uint32_t tx_len[NET_TX_BUF];	/* pkt_len: the mbuf is gone once sent */
