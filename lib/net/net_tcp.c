@@ -90,7 +90,7 @@ net_tcp_tel(const char *cmd, const char *params, struct rte_tel_data *d)
 	TEL(lost_rexmits); TEL(tlp_probes); TEL(tlp_recoveries);
 	TEL(active_opens); TEL(passive_opens); TEL(resets_in);
 	TEL(resets_out); TEL(challenge_acks); TEL(syncookies_sent);
-	TEL(syncookies_ok);
+	TEL(syncookies_ok); TEL(tx_deferred);
 #undef TEL
 	for (i = 0; i < TCP_DROP_MAX; i++) {
 		snprintf(name, sizeof(name), "drop_%s",

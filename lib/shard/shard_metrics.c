@@ -79,6 +79,10 @@ shard_server_metrics_write(char *buf, size_t cap,
 	w_tcp_counter(&b, st, n, TCP_OFF(syncookies_sent),
 		      "ffn_tcp_syncookies_total",
 		      "SYN cookies sent (RFC 4987).");
+	w_tcp_counter(&b, st, n, TCP_OFF(tx_deferred),
+		      "ffn_tcp_tx_deferred_total",
+		      "Segments the port could not take at once, sent again "
+		      "at the next poll.");
 	shard_prom_family(&b, "ffn_tcp_drops_total", "counter",
 		 "TCP segments dropped, by network lcore and reason.");
 	for (unsigned int i = 0; i < n; i++)

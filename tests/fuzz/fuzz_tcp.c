@@ -35,7 +35,8 @@
  *     4   clock advance u16 << (scale), then tcp_poll
  *     5   application action on connection slot (op >> 3): action u8
  *     6   a segment to a port nobody listens on / from a new port
- *     7   output refused (toggle), tcp_unlisten / tcp_listen again
+ *     7   output refused (cycles: lost -ENOSPC, port full -ENOBUFS, off),
+ *         tcp_unlisten / tcp_listen again
  *
  * Checked after every step (FZ_CHECK):
  *   - every emitted segment: checksum (software, unless offload; checked
@@ -49,6 +50,8 @@
  *     peer's FIN is taken; tcp_conn_info consistent;
  *   - tcp_stack_stats: conns[] by state equal to the table's, LISTEN to
  *     the listeners open, nr_conns <= max_conns, TIME_WAIT bounded;
+ *   - the queue of connections waiting for a full port (txwait): its
+ *     count, every entry in the table, marked and not freed;
  *   - the application: no callback for a connection after closed(),
  *     tcp_close() or tcp_abort(); eof() once and no data after it;
  *     closed() once; release callbacks at most once, each.
@@ -609,7 +612,8 @@ inject_odd(struct fz *f)
 static void
 check_stack(void)
 {
-	uint32_t by_state[TCP_STATE_MAX] = { 0 }, nr = 0, tw = 0;
+	uint32_t by_state[TCP_STATE_MAX] = { 0 }, nr = 0, tw = 0, txw = 0;
+	const struct tcp_conn *w;
 	const void *key;
 	void *data;
 	uint32_t iter = 0;
@@ -624,6 +628,7 @@ check_stack(void)
 		FZ_CHECK(c->state < TCP_STATE_MAX && c->state != TCP_LISTEN);
 		FZ_CHECK(memcmp(key, &c->key, sizeof(c->key)) == 0);
 		by_state[c->state]++;
+		txw += c->on_txwait;
 		if (c->state == TCP_TIME_WAIT)
 			tw++;
 		else
@@ -685,6 +690,15 @@ check_stack(void)
 		}
 	}
 	FZ_CHECK(nr == H.s->nr_conns && tw == H.s->nr_tw);
+	/* the queue of connections waiting for the port: exactly the
+	 * table's marked ones, none freed */
+	FZ_CHECK(txw == H.s->nr_txwait);
+	TAILQ_FOREACH(w, &H.s->txwait, txwait) {
+		FZ_CHECK(w->on_txwait && !(w->flags & TF_DEAD));
+		FZ_CHECK(rte_hash_lookup(H.s->conns, &w->key) >= 0);
+		txw--;
+	}
+	FZ_CHECK(txw == 0);
 	FZ_CHECK(nr <= H.s->cfg.max_conns);
 	FZ_CHECK(tw <= H.s->cfg.max_time_wait);
 	/* the app's open connections are all in the table */
@@ -765,7 +779,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint8_t c0 = fz_u8(&f), c1 = fz_u8(&f), c2 = fz_u8(&f),
 		c3 = fz_u8(&f);
 	unsigned int baseline, scale = (c3 & 3) * 4;
-	bool refuse_toggle = false;
+	unsigned int refuse = 0;	/* 0 off, 1 lost, 2 port full */
 
 	app_seed = (uint32_t)fz_u16(&f) | (uint32_t)fz_u16(&f) << 16;
 	memset(slots, 0, sizeof(slots));
@@ -853,8 +867,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		default:
 			switch ((op >> 3) % 4) {
 			case 0:
-				refuse_toggle = !refuse_toggle;
-				H.refuse_out = refuse_toggle;
+				refuse = (refuse + 1) % 3;
+				H.refuse_out = refuse == 1;
+				H.full_out = refuse == 2;
 				break;
 			case 1:
 				if (nr_listen == 1 &&

@@ -64,10 +64,12 @@ struct tcp_conn;
  * segment may exceed the MSS: RTE_MBUF_F_TX_TCP_SEG is set, tso_segsz is
  * the MSS and the pseudo-header sum leaves out the length (DPDK's
  * convention); the IP layer must then also ask for the IP checksum.
- * The callback owns m from then on (frees it on failure). Return 0 or -errno;
- * a refused new segment is not counted as sent and is tried again later
- * (the retransmission timer is armed), a refused retransmission waits for
- * the timer.
+ * The callback owns m from then on (frees it on failure). Return 0 or -errno.
+ * -ENOBUFS (the port's TX queue is full) and -ENOMEM mean "not now": the
+ * segment is not counted as sent and its connection sends again at the
+ * next tcp_poll(), ahead of the timers, without waiting for a
+ * retransmission timeout (tcp_stats.tx_deferred counts them). Any other
+ * error is a loss the timers repair.
  */
 typedef int (*tcp_output_fn)(void *arg, struct rte_mbuf *m, uint32_t dst_ip_be);
 
@@ -224,6 +226,9 @@ struct tcp_stats {
 	uint64_t challenge_acks;
 	uint64_t syncookies_sent;
 	uint64_t syncookies_ok;
+	uint64_t tx_deferred;     /**< segments the output callback refused for
+	                           *   now (-ENOBUFS, -ENOMEM), sent again at
+	                           *   the next tcp_poll */
 	uint64_t drops[TCP_DROP_MAX];
 	uint64_t conns[TCP_STATE_MAX]; /**< current connections by state */
 };
@@ -242,7 +247,8 @@ void tcp_stack_destroy(struct tcp_stack *s);
 int tcp_input(struct tcp_stack *s, struct rte_mbuf *m,
 	      uint32_t src_ip_be, uint32_t dst_ip_be, uint64_t now_us);
 
-/** Run expired timers (retransmission, delayed ACK, persist, TIME_WAIT,
+/** Send again what the output callback refused for now (tx_deferred), then
+ * run expired timers (retransmission, delayed ACK, persist, TIME_WAIT,
  * idle). Cheap when nothing is due; call once per poll loop iteration. */
 void tcp_poll(struct tcp_stack *s, uint64_t now_us);
 

@@ -297,6 +297,20 @@ tcp_acked_now(struct tcp_conn *c, uint32_t wnd)
 		c->rcv_adv = c->rcv_nxt + wnd;
 }
 
+/* A segment of c was not sent. When the port only could not take it now
+ * (tcp.h, tcp_output_fn), c sends again at the next poll, and the ACK the
+ * segment carried is still owed. A RST is not repeated: its connection
+ * is gone. */
+static void
+tcp_refused(struct tcp_conn *c, uint8_t flags, int rc)
+{
+	if ((rc != -ENOBUFS && rc != -ENOMEM) || (flags & TCP_F_RST))
+		return;
+	if (flags & TCP_F_ACK)
+		c->flags |= TF_ACKNOW;
+	tcp_txwait_add(c);
+}
+
 /* Send one segment of the connection: [seq, seq+len) of the queue, with
  * SYN/FIN/RST/ACK as asked. Returns the payload bytes sent (fewer than len
  * at the port's mbufs-per-packet limit; FIN then waits) or -errno when it
@@ -325,13 +339,16 @@ tcp_send_segment(struct tcp_conn *c, uint32_t seq, uint32_t len,
 	if (flags & TCP_F_ACK)
 		ack = c->rcv_nxt;
 	m = tcp_hdr_mbuf(s, &c->key, seq, ack, flags, win, opts, optlen);
-	if (m == NULL)
+	if (m == NULL) {
+		tcp_refused(c, flags, -ENOMEM);
 		return -ENOMEM;
+	}
 	if (len > 0) {
 		int n = tcp_add_payload(c, m, seq, len);
 
 		if (n < 0) {
 			rte_pktmbuf_free(m);
+			tcp_refused(c, flags, n);
 			return n;
 		}
 		if ((uint32_t)n < len) {	/* FIN/PSH belong to the end */
@@ -352,7 +369,11 @@ tcp_send_segment(struct tcp_conn *c, uint32_t seq, uint32_t len,
 		s->stats.resets_out++;
 	s->stats.bytes_out += len;
 	rc = tcp_xmit(s, m, c->key.rip);
-	return rc < 0 ? rc : (int)len;
+	if (rc < 0) {
+		tcp_refused(c, flags, rc);
+		return rc;
+	}
+	return len;
 }
 
 /* A segment without data, SYN or FIN carries the next unsent sequence
@@ -671,9 +692,11 @@ tcp_output_one(struct tcp_conn *c, uint32_t usable, bool force)
 	new_data = SEQ_GEQ(c->snd_nxt, c->snd_max);
 	sent = tcp_send_segment(c, c->snd_nxt, len, flags);
 	if (sent < 0) {
-		/* Not sent (no mbuf, or the IP layer refused it): snd_nxt
-		 * stays; make sure a timer brings us back. */
-		if (c->rto_at == 0)
+		/* Not sent: snd_nxt stays. The port only could not take it
+		 * now: the next poll sends it (tcp_txwait_retry), and an RTO
+		 * would count a segment that never left as lost. Otherwise
+		 * make sure a timer brings us back. */
+		if (c->rto_at == 0 && !c->on_txwait)
 			tcp_rearm_rto(c);
 		return 0;
 	}
@@ -702,6 +725,14 @@ tcp_output(struct tcp_conn *c)
 
 	if (c->flags & TF_DEAD)
 		return 0;
+	/* Connections wait for the port already: take a turn behind them.
+	 * Sending now would take the room the port frees for those that
+	 * happen to send first (the ones answered in this burst), and
+	 * starve the queue. */
+	if (c->stack->nr_txwait > 0 && !c->stack->in_txwait) {
+		tcp_txwait_queue(c);
+		return 0;
+	}
 	if (c->state < TCP_ESTABLISHED || c->state == TCP_TIME_WAIT)
 		goto ack;
 	if ((c->flags & (TF_RECOVERY | TF_SACK)) == (TF_RECOVERY | TF_SACK)) {
@@ -726,7 +757,32 @@ tcp_output(struct tcp_conn *c)
 	    tcp_flight(c) == 0)
 		tcp_arm_persist(c);
 ack:
-	if (sent == 0 && (c->flags & TF_ACKNOW))
+	/* Waiting for the port: the retry brings the ACK. */
+	if (sent == 0 && (c->flags & TF_ACKNOW) && !c->on_txwait)
 		tcp_send_ctl(c, TCP_F_ACK);
 	return sent;
+}
+
+/* tcp_txwait_retry: send what a refused segment of c would have sent. In
+ * the handshake that is the SYN or SYN-ACK (every other segment of those
+ * states is the ACK the SYN-ACK also carries); after it, whatever is due:
+ * data, a FIN, retransmissions, or the owed ACK. */
+void
+tcp_output_again(struct tcp_conn *c)
+{
+	if (c->flags & TF_GONE)
+		return;
+	switch (c->state) {
+	case TCP_SYN_SENT:
+		tcp_send_segment(c, c->iss, 0, TCP_F_SYN);
+		break;
+	case TCP_SYN_RECEIVED:
+		tcp_send_segment(c, c->iss, 0, TCP_F_SYN | TCP_F_ACK);
+		break;
+	case TCP_CLOSED:
+	case TCP_LISTEN:
+		break;
+	default:
+		tcp_output(c);
+	}
 }

@@ -235,12 +235,15 @@ struct tcp_conn {
 	uint64_t deadline;	/* wheel slot this conn is filed under */
 	uint8_t persist;	/* rto_at is the persist timer */
 	uint8_t on_wheel;
+	uint8_t on_txwait;
 	LIST_ENTRY(tcp_conn) wheel;
 	TAILQ_ENTRY(tcp_conn) tw;	/* TIME_WAIT age order */
+	TAILQ_ENTRY(tcp_conn) txwait;	/* a segment the port refused */
 } __rte_cache_aligned;
 
 LIST_HEAD(tcp_wheel_slot, tcp_conn);
 TAILQ_HEAD(tcp_tw_list, tcp_conn);
+TAILQ_HEAD(tcp_txwait_list, tcp_conn);
 
 struct tcp_stack {
 	struct tcp_stack_config cfg;
@@ -252,6 +255,12 @@ struct tcp_stack {
 	uint32_t nr_conns;		/* not counting TIME_WAIT */
 	uint32_t nr_tw;
 	struct tcp_tw_list tw_list;
+	/* Connections whose last segment the port refused for now (TX
+	 * queue full, no mbuf), oldest first: tcp_poll sends for them
+	 * again before the timers (tcp_txwait_retry). */
+	struct tcp_txwait_list txwait;
+	uint32_t nr_txwait;
+	uint8_t in_txwait;		/* tcp_txwait_retry is sending */
 	struct tcp_listener listeners[TCP_MAX_LISTEN];
 	uint32_t secret[4];		/* ISN and cookie key */
 	uint16_t next_port;
@@ -277,6 +286,8 @@ void tcp_conn_set_state(struct tcp_conn *c, uint8_t st);
 void tcp_conn_terminate(struct tcp_conn *c, int reason);
 void tcp_enter_time_wait(struct tcp_conn *c);
 void tcp_timer_sched(struct tcp_conn *c);
+void tcp_txwait_add(struct tcp_conn *c);
+void tcp_txwait_queue(struct tcp_conn *c);
 struct tcp_listener *tcp_listener_find(struct tcp_stack *s, uint16_t port);
 uint32_t tcp_isn(struct tcp_stack *s, const struct tcp_key *k);
 uint32_t tcp_cookie_make(struct tcp_stack *s, const struct tcp_key *k,
@@ -288,6 +299,7 @@ uint64_t tcp_now(struct tcp_stack *s);
 
 /* tcp_output.c */
 int tcp_output(struct tcp_conn *c);
+void tcp_output_again(struct tcp_conn *c);
 int tcp_send_ctl(struct tcp_conn *c, uint8_t flags);
 int tcp_send_segment(struct tcp_conn *c, uint32_t seq, uint32_t len,
 		     uint8_t flags);

@@ -118,6 +118,7 @@ tcp_stack_create(const struct tcp_stack_config *cfg)
 		goto fail;
 
 	TAILQ_INIT(&s->tw_list);
+	TAILQ_INIT(&s->txwait);
 	for (i = 0; i < TCP_WHEEL_SLOTS; i++)
 		LIST_INIT(&s->wheel[i]);
 	for (i = 0; i < RTE_DIM(s->secret); i++)
@@ -216,6 +217,37 @@ tcp_wheel_remove(struct tcp_conn *c)
 }
 
 static void
+tcp_txwait_remove(struct tcp_conn *c)
+{
+	if (c->on_txwait) {
+		TAILQ_REMOVE(&c->stack->txwait, c, txwait);
+		c->stack->nr_txwait--;
+		c->on_txwait = 0;
+	}
+}
+
+/* Queue c to send at the next poll (tcp_txwait_retry), behind the others. */
+void
+tcp_txwait_queue(struct tcp_conn *c)
+{
+	struct tcp_stack *s = c->stack;
+
+	if (c->on_txwait || (c->flags & TF_DEAD))
+		return;
+	TAILQ_INSERT_TAIL(&s->txwait, c, txwait);
+	s->nr_txwait++;
+	c->on_txwait = 1;
+}
+
+/* The port refused a segment of c for now (TX queue full, no mbuf). */
+void
+tcp_txwait_add(struct tcp_conn *c)
+{
+	c->stack->stats.tx_deferred++;
+	tcp_txwait_queue(c);
+}
+
+static void
 tcp_conn_release(struct tcp_conn *c)
 {
 	struct tcp_stack *s = c->stack;
@@ -223,6 +255,7 @@ tcp_conn_release(struct tcp_conn *c)
 
 	rte_hash_del_key(s->conns, &c->key);
 	tcp_wheel_remove(c);
+	tcp_txwait_remove(c);
 	if (c->state == TCP_TIME_WAIT) {
 		TAILQ_REMOVE(&s->tw_list, c, tw);
 		s->nr_tw--;
@@ -247,6 +280,7 @@ tcp_conn_free(struct tcp_conn *c)
 		 * returns (tcp_cb_leave). Stop all activity meanwhile. */
 		c->flags |= TF_DEAD | TF_APP_CLOSED;
 		tcp_wheel_remove(c);
+		tcp_txwait_remove(c);
 		return;
 	}
 	tcp_conn_release(c);
@@ -391,6 +425,37 @@ tcp_conn_timers(struct tcp_conn *c, uint64_t now)
 	tcp_timer_sched(c);
 }
 
+/* Send again for the connections whose segment the port refused. A
+ * segment that never left is not a loss: waiting out the retransmission
+ * timer for it would turn a moment of full TX ring (a burst of answers to
+ * thousands of connections) into 1 s stalls, and SYN-ACKs refused in a
+ * connect storm into SYN retries (RFC 6298 §5.7, 1 s initial RTO). Oldest
+ * first, and only those queued before this poll; the first refusal ends
+ * the walk: the port is still full, that connection stays first and the
+ * rest keep their turn. */
+static void
+tcp_txwait_retry(struct tcp_stack *s)
+{
+	uint32_t n = s->nr_txwait;
+	struct tcp_conn *c;
+
+	s->in_txwait = 1;
+	while (n-- > 0 && (c = TAILQ_FIRST(&s->txwait)) != NULL) {
+		uint64_t refused = s->stats.tx_deferred;
+
+		tcp_txwait_remove(c);
+		tcp_output_again(c);
+		if (s->stats.tx_deferred == refused)
+			continue;
+		if (c->on_txwait) {
+			TAILQ_REMOVE(&s->txwait, c, txwait);
+			TAILQ_INSERT_HEAD(&s->txwait, c, txwait);
+		}
+		break;
+	}
+	s->in_txwait = 0;
+}
+
 void
 tcp_poll(struct tcp_stack *s, uint64_t now)
 {
@@ -400,6 +465,7 @@ tcp_poll(struct tcp_stack *s, uint64_t now)
 	if (now > s->now)
 		s->now = now;
 	now = s->now;
+	tcp_txwait_retry(s);
 	tick = now / TCP_TICK_US;
 	if (s->wheel_tick == 0 || tick - s->wheel_tick >= TCP_WHEEL_SLOTS) {
 		t = tick - TCP_WHEEL_SLOTS + 1;

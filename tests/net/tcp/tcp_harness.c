@@ -47,6 +47,11 @@ th_output(void *arg, struct rte_mbuf *m, uint32_t dst)
 {
 	struct th *h = arg;
 
+	if (h->full_out) {
+		h->nr_full++;
+		rte_pktmbuf_free(m);
+		return -ENOBUFS;
+	}
 	if (dst != TH_REMOTE_IP || h->cap_tail - h->cap_head >= TH_CAP ||
 	    h->refuse_out) {
 		rte_pktmbuf_free(m);

@@ -80,7 +80,9 @@ struct th {
 	unsigned int cap_head, cap_tail;
 	uint16_t rport;		/* remote port of injected segments */
 	uint16_t lport;		/* our port they go to [TH_PORT] */
-	int refuse_out;		/* output callback fails (-ENOBUFS) */
+	int refuse_out;		/* output callback fails (-ENOSPC: lost) */
+	int full_out;		/* ... says the port is full (-ENOBUFS) */
+	unsigned int nr_full;	/* segments refused so */
 	struct th_app app;
 	struct th_seg seg;	/* last expected */
 };
