@@ -106,12 +106,26 @@ prefix_mask_be(uint8_t prefix)
 	return htonl(prefix == 0 ? 0 : 0xffffffffu << (32 - prefix));
 }
 
+/* Connections one network lcore of port index may hold: the sum of its
+ * shards' max_connections (each is per network lcore). */
+static uint64_t
+port_lcore_conns(unsigned int index)
+{
+	uint64_t n = 0;
+
+	for (unsigned int i = 0; i < conf.n_units; i++)
+		if (conf.units[i].port == index)
+			n += conf.units[i].max_connections;
+	return n;
+}
+
 static int
 start_ports(void)
 {
 	for (unsigned int i = 0; i < conf.n_ports; i++) {
 		const struct conf_port *cp = &conf.ports[i];
 		struct net_port_conf pc;
+		uint64_t mbufs;
 		uint16_t port_id;
 		int rc;
 
@@ -124,6 +138,14 @@ start_ports(void)
 		memset(&pc, 0, sizeof(pc));
 		pc.port_id = port_id;
 		pc.nb_queues = cp->rx_queues;
+		/* Per queue, each pool (RX, and TX: net.h) holds the rings'
+		 * worth and about two mbufs per connection: a request being
+		 * read, an answer's headers and payload reference. The
+		 * default (8192) alone ran out past ~3 000 connections. */
+		mbufs = (8192 + 2 * port_lcore_conns(cp->index)) *
+			cp->rx_queues;
+		pc.nb_mbufs = pc.nb_tx_mbufs = (uint32_t)RTE_MIN(mbufs,
+				(uint64_t)UINT32_MAX);
 		pc.mtu = cp->mtu;
 		pc.ip_be = htonl(cp->addr);
 		pc.netmask_be = prefix_mask_be(cp->prefix);

@@ -53,7 +53,12 @@ struct net_port_conf {
 	uint16_t mtu;		/**< IP MTU; default 1500 */
 	uint16_t nb_rxd;	/**< RX descriptors per queue; default 1024 */
 	uint16_t nb_txd;	/**< TX descriptors per queue; default 1024 */
-	uint32_t nb_mbufs;	/**< mbufs in the port pool; default 8192*q */
+	uint32_t nb_mbufs;	/**< mbufs in the port's RX pool; default 8192*q */
+	/** mbufs for what the stack sends (headers, copies, TCP send
+	 *  queues), a pool apart so that received data still held (requests
+	 *  not yet answered) can never leave the answers that would free it
+	 *  without headers; default nb_mbufs */
+	uint32_t nb_tx_mbufs;
 	uint32_t ip_be;		/**< our IPv4 address */
 	uint32_t netmask_be;	/**< on-link prefix */
 	uint32_t gateway_be;	/**< default gateway; 0 = none (on-link only) */
@@ -95,7 +100,9 @@ uint32_t net_port_ipv4(const struct net_port *p);
 uint16_t net_port_mtu(const struct net_port *p);
 uint32_t net_port_caps(const struct net_port *p);
 uint16_t net_port_nb_queues(const struct net_port *p);
+/** The RX pool, and the pool of everything the stack sends. */
 struct rte_mempool *net_port_pool(const struct net_port *p);
+struct rte_mempool *net_port_tx_pool(const struct net_port *p);
 /** Mbufs per TX packet the PMD accepts (0: no stated limit). */
 uint16_t net_port_tx_max_segs(const struct net_port *p);
 void net_port_mac(const struct net_port *p, uint8_t mac[6]);

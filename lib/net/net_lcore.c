@@ -46,7 +46,7 @@ net_lcore_create(struct net_port *p, uint16_t queue, int socket_id)
 		return NULL;
 	lc->port = p;
 	lc->queue = queue;
-	lc->pool = p->pool;
+	lc->pool = p->tx_pool;
 	lc->reg_slot = -1;
 	net_telemetry_register();
 	for (i = 0; i < NET_REG_MAX; i++) {

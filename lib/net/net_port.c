@@ -316,12 +316,26 @@ create_pool(struct net_port *p, const struct net_port_conf *conf)
 	uint32_t room = RTE_PKTMBUF_HEADROOM + RTE_MAX(frame, 2048u);
 	uint32_t n = conf->nb_mbufs ? conf->nb_mbufs : 8192u * p->nb_queues;
 
+	uint32_t ntx = conf->nb_tx_mbufs ? conf->nb_tx_mbufs : n;
+
 	snprintf(name, sizeof(name), "net_mp_%u", p->port_id);
 	p->pool = rte_pktmbuf_pool_create(name, n, 256, 0, room, p->socket);
 	if (p->pool == NULL) {
 		NET_LOG(ERR, "port %u: mbuf pool of %u: %s\n", p->port_id, n,
 			rte_strerror(rte_errno));
 		return -rte_errno ? -rte_errno : -ENOMEM;
+	}
+	snprintf(name, sizeof(name), "net_tx_%u", p->port_id);
+	p->tx_pool = rte_pktmbuf_pool_create(name, ntx, 256, 0, room,
+			p->socket);
+	if (p->tx_pool == NULL) {
+		int rc = rte_errno ? -rte_errno : -ENOMEM;
+
+		NET_LOG(ERR, "port %u: TX mbuf pool of %u: %s\n", p->port_id,
+			ntx, rte_strerror(-rc));
+		rte_mempool_free(p->pool);
+		p->pool = NULL;
+		return rc;
 	}
 	return 0;
 }
@@ -449,6 +463,7 @@ net_port_init(const struct net_port_conf *conf, struct net_port **out)
 	if (rc != 0) {
 		rte_eth_dev_stop(p->port_id);
 		rte_mempool_free(p->pool);
+		rte_mempool_free(p->tx_pool);
 		rte_free(p->arp);
 		rte_free(p);
 		return rc;
@@ -465,6 +480,7 @@ net_port_close(struct net_port *p)
 	rte_eth_dev_stop(p->port_id);
 	rte_eth_dev_close(p->port_id);
 	rte_mempool_free(p->pool);
+	rte_mempool_free(p->tx_pool);
 	rte_free(p->arp);
 	rte_free(p);
 }
@@ -476,6 +492,7 @@ uint32_t net_port_caps(const struct net_port *p) { return p->caps; }
 uint16_t net_port_nb_queues(const struct net_port *p) { return p->nb_queues; }
 uint16_t net_port_tx_max_segs(const struct net_port *p) { return p->tx_max_segs; }
 struct rte_mempool *net_port_pool(const struct net_port *p) { return p->pool; }
+struct rte_mempool *net_port_tx_pool(const struct net_port *p) { return p->tx_pool; }
 
 void
 net_port_mac(const struct net_port *p, uint8_t mac[6])

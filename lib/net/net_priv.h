@@ -49,7 +49,8 @@ struct net_port {
 	uint32_t gateway_be;
 	struct rte_ether_addr mac;
 	int socket;
-	struct rte_mempool *pool;
+	struct rte_mempool *pool;	/* RX */
+	struct rte_mempool *tx_pool;	/* what we send (net_port_conf) */
 	uint16_t tx_max_segs;		/* 0: the PMD states no limit */
 	uint16_t reta_size;
 	uint16_t reta[RTE_ETH_RSS_RETA_SIZE_512];

@@ -347,6 +347,7 @@ test_pool_on_port_node(void **state)
 
 	assert_true(node >= 0);	/* net_ring ports are made on node 0 */
 	assert_int_equal(net_port_pool(r->p)->socket_id, node);
+	assert_int_equal(net_port_tx_pool(r->p)->socket_id, node);
 }
 
 /* Issue 3: per-lcore counters exposed to rte_telemetry; /ffn/net/stats
@@ -612,14 +613,14 @@ test_byte_counters(void **state)
 	assert_int_equal(b.arp_rx - a.arp_rx, 1);
 }
 
-/* With the pool empty, a segment that needs a header mbuf (a clone:
+/* With the TX pool empty, a segment that needs a header mbuf (a clone:
  * net never writes into a shared buffer) is refused with -ENOBUFS,
  * counted, and consumed. */
 static void
 test_no_mbuf_counted(void **state)
 {
 	struct rig *r = *state;
-	struct rte_mempool *mp = net_port_pool(r->p);
+	struct rte_mempool *mp = net_port_tx_pool(r->p);
 	static struct rte_mbuf *hold[16384];
 	struct rte_mbuf *m, *c;
 	unsigned int n = 0, in_use;
