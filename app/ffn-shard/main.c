@@ -163,6 +163,17 @@ start_ports(void)
 	return 0;
 }
 
+static uint32_t
+lcores_count(const struct conf_lcores *set)
+{
+	uint32_t n = 0;
+
+	for (unsigned int l = conf_lcores_next(set, 0); l < CONF_MAX_LCORE;
+	     l = conf_lcores_next(set, l + 1))
+		n++;
+	return n;
+}
+
 static int
 load_units(void)
 {
@@ -187,6 +198,7 @@ load_units(void)
 			.max_header = cu->max_header,
 			.max_connections = cu->max_connections,
 			.pipeline_depth = cu->pipeline_depth,
+			.net_lcores = lcores_count(&cu->net_lcores),
 			.idle_timeout_ms = cu->idle_timeout_ms,
 			.header_timeout_ms = cu->header_timeout_ms,
 			.body_timeout_ms = cu->body_timeout_ms,

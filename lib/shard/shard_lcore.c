@@ -122,6 +122,36 @@ shard_srv_unit_create(struct shard_unit *u, uint16_t listen,
 
 /* ---- workers ------------------------------------------------------- */
 
+/*
+ * Ring entries for every request that can wait at once (the jobs ring of
+ * a unit, the done ring of a network lcore): each connection of each
+ * network lcore (max_connections apiece) may have pipeline_depth requests
+ * in flight. The queue then never refuses what the connection limits
+ * admitted: overload waits in it, served in order (latency bounded by the
+ * limits over the rate), not 503s that a closed-loop client would just
+ * retry. A fixed 4096 answered 503 to every request past it at 5 000
+ * connections. Capped at SHARD_QUEUE_MAX (8 MiB of pointers); past that
+ * a full queue answers 503 with Retry-After (shard_server.c).
+ */
+#define SHARD_QUEUE_MIN 4096u
+#define SHARD_QUEUE_MAX (1u << 20)
+
+static uint64_t
+lim_requests(const struct shard_limits *lim)
+{
+	return (uint64_t)RTE_MAX(lim->max_connections, 1u) *
+	       RTE_MAX(lim->pipeline_depth, 1u);
+}
+
+unsigned int
+shard_queue_size(uint64_t requests)
+{
+	uint64_t n = rte_align64pow2(requests + 1); /* holds count - 1 */
+
+	return (unsigned int)RTE_MIN(RTE_MAX(n, (uint64_t)SHARD_QUEUE_MIN),
+				     (uint64_t)SHARD_QUEUE_MAX);
+}
+
 struct shard_worker *
 shard_worker_create(unsigned int lcore_id, struct shard_srv_unit *su)
 {
@@ -134,7 +164,9 @@ shard_worker_create(unsigned int lcore_id, struct shard_srv_unit *su)
 
 		snprintf(name, sizeof(name), "shjobs_%u", seq++);
 		/* Many network lcores produce, many workers consume. */
-		su->jobs = rte_ring_create(name, 4096, socket, 0);
+		su->jobs = rte_ring_create(name, shard_queue_size(
+				lim_requests(&su->lim) *
+				RTE_MAX(su->lim.net_lcores, 1u)), socket, 0);
 		if (su->jobs == NULL)
 			return NULL;
 		/* Parts of split jobs: any worker produces, any consumes. A
@@ -337,6 +369,7 @@ shard_netlc_create(unsigned int lcore_id, struct net_port *port,
 	struct shard_netlc *lc;
 	char name[RTE_RING_NAMESIZE];
 	uint32_t max_conns = 0, idle_ms = 0;
+	uint64_t requests = 0;
 
 	if (n_units == 0 || n_units > SHARD_MAX_UNITS)
 		return NULL;
@@ -348,6 +381,7 @@ shard_netlc_create(unsigned int lcore_id, struct net_port *port,
 	for (unsigned int i = 0; i < n_units; i++) {
 		lc->units[i] = units[i];
 		max_conns += units[i]->lim.max_connections;
+		requests += lim_requests(&units[i]->lim);
 		if (units[i]->lim.idle_timeout_ms > idle_ms)
 			idle_ms = units[i]->lim.idle_timeout_ms;
 	}
@@ -368,7 +402,8 @@ shard_netlc_create(unsigned int lcore_id, struct net_port *port,
 		goto fail;
 	snprintf(name, sizeof(name), "shdone_%u", lcore_id);
 	/* Single producer per worker, many workers: MP; this lcore: SC. */
-	lc->done = rte_ring_create(name, 1u << 16, socket, RING_F_SC_DEQ);
+	lc->done = rte_ring_create(name, shard_queue_size(requests), socket,
+				   RING_F_SC_DEQ);
 	if (lc->done == NULL)
 		goto fail;
 	for (unsigned int i = 0; i < n_units; i++)

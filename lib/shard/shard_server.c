@@ -82,6 +82,16 @@ pend_ready_error(struct shard_pend *p, int status, const char *msg,
 	p->ready = true;
 }
 
+/* The compute queue is full (sized for every request the connection limits
+ * admit, shard_lcore.c, unless capped): 503 with Retry-After (RFC 9110
+ * §15.6.4), counted by status in /metrics. */
+static void
+pend_queue_full(struct shard_pend *p)
+{
+	pend_ready_error(p, 503, "compute queue full", p->resp.route);
+	p->resp.retry_after_s = 1;
+}
+
 static void
 enqueue(struct shard_conn *c, struct shard_pend *p)
 {
@@ -277,16 +287,14 @@ on_done(struct shard_conn *c)
 			if (rte_ring_enqueue(su->jobs, &p->job) != 0) {
 				p->in_flight = false;
 				shard_resp_release(&p->job.resp);
-				pend_ready_error(p, 503, "compute queue full",
-						 p->resp.route);
+				pend_queue_full(p);
 			}
 		} else if (lc->n_local < SHARD_LOCAL_JOBS) {
 			p->in_flight = true;
 			lc->local[lc->n_local++] = &p->job;
 		} else {
 			shard_resp_release(&p->job.resp);
-			pend_ready_error(p, 503, "compute queue full",
-					 p->resp.route);
+			pend_queue_full(p);
 		}
 		return;
 	}
@@ -297,8 +305,7 @@ on_done(struct shard_conn *c)
 		if (rte_ring_enqueue(su->jobs, &p->job) == 0)
 			return;
 		p->in_flight = false;
-		pend_ready_error(p, 503, "compute queue full",
-				 p->resp.route);
+		pend_queue_full(p);
 		return;
 	}
 	for (ui = 0; ui < lc->n_units && lc->units[ui] != su; ui++)

@@ -41,6 +41,10 @@ struct shard_limits {
 	uint32_t max_header;		/**< 414/431 beyond (8 KiB) */
 	uint32_t max_connections;	/**< per network lcore */
 	uint32_t pipeline_depth;	/**< responses queued per connection */
+	uint32_t net_lcores;		/**< network lcores serving the unit
+					 *   (1): with the two above, how many
+					 *   requests can wait for a worker
+					 *   (shard_jobs_ring_size) */
 	uint32_t idle_timeout_ms;	/**< between requests: close (FIN) */
 	uint32_t header_timeout_ms;	/**< head not complete: 408, close */
 	uint32_t body_timeout_ms;	/**< body not complete this long after

@@ -181,6 +181,9 @@ uint64_t shard_body_deadline(const struct shard_conn *c);
 
 /* shard_lcore.c */
 extern volatile int shard_stop_flag;
+/* Entries of a ring that holds `requests` waiting requests: the power of
+ * two above, at least 4096, at most 1 << 20. */
+unsigned int shard_queue_size(uint64_t requests);
 extern volatile uint64_t shard_drain_deadline_ns;
 /*
  * The worker's batch wait (issue 4): with jobs[0..n) in hand, take more

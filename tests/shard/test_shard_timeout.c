@@ -811,11 +811,65 @@ test_send_computing_not_counted(void **state)
 	conn_fini();
 }
 
+/* The compute queue full (only past its cap: it holds every request the
+ * connection limits admit, shard_queue_size): 503 at once, with
+ * Retry-After and the JSON error, and the connection stays open. */
+static void
+test_queue_full_503_retry_after(void **state)
+{
+	struct shard_job *job = NULL;
+	char body[128];
+	const char *b;
+	void *fake = &E;
+
+	(void)state;
+	conn_open(20000, 500);
+	E.su->jobs = rte_ring_create("t_jobs", 4, SOCKET_ID_ANY, 0);
+	assert_non_null(E.su->jobs);
+	while (rte_ring_enqueue(E.su->jobs, fake) == 0)
+		;
+	peer_str("POST /v1/walk-ffn HTTP/1.1\r\nHost: a\r\n"
+		 "Content-Type: application/json\r\nContent-Length: 2\r\n\r\n"
+		 "{}");
+	take_out();
+	assert_true(strncmp(E.out, "HTTP/1.1 503 Service Unavailable\r\n",
+			    34) == 0);
+	assert_non_null(strstr(E.out, "\r\nRetry-After: 1\r\n"));
+	assert_non_null(strstr(E.out, "\r\nContent-Type: application/json"
+			       "\r\n"));
+	b = strstr(E.out, "\r\n\r\n");
+	assert_non_null(b);
+	assert_string_equal(b + 4, st_err_body(body, sizeof(body), "%s",
+					       "compute queue full"));
+	assert_false(E.flags & (F_FIN | F_RST));
+	assert_int_equal(E.lc->n_conns, 1);
+	while (rte_ring_dequeue(E.su->jobs, (void **)&job) == 0)
+		assert_ptr_equal(job, fake);
+	conn_fini();
+}
+
+/* Queues sized for every admitted request: 4096 connections x 16
+ * pipelined (the defaults) need 65 536 places, a power of two above;
+ * never fewer than 4096, never more than 1 << 20. */
+static void
+test_queue_size(void **state)
+{
+	(void)state;
+	assert_int_equal(shard_queue_size(0), 4096);
+	assert_int_equal(shard_queue_size(4095), 4096);
+	assert_int_equal(shard_queue_size(4096), 8192);
+	assert_int_equal(shard_queue_size(4096 * 16), 131072);
+	assert_int_equal(shard_queue_size(10000ull * 16 * 2), 524288);
+	assert_int_equal(shard_queue_size(1000000ull * 16), 1u << 20);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cl_trickle_408),
+		cmocka_unit_test(test_queue_full_503_retry_after),
+		cmocka_unit_test(test_queue_size),
 		cmocka_unit_test(test_min_rate_keeps_up),
 		cmocka_unit_test(test_chunked_trickle_408),
 		cmocka_unit_test(test_expect_continue_408),
