@@ -220,6 +220,7 @@ on_data(void *arg, struct tcp_conn *c, struct rte_mbuf *m)
 			const uint8_t *b;
 			size_t bl;
 			uint64_t boff = k->resp.body_got;
+			bool ok;
 			int rc;
 
 			if (!k->busy) {
@@ -232,11 +233,14 @@ on_data(void *arg, struct tcp_conn *c, struct rte_mbuf *m)
 				conn_drop(k, LG_E_HTTP, true, 0);
 				break;
 			}
-			if (bl > 0 && k->req->binary &&
+			/* Only a 2xx body is the frame: an error's is its
+			 * JSON, judged by its status (conn_response). */
+			ok = k->resp.status >= 200 && k->resp.status <= 299;
+			if (ok && bl > 0 && k->req->binary &&
 			    lg_frame_check(&k->req->frame, &k->chk_i, boff,
 					   b, bl) < 0 && k->bad < 0)
 				k->bad = LG_E_FIELD;
-			if (bl > 0 && k->req->ref != NULL && k->bad < 0)
+			if (ok && bl > 0 && k->req->ref != NULL && k->bad < 0)
 				body_bytes(k, boff, b, bl);
 			p += rc;
 			n -= (size_t)rc;
