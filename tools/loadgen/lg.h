@@ -101,6 +101,7 @@ struct lg_stats {
 	uint64_t per_target[LG_MAX_TARGETS];	/**< completed, valid */
 	struct lg_hist req_lat;
 	struct lg_hist tok_lat;
+	struct lg_hist svc_lat;	/**< from the send: the server's share */
 };
 
 enum lg_conn_state { LG_DOWN = 0, LG_CONNECTING, LG_UP };
@@ -116,6 +117,7 @@ struct lg_conn {
 	const struct lg_req *req;
 	uint64_t sched_ns;	/**< when the request was due (latency origin,
 				 *   lg_origin_sent) */
+	uint64_t sent_ns;	/**< when the request went to TCP */
 	uint64_t deadline_ns;	/**< timeout of the request or connect */
 	uint64_t retry_ns;	/**< no reconnect before */
 	uint32_t chk_i;		/**< next body check */
@@ -127,6 +129,7 @@ struct lg_conn {
 struct lg_client {
 	unsigned int id;	/**< index in its worker's clients */
 	bool active;		/**< a token is in progress */
+	bool held;		/**< --active: only keeps its connections up */
 	bool want_send;		/**< step due, waiting for its connection */
 	unsigned int step;
 	struct lg_origin orig;	/**< latency origins (lg_sched.h) */
@@ -171,6 +174,7 @@ RTE_DECLARE_PER_LCORE(struct lg_worker *, lg_w);
 struct lg {
 	/* options */
 	unsigned int nconns;
+	unsigned int nactive;	/**< --active: clients sending; 0 = all */
 	double rate;		/**< tokens/s, all lcores; 0 = closed loop */
 	uint64_t warmup_ns, duration_ns, timeout_ns;
 	bool fanout;
@@ -204,6 +208,8 @@ int lg_run(uint64_t *errs);
 
 /* lg_conn.c */
 void lg_client_start(struct lg_client *cl, uint64_t sched_ns);
+/** --active: open cl's connections (again) and keep them idle. */
+void lg_client_hold(struct lg_client *cl);
 /** Timeouts, reconnects, closed-loop restarts; every millisecond. */
 void lg_housekeep(uint64_t now);
 /** Close every connection (FIN). */

@@ -165,6 +165,8 @@ conn_response(struct lg_conn *k)
 		}
 		lg_hist_record(&LGW->win.req_lat,
 			       lg_latency(k->sched_ns, now));
+		lg_hist_record(&LGW->win.svc_lat,
+			       lg_latency(k->sent_ns, now));
 	}
 	/* The progress line covers the warm-up too. */
 	lg_hist_record(&LGW->run_lat, lg_latency(k->sched_ns, now));
@@ -346,6 +348,7 @@ client_send(struct lg_client *cl)
 	k->busy = true;
 	k->req = q;
 	k->sched_ns = lg_origin_sent(&cl->orig, LGW->now);
+	k->sent_ns = LGW->now;
 	k->deadline_ns = LGW->now + lg.timeout_ns;
 	k->chk_i = 0;
 	k->bad = -1;
@@ -368,6 +371,13 @@ lg_client_start(struct lg_client *cl, uint64_t sched_ns)
 }
 
 void
+lg_client_hold(struct lg_client *cl)
+{
+	for (unsigned int j = 0; j < cl->nconn && !LGW->stopping; j++)
+		conn_connect(&cl->conn[j]);
+}
+
+void
 lg_housekeep(uint64_t now)
 {
 	LGW->now = now;
@@ -383,7 +393,9 @@ lg_housekeep(uint64_t now)
 			else if (k->busy && now > k->deadline_ns)
 				conn_drop(k, LG_E_TIMEOUT, true, 0);
 		}
-		if (cl->active && cl->want_send)
+		if (cl->held)
+			lg_client_hold(cl);
+		else if (cl->active && cl->want_send)
 			conn_connect(step_conn(cl, cl->step));
 		else if (!cl->active && lg.rate == 0 && !LGW->stopping &&
 			 cl->restart_ns <= now)

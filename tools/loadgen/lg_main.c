@@ -52,6 +52,8 @@ usage(void)
 "  --layout SPEC      fan-out: per token, one request per layer, in\n"
 "                     order, each to the shard owning it\n"
 "  --connections N    clients (closed loop: concurrency) [16]\n"
+"  --active N         closed loop: only N clients send; the others hold\n"
+"                     their connections open, idle [all]\n"
 "  --rate R           open loop: R tokens (requests) per second, latency\n"
 "                     from the scheduled send time [closed loop]\n"
 "  --wire FMT         answer format asked for (Accept): f32|f16|i8 [f32]\n"
@@ -217,6 +219,9 @@ parse_opt(int c, char *arg, struct opts *o)
 	case 'c':
 		lg.nconns = (unsigned int)strtoul(arg, &end, 10);
 		return *end || lg.nconns == 0 || lg.nconns > 65536;
+	case 'a':
+		lg.nactive = (unsigned int)strtoul(arg, &end, 10);
+		return *end || lg.nactive == 0;
 	case 'r':
 		lg.rate = strtod(arg, &end);
 		return *end || !(lg.rate > 0);
@@ -285,6 +290,7 @@ parse_args(int argc, char **argv, struct opts *o)
 		{ "target", required_argument, NULL, 't' },
 		{ "layout", required_argument, NULL, 'L' },
 		{ "connections", required_argument, NULL, 'c' },
+		{ "active", required_argument, NULL, 'a' },
 		{ "rate", required_argument, NULL, 'r' },
 		{ "wire", required_argument, NULL, 'w' },
 		{ "request-wire", required_argument, NULL, 'W' },
@@ -536,6 +542,14 @@ make_clients(void)
 			"the %u lcores\n", lg.nconns, lg.nworkers);
 		return -EINVAL;
 	}
+	if (lg.nactive > lg.nconns || (lg.nactive > 0 && lg.rate > 0) ||
+	    (lg.nactive > 0 && lg.nactive < lg.nworkers)) {
+		fprintf(stderr, "ffn-loadgen: --active %u: at most "
+			"--connections (%u), at least one per lcore (%u), "
+			"closed loop only\n", lg.nactive, lg.nconns,
+			lg.nworkers);
+		return -EINVAL;
+	}
 	lg.nclients = lg.nconns;
 	for (unsigned int wi = 0; wi < lg.nworkers; wi++) {
 		struct lg_worker *w = lg.w[wi];
@@ -543,6 +557,7 @@ make_clients(void)
 						    lg.nworkers);
 		unsigned int last = (unsigned int)((uint64_t)lg.nconns *
 						   (wi + 1) / lg.nworkers);
+		unsigned int act;
 
 		if (worker_reqs(w) < 0)
 			return -ENOMEM;
@@ -552,10 +567,16 @@ make_clients(void)
 		w->idle = w_zalloc(w, w->nclients * sizeof(*w->idle));
 		if (w->clients == NULL || w->idle == NULL)
 			return -ENOMEM;
+		/* --active: the same split; the rest of its clients hold. */
+		act = lg.nactive == 0 ? w->nclients :
+			(unsigned int)((uint64_t)lg.nactive * (wi + 1) /
+				       lg.nworkers -
+				       (uint64_t)lg.nactive * wi / lg.nworkers);
 		for (unsigned int i = 0; i < w->nclients; i++) {
 			struct lg_client *cl = &w->clients[i];
 
 			cl->id = i;
+			cl->held = i >= act;
 			cl->nconn = per;
 			cl->conn = w_zalloc(w, per * sizeof(*cl->conn));
 			if (cl->conn == NULL)

@@ -88,6 +88,7 @@ stats_add(struct lg_stats *d, const struct lg_stats *s)
 		d->per_target[t] += s->per_target[t];
 	lg_hist_merge(&d->req_lat, &s->req_lat);
 	lg_hist_merge(&d->tok_lat, &s->tok_lat);
+	lg_hist_merge(&d->svc_lat, &s->svc_lat);
 }
 
 static void
@@ -97,8 +98,10 @@ stats_merge(void)
 	memset(&m_all, 0, sizeof(m_all));
 	lg_hist_reset(&m_win.req_lat);
 	lg_hist_reset(&m_win.tok_lat);
+	lg_hist_reset(&m_win.svc_lat);
 	lg_hist_reset(&m_all.req_lat);
 	lg_hist_reset(&m_all.tok_lat);
+	lg_hist_reset(&m_all.svc_lat);
 	for (unsigned int i = 0; i < lg.nworkers; i++) {
 		stats_add(&m_win, &lg.w[i]->win);
 		stats_add(&m_all, &lg.w[i]->all);
@@ -151,6 +154,8 @@ report(double secs)
 	printf("\n== ffn-loadgen: %.2f s measured, %s, %u %s", secs,
 	       lg.rate > 0 ? "open loop" : "closed loop", lg.nclients,
 	       lg.fanout ? "clients (fan-out)" : "connections");
+	if (lg.nactive > 0)
+		printf(" (%u active, the rest held idle)", lg.nactive);
 	if (lg.nworkers > 1)
 		printf(", %u lcores", lg.nworkers);
 	printf(" ==\n");
@@ -166,6 +171,18 @@ report(double secs)
 	       ms(lg_hist_pct(h, 99)), ms(lg_hist_pct(h, 99.9)), ms(h->max),
 	       ms(h->count ? h->min : 0),
 	       h->count ? ms(h->sum / h->count) : 0.0);
+	if (lg.rate > 0) {
+		const struct lg_hist *v = &w->svc_lat;
+
+		/* Open loop: the latency above includes the wait for a free
+		 * client (the generator's queue under overload); this is the
+		 * server's share, from the send. */
+		printf("service    p50 %.3f  p90 %.3f  p99 %.3f  p99.9 %.3f  "
+		       "max %.3f ms  (from the send)\n",
+		       ms(lg_hist_pct(v, 50)), ms(lg_hist_pct(v, 90)),
+		       ms(lg_hist_pct(v, 99)), ms(lg_hist_pct(v, 99.9)),
+		       ms(v->max));
+	}
 	if (lg.fanout) {
 		const struct lg_hist *t = &w->tok_lat;
 
@@ -212,10 +229,12 @@ report(double secs)
 			drops += ts.drops[d];
 		printf("port %u     tcp retransmits %" PRIu64 " (rto %" PRIu64
 		       ", fast %" PRIu64 "), resets in %" PRIu64 ", drops %"
-		       PRIu64 "; net tx_full %" PRIu64 ", no_mbuf %" PRIu64
-		       ", arp_pending_full %" PRIu64 "\n", lg.port[i].port_id,
-		       ts.retransmits, ts.rto_expired, ts.fast_retransmits,
-		       ts.resets_in, drops, ns.drop_tx_full, ns.drop_no_mbuf,
+		       PRIu64 ", deferred %" PRIu64 "; net tx_full %" PRIu64
+		       ", tx_stall %" PRIu64 ", no_mbuf %" PRIu64
+		       ", arp_pending_full %" PRIu64 "\n",
+		       lg.port[i].port_id, ts.retransmits, ts.rto_expired,
+		       ts.fast_retransmits, ts.resets_in, drops, ts.tx_deferred,
+		       ns.drop_tx_full, ns.drop_tx_stall, ns.drop_no_mbuf,
 		       ns.drop_arp_pending_full);
 		/* Which: duplicates after a spurious RTO are out_of_window,
 		 * damaged frames checksum. */
@@ -303,12 +322,16 @@ worker_run(void *arg)
 	lg_sched_init(&sched, start, w->rate, w->idx, lg.nworkers);
 	lg_hist_reset(&w->win.req_lat);
 	lg_hist_reset(&w->win.tok_lat);
+	lg_hist_reset(&w->win.svc_lat);
 	lg_hist_reset(&w->run_lat);
 	w->recording = lg.warmup_ns == 0;
 	w->now = start;
-	if (lg.rate == 0)
-		for (unsigned int i = 0; i < w->nclients; i++)
+	for (unsigned int i = 0; lg.rate == 0 && i < w->nclients; i++) {
+		if (w->clients[i].held)
+			lg_client_hold(&w->clients[i]);
+		else
 			lg_client_start(&w->clients[i], start);
+	}
 	while (!lg_signal) {
 		uint64_t now = net_now_ns();
 
@@ -319,6 +342,8 @@ worker_run(void *arg)
 			memset(&w->win, 0, sizeof(w->win));
 			lg_hist_reset(&w->win.req_lat);
 			lg_hist_reset(&w->win.tok_lat);
+			lg_hist_reset(&w->win.svc_lat);
+	lg_hist_reset(&w->win.svc_lat);
 			w->recording = true;
 		}
 		if (now >= end)

@@ -109,6 +109,16 @@ workers_create(void)
 	return rc;
 }
 
+/* Connections one lcore holds at most: its share of --connections
+ * (make_clients), one per target each under --layout. */
+static uint32_t
+lg_worker_conns(void)
+{
+	uint32_t per = lg.fanout ? lg.ntargets : 1;
+
+	return (lg.nconns + lg.nworkers - 1) / lg.nworkers * per;
+}
+
 /* On w's lcore: its net_lcore and TCP stack on queue w->idx of every
  * port. */
 static int
@@ -129,6 +139,10 @@ worker_attach(void *arg)
 		}
 		memset(&tc, 0, sizeof(tc));
 		tc.clock_us = clock_us;
+		/* This lcore's clients (make_clients), each with a connection
+		 * per target under --layout, and the ARP handshakes; the
+		 * stack's default (4096) below that. */
+		tc.max_conns = RTE_MAX(4096u, lg_worker_conns() + 64);
 		w->tcp[i] = net_tcp_attach(w->lc[i], &tc);
 		if (w->tcp[i] == NULL) {
 			fprintf(stderr, "ffn-loadgen: net_tcp_attach(port %u, "
@@ -165,6 +179,11 @@ lg_ports_start(void)
 		 * take source ports whose RSS hash lands on its queue
 		 * (tcp_connect, net_tcp_attach's rss_* fields). */
 		pc.nb_queues = (uint16_t)lg.nworkers;
+		/* Each connection holds an mbuf or two (its request's
+		 * headers, an answer being read) beyond the port's rings:
+		 * more than the default pool (8192 per queue) past ~3 000. */
+		pc.nb_mbufs = RTE_MAX(8192u, 8192u + 2 * lg_worker_conns()) *
+			      pc.nb_queues;
 		pc.ip_be = lp->ip_be;
 		pc.netmask_be = lp->mask_be;
 		pc.gateway_be = lp->gw_be;

@@ -14,8 +14,13 @@
 #          generating one,
 #        TEL_OUT: after the run, write the appliance's /ffn/shard/stats
 #          (tools/telemetry/ffn-tel.py) to this file,
+#        TEL_NET_OUT: and its /ffn/net/stats and /ffn/net/tcp, a JSON
+#          line each, to this one,
 #        LG_EAL: ffn-loadgen's lcores (-l 1), e.g. "--lcores 1@1,2@0":
 #          one worker and one memif queue pair per lcore,
+#        MAX_CONNECTIONS: the appliance's max_connections (4096),
+#        WORKER=1: the appliance in worker mode, its compute lcore on
+#          the network lcore's CPU (a correctness setup on 2 CPUs),
 #        NET_LCORES: the appliance's network lcores = queues (1 or 2;
 #          with several ffn-loadgen lcores, as many as those)
 #   e.g. memif-run.sh build --connections 16 --wire f16 --duration 10
@@ -29,9 +34,15 @@ layers=${LAYERS:-4}
 dir=$(mktemp -d /tmp/fsb-run.XXXXXX)
 pid=
 shard_eal="-l 0" shard_net=0
+shard_workers=
 if [ "${NET_LCORES:-1}" -eq 2 ]; then
 	shard_eal="--lcores 0@0,1@1"
 	shard_net=0-1
+elif [ -n "${WORKER:-}" ]; then
+	# worker mode: lcore 2 computes, sharing CPU 0 with the network
+	# lcore (ffn-loadgen has CPU 1)
+	shard_eal="--lcores 0@0,2@0"
+	shard_workers="worker_lcores = 2"
 fi
 
 cleanup() {
@@ -68,6 +79,8 @@ numa_node = 0
 net_lcores = $shard_net
 f16 = on
 i8 = on
+${MAX_CONNECTIONS:+max_connections = $MAX_CONNECTIONS}
+$shard_workers
 CONF
 timeout 900 "$build/app/ffn-shard/ffn-shard" -c "$dir/shard.conf" \
 	>"$dir/shard.log" 2>&1 &
@@ -89,5 +102,11 @@ timeout 900 "$build/tools/loadgen/ffn-loadgen" ${LG_EAL:--l 1} --no-pci --no-hug
 if [ -n "${TEL_OUT:-}" ]; then
 	python3 "$(dirname "$0")/../telemetry/ffn-tel.py" "fsb-run-$$" \
 		/ffn/shard/stats,run >"$TEL_OUT"
+fi
+if [ -n "${TEL_NET_OUT:-}" ]; then
+	for cmd in /ffn/net/stats /ffn/net/tcp; do
+		python3 "$(dirname "$0")/../telemetry/ffn-tel.py" \
+			"fsb-run-$$" "$cmd"
+	done >"$TEL_NET_OUT"
 fi
 exit "$lrc"
