@@ -184,8 +184,18 @@ int net_lcore_set_l4(struct net_lcore *lc, uint8_t proto,
 int net_ipv4_output(struct net_lcore *lc, struct rte_mbuf *m,
 		uint32_t dst_be, uint8_t proto);
 
-/** Allocate an mbuf from the port pool with room for all net headers. */
+/** Allocate an mbuf from the port's TX pool with room for all net headers. */
 struct rte_mbuf *net_alloc(struct net_lcore *lc);
+
+/** The MAC of on-link ip_be as this lcore's port knows it now (ARP
+ *  table, not expired): 0, or -ENOENT (nothing is asked on the wire). */
+int net_lcore_neigh(struct net_lcore *lc, uint32_t ip_be, uint8_t mac[6]);
+
+/** Queue a whole Ethernet frame, built by the caller from its first byte
+ *  (checksums included), for tools that craft frames the stack would not
+ *  send (ffn-loadgen's SYN flood). 0, or -ENOBUFS when the TX queue is
+ *  full (m freed, drop_tx_full counted). */
+int net_lcore_send_frame(struct net_lcore *lc, struct rte_mbuf *m);
 
 /* ---- RSS (symmetric Toeplitz) for active open ------------------------ */
 

@@ -167,6 +167,23 @@ net_tx_enqueue(struct net_lcore *lc, struct rte_mbuf *m)
 }
 
 int
+net_lcore_neigh(struct net_lcore *lc, uint32_t ip_be, uint8_t mac[6])
+{
+	struct rte_ether_addr a;
+
+	if (net_arp_lookup(lc->port, ip_be, lc->now_ns, &a) != 0)
+		return -ENOENT;
+	memcpy(mac, a.addr_bytes, RTE_ETHER_ADDR_LEN);
+	return 0;
+}
+
+int
+net_lcore_send_frame(struct net_lcore *lc, struct rte_mbuf *m)
+{
+	return net_tx_enqueue(lc, m);
+}
+
+int
 net_eth_output(struct net_lcore *lc, struct rte_mbuf *m,
 		const struct rte_ether_addr *dst, uint16_t ether_type)
 {

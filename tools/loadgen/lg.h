@@ -97,6 +97,7 @@ struct lg_stats {
 	uint64_t err[LG_E_COUNT];
 	uint64_t status[600];
 	uint64_t idle_closes;	/**< server closed a kept-alive idle conn */
+	uint64_t flood_syns;	/**< --syn-flood: SYNs sent */
 	uint64_t connects;
 	uint64_t per_target[LG_MAX_TARGETS];	/**< completed, valid */
 	struct lg_hist req_lat;
@@ -157,6 +158,8 @@ struct lg_worker {
 	unsigned int nidle;
 	double rate;		/**< open loop: this lcore's share */
 	uint64_t backlog;	/**< open loop: tokens due, not started */
+	uint64_t flood_period;	/**< --syn-flood: ns between SYNs (0: max) */
+	uint64_t flood_next;	/**< ... when the next is due */
 	uint64_t end_ns;	/**< end of its measured window */
 	/* run */
 	uint64_t now;
@@ -179,6 +182,9 @@ struct lg {
 	uint64_t warmup_ns, duration_ns, timeout_ns;
 	bool fanout;
 	bool verify;		/**< --verify-body: answers' values checked */
+	bool flood;		/**< --syn-flood given */
+	double flood_rate;	/**< SYNs/s, all lcores; 0 = as fast as they loop */
+	uint32_t flood_net_be, flood_mask_be;	/**< --flood-src */
 	/* setup */
 	struct lg_port port[LG_MAX_PORTS];
 	unsigned int nports;

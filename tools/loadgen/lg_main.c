@@ -26,6 +26,7 @@
 
 #include "larql_client.h"
 #include "lg.h"
+#include "lg_flood.h"
 #include "lg_setup.h"
 
 struct lg lg;
@@ -54,6 +55,9 @@ usage(void)
 "  --connections N    clients (closed loop: concurrency) [16]\n"
 "  --active N         closed loop: only N clients send; the others hold\n"
 "                     their connections open, idle [all]\n"
+"  --syn-flood R|max  meanwhile, R spoofed-source SYNs per second (max:\n"
+"                     as fast as the lcores loop) at the first target\n"
+"  --flood-src A.B.C.D/len  their source addresses [198.19.0.0/16]\n"
 "  --rate R           open loop: R tokens (requests) per second, latency\n"
 "                     from the scheduled send time [closed loop]\n"
 "  --wire FMT         answer format asked for (Accept): f32|f16|i8 [f32]\n"
@@ -219,6 +223,15 @@ parse_opt(int c, char *arg, struct opts *o)
 	case 'c':
 		lg.nconns = (unsigned int)strtoul(arg, &end, 10);
 		return *end || lg.nconns == 0 || lg.nconns > 65536;
+	case 'F':
+		lg.flood = true;
+		if (strcmp(arg, "max") == 0)
+			return 0;
+		lg.flood_rate = strtod(arg, &end);
+		return *end || !(lg.flood_rate > 0);
+	case 'f':
+		return lg_flood_parse_src(arg, &lg.flood_net_be,
+					  &lg.flood_mask_be) < 0;
 	case 'a':
 		lg.nactive = (unsigned int)strtoul(arg, &end, 10);
 		return *end || lg.nactive == 0;
@@ -291,6 +304,8 @@ parse_args(int argc, char **argv, struct opts *o)
 		{ "layout", required_argument, NULL, 'L' },
 		{ "connections", required_argument, NULL, 'c' },
 		{ "active", required_argument, NULL, 'a' },
+		{ "syn-flood", required_argument, NULL, 'F' },
+		{ "flood-src", required_argument, NULL, 'f' },
 		{ "rate", required_argument, NULL, 'r' },
 		{ "wire", required_argument, NULL, 'w' },
 		{ "request-wire", required_argument, NULL, 'W' },
@@ -319,6 +334,9 @@ parse_args(int argc, char **argv, struct opts *o)
 	o->seed = 1;
 	o->nlayers = 1;
 	lg.nconns = 16;
+	/* 198.19.0.0/16: off-link from the 198.18.x.0/24 test networks */
+	lg.flood_net_be = rte_cpu_to_be_32(0xc6130000u);
+	lg.flood_mask_be = rte_cpu_to_be_32(0xffff0000u);
 	lg.warmup_ns = 1000000000ull;
 	lg.duration_ns = 5000000000ull;
 	lg.timeout_ns = 5000000000ull;
@@ -562,6 +580,8 @@ make_clients(void)
 		if (worker_reqs(w) < 0)
 			return -ENOMEM;
 		w->rate = lg.rate / lg.nworkers;
+		w->flood_period = lg.flood_rate > 0 ?
+			(uint64_t)(1e9 * lg.nworkers / lg.flood_rate) : 0;
 		w->nclients = last - first;
 		w->clients = w_zalloc(w, w->nclients * sizeof(*w->clients));
 		w->idle = w_zalloc(w, w->nclients * sizeof(*w->idle));

@@ -18,6 +18,7 @@
 #include <rte_lcore.h>
 
 #include "lg.h"
+#include "lg_flood.h"
 #include "lg_setup.h"
 #include "net_tcp.h"
 
@@ -84,6 +85,7 @@ stats_add(struct lg_stats *d, const struct lg_stats *s)
 		d->status[i] += s->status[i];
 	d->idle_closes += s->idle_closes;
 	d->connects += s->connects;
+	d->flood_syns += s->flood_syns;
 	for (int t = 0; t < LG_MAX_TARGETS; t++)
 		d->per_target[t] += s->per_target[t];
 	lg_hist_merge(&d->req_lat, &s->req_lat);
@@ -209,6 +211,14 @@ report(double secs)
 
 		printf("target     %s:%u requests %" PRIu64 "\n", inet_ntoa(a),
 		       lg.target[t].port, w->per_target[t]);
+	}
+	if (lg.flood) {
+		struct in_addr a = { .s_addr = lg.flood_net_be };
+
+		printf("flood      %" PRIu64 " SYNs (%.0f/s) from %s/%d to "
+		       "the first target\n", w->flood_syns,
+		       (double)w->flood_syns / secs, inet_ntoa(a),
+		       __builtin_popcount(lg.flood_mask_be));
 	}
 	printf("validated  %" PRIu64 " frames; connects %" PRIu64
 	       ", idle closes by server %" PRIu64 "\n", w->validated,
@@ -337,13 +347,14 @@ worker_run(void *arg)
 
 		lg_poll_all(now);
 		now = w->now = net_now_ns();
+		if (lg.flood && !w->stopping)
+			lg_flood_poll(w, now);
 		if (!w->recording && !w->stopping && now >= warm_end) {
 			/* The window starts: forget the warm-up. */
 			memset(&w->win, 0, sizeof(w->win));
 			lg_hist_reset(&w->win.req_lat);
 			lg_hist_reset(&w->win.tok_lat);
 			lg_hist_reset(&w->win.svc_lat);
-	lg_hist_reset(&w->win.svc_lat);
 			w->recording = true;
 		}
 		if (now >= end)

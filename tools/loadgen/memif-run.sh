@@ -19,6 +19,8 @@
 #        LG_EAL: ffn-loadgen's lcores (-l 1), e.g. "--lcores 1@1,2@0":
 #          one worker and one memif queue pair per lcore,
 #        MAX_CONNECTIONS: the appliance's max_connections (4096),
+#        GATEWAY: the appliance's gateway (none), e.g. 198.18.4.1 (the
+#          load generator) for the answers to a --syn-flood's sources,
 #        WORKER=1: the appliance in worker mode, its compute lcore on
 #          the network lcore's CPU (a correctness setup on 2 CPUs),
 #        NET_LCORES: the appliance's network lcores = queues (1 or 2;
@@ -70,6 +72,7 @@ level = warning
 [port 0]
 device = net_memif0
 address = 198.18.4.2/24
+${GATEWAY:+gateway = $GATEWAY}
 [shard run]
 model = $model
 layers = 0-$((layers - 1))
