@@ -138,7 +138,8 @@ size_t shard_server_metrics(void *arg, char *buf, size_t cap);
 
 /**
  * Register /ffn/shard/stats (shard_telemetry.c) over the n units, which
- * must outlive the process's telemetry. Call once, before lcores start.
+ * must outlive the process's telemetry, and /ffn/mempools (objects in use
+ * per mempool). Call once, before lcores start.
  * 0 or rte_telemetry_register_cmd's negative errno.
  */
 int shard_telemetry_register(struct shard_unit *units, unsigned int n);

@@ -5,7 +5,10 @@
  * shard_server.h): a unit's walk counters and batch sizes, for scripts
  * that cannot reach /metrics because the data port is not the kernel's
  * (memif, a NIC): dpdk-telemetry.py -f PREFIX, then
- * "/ffn/shard/stats,NAME" (no NAME: the first unit).
+ * "/ffn/shard/stats,NAME" (no NAME: the first unit). And /ffn/mempools:
+ * the objects in use in every mempool of the process, which DPDK's own
+ * /mempool/info does not give (tools/soak: they must come back to their
+ * idle level after load).
  *
  * The counters are per-lcore words each written by one lcore only;
  * shard_stats_sum reads them from this (the telemetry) thread without a
@@ -15,6 +18,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include <rte_mempool.h>
 #include <rte_telemetry.h>
 
 #include "shard_server.h"
@@ -60,12 +64,37 @@ tel_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 	return 0;
 }
 
+/* In use = size - (common pool + every lcore's cache), read without a
+ * lock while the lcores run: a snapshot, off by the few objects moving. */
+static void
+tel_mempool_one(struct rte_mempool *mp, void *arg)
+{
+	rte_tel_data_add_dict_u64(arg, mp->name,
+				  rte_mempool_in_use_count(mp));
+}
+
+static int
+tel_mempools(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	(void)cmd;
+	(void)params;
+	rte_tel_data_start_dict(d);
+	rte_mempool_walk(tel_mempool_one, d);
+	return 0;
+}
+
 int
 shard_telemetry_register(struct shard_unit *units, unsigned int n)
 {
+	int rc;
+
 	tel_units = units;
 	tel_n = n;
-	return rte_telemetry_register_cmd("/ffn/shard/stats", tel_stats,
+	rc = rte_telemetry_register_cmd("/ffn/shard/stats", tel_stats,
 		"A unit's walk counters and rows per compute pass. "
 		"Parameters: unit name (default: the first)");
+	if (rc != 0)
+		return rc;
+	return rte_telemetry_register_cmd("/ffn/mempools", tel_mempools,
+		"Objects in use in every mempool. No parameters");
 }

@@ -27,6 +27,7 @@
 #   fsa_loadgen SECONDS OUT ARGS...   ffn-loadgen through that port
 #   fsa_result KEY OUT                a value of ffn-loadgen's RESULT line
 # and a function fsa_on_fail, when the script defines one, runs on failure.
+# FSA_TIMEOUT (seconds, 900) bounds the appliance's run (tools/soak: more).
 # FSA_NICE (e.g. -5), when set, is the niceness fsa_start and fsa_loadgen
 # run their DPDK processes with: on a machine shared with builds, a stress
 # test measures the appliance, not the scheduler's choice among builds.
@@ -257,7 +258,8 @@ fsa_start() {
 	# Not through a function: $! must be timeout(1), so TERM reaches
 	# the appliance.
 	ip netns exec "$FSA_NS" env "$@" ${FSA_NICE:+nice -n "$FSA_NICE"} \
-		timeout 900 "$FSA_BIN" -c "$conf" >"$FSA_DIR/shard.out" 2>&1 &
+		timeout "${FSA_TIMEOUT:-900}" "$FSA_BIN" -c "$conf" \
+		>"$FSA_DIR/shard.out" 2>&1 &
 	FSA_PID=$!
 	for i in $(seq 150); do
 		fsa_in ip link show "$FSA_IF" >/dev/null 2>&1 && break
