@@ -180,12 +180,14 @@ write_interleaved(void)
  * manifest: stored layer 2 first with 16-byte gaps, entries listed in a
  * shuffled order among tensors the shard must ignore.
  */
+/* skew: bytes added to every offset; 1 puts each f16 or f32 matrix at an
+ * address not aligned to its element (vindex.md allows any offset). */
 static void
-write_dense(unsigned es)
+write_dense(unsigned es, long skew)
 {
 	FILE *u = open_w("up_weights.bin"), *d = open_w("down_weights.bin");
 	static const unsigned stored[NL] = { 2, 1, 0 };
-	long uoff[NL], doff[NL], at = 16;
+	long uoff[NL], doff[NL], at = 16 + skew;
 	char buf[4096];
 	int n = 0;
 
@@ -378,7 +380,7 @@ test_dense_manifest(void **state)
 			struct ffn_model *m;
 
 			write_gate(es, goff);
-			write_dense(es);
+			write_dense(es, 0);
 			write_index(gelu ? "gemma" : "llama", es, goff);
 			m = load(NULL, FFN_LAYOUT_DENSE);
 			check_compute(m, gelu, 0, NL - 1);
@@ -389,6 +391,33 @@ test_dense_manifest(void **state)
 			o.placement = FFN_PLACE_MMAP;
 			m = load(&o, FFN_LAYOUT_DENSE);
 			check_compute(m, gelu, 1, 1);
+			ffn_model_free(m);
+		}
+}
+
+/* §2.1 with every up and down matrix at an odd byte offset: mapped
+ * placement copies what it cannot read in place (and the §2.3 transpose of
+ * down reads the file unaligned): the same answers as aligned files. Under
+ * UBSan the old typed reads failed (fuzz-vindex, corpus/vindex/
+ * regress-misaligned-f16-down). */
+static void
+test_dense_manifest_odd_offsets(void **state)
+{
+	long goff[NL];
+
+	(void)state;
+	for (unsigned es = 2; es <= 4; es += 2)
+		for (int p = 0; p < 2; p++) {
+			struct ffn_load_opts o;
+			struct ffn_model *m;
+
+			write_gate(es, goff);
+			write_dense(es, 1);
+			write_index("llama", es, goff);
+			ffn_load_opts_default(&o);
+			o.placement = p ? FFN_PLACE_MMAP : FFN_PLACE_COPY;
+			m = load(&o, FFN_LAYOUT_DENSE);
+			check_compute(m, 0, 0, NL - 1);
 			ffn_model_free(m);
 		}
 }
@@ -404,7 +433,7 @@ test_preference_order(void **state)
 	(void)state;
 	write_gate(2, goff);
 	write_feature_major();
-	write_dense(2);
+	write_dense(2, 0);
 	write_interleaved();
 	write_index("llama", 2, goff);
 	m = load(NULL, FFN_LAYOUT_INTERLEAVED);
@@ -536,6 +565,8 @@ main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_dense_manifest, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_dense_manifest_odd_offsets,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_preference_order, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_only_owned_layers_read,
