@@ -138,7 +138,7 @@ struct ffn_scratch *
 ffn_scratch_new(const struct ffn_model *m, unsigned max_rows, int numa_node)
 {
 	struct ffn_scratch *s;
-	size_t nfb, hb;
+	size_t nfb, hb, rp;
 	uint8_t *p;
 
 	if (max_rows == 0)
@@ -149,9 +149,11 @@ ffn_scratch_new(const struct ffn_model *m, unsigned max_rows, int numa_node)
 	s->max_rows = max_rows;
 	s->max_nf = m->info.max_features;
 	s->hidden = m->info.hidden;
-	/* 64-byte multiples so each array starts on a cache line */
-	nfb = ((size_t)max_rows * s->max_nf * 4 + 63) & ~(size_t)63;
-	hb = ((size_t)max_rows * s->hidden * 4 + 63) & ~(size_t)63;
+	/* 64-byte multiples so each array starts on a cache line; g, u and
+	 * xb hold the rows padded to FFN_ROWS_ALIGN (ffn_dense.c pass_mm) */
+	rp = (max_rows + FFN_ROWS_ALIGN - 1) / FFN_ROWS_ALIGN * FFN_ROWS_ALIGN;
+	nfb = ((size_t)rp * s->max_nf * 4 + 63) & ~(size_t)63;
+	hb = ((size_t)rp * s->hidden * 4 + 63) & ~(size_t)63;
 	s->bytes = 2 * nfb + 2 * hb + (((size_t)s->max_nf * 4 + 63) & ~63ul);
 	s->eng_len = m->eng->scratch(m, max_rows);
 	s->bytes += s->eng_len;

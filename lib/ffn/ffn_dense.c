@@ -74,6 +74,25 @@ pass_blas(const struct ffn_model *m, const struct ffn_layer *ly,
 		memcpy(y[r], s->yb + (size_t)r * H, (size_t)H * 4);
 }
 
+/*
+ * Many rows (k->mm_pack, ffn_priv.h): the rows transposed once into xt
+ * (xb; R x H moves against R x 3 H nf FMAs), gate and up into gt and ut
+ * ([nf][rp], in g and u), the activation on those, and down from gt.
+ */
+static void
+pass_mm(const struct ffn_kernels *k, const struct ffn_model *m,
+	const struct ffn_layer *ly, const float *const *x, float *const *y,
+	unsigned R, struct ffn_scratch *s)
+{
+	float *xt = s->xb, *gt = s->g, *ut = s->u;
+	unsigned rp = k->mm_pack(x, R, m->info.hidden, xt);
+
+	k->matmat(&ly->gate, xt, rp, gt);
+	k->matmat(&ly->up, xt, rp, ut);
+	ffn_act_mul(m->info.act, gt, ut, (size_t)ly->nf * rp);
+	k->mm_down(&ly->down, gt, rp, R, y);
+}
+
 static void
 pass_kernel(const struct ffn_model *m, const struct ffn_layer *ly,
 	    const float *const *x, float *const *y, unsigned R,
@@ -82,6 +101,10 @@ pass_kernel(const struct ffn_model *m, const struct ffn_layer *ly,
 	const struct ffn_kernels *k = ffn_kernels_active();
 	size_t nf = ly->nf;
 
+	if (k->mm_pack != NULL && R >= k->mm_min_rows) {
+		pass_mm(k, m, ly, x, y, R, s);
+		return;
+	}
 	/* every x row is consumed here, before down writes any y row */
 	k->matvec(&ly->gate, x, R, s->g, nf);
 	k->matvec(&ly->up, x, R, s->u, nf);

@@ -75,6 +75,17 @@ avx2_reduce(__m256 v)
 #define DN_NW(R) ((R) == 1 ? 8u : (R) == 2 ? 4u : 3u)
 #define DN_NR 4u
 
+/*
+ * matmat (ffn_mm_tmpl.h): 4 weight rows x 3 row vectors (24 rows) per
+ * tile, 12 accumulators + 3 x vectors + 1 broadcast.
+ */
+#define MM_NV 3u
+#define MM_NF(nv) ((nv) == 1 ? 12 : (nv) == 2 ? 6 : 4)
+#define MM_MIN_ROWS 16u
+/* mm_down: 6 rows x 2 vectors, 12 accumulators + 2 weights + 1 broadcast */
+#define MMD_NW 2u
+#define MMD_NR 6u
+
 #define KNAME ffn_kernels_avx2
 #define KISA FFN_ISA_AVX2
 #define KSTR "avx2"

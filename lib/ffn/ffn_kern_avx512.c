@@ -170,6 +170,18 @@
 #define MV_ADJ 1
 #endif
 
+/*
+ * matmat (ffn_mm_tmpl.h): 6 weight rows x 4 row vectors (64 rows) per
+ * tile, 24 accumulators + 4 x vectors + 1 broadcast; fewer row vectors
+ * take more weight rows, keeping 16-24 accumulators.
+ */
+#define MM_NV 4u
+#define MM_NF(nv) ((nv) == 1 ? 16 : (nv) == 2 ? 12 : (nv) == 3 ? 8 : 6)
+#define MM_MIN_ROWS 16u
+/* mm_down: 12 rows x 2 vectors, 24 accumulators + 2 weights + 1 broadcast */
+#define MMD_NW 2u
+#define MMD_NR 12u
+
 #define KNAME ffn_kernels_avx512
 #define KISA FFN_ISA_AVX512
 #define KSTR "avx512"

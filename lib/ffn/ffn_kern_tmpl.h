@@ -722,11 +722,18 @@ down(const struct ffn_mat *dm, const float *a, size_t as, unsigned R,
 	}
 }
 
+#include "ffn_mm_tmpl.h"
+
 const struct ffn_kernels KNAME = {
 	.isa = KISA,
 	.name = KSTR,
 	.matvec = matvec,
 	.down = down,
+	.mm_pack = mm_pack,
+	.matmat = matmat,
+	.mm_down = mm_down,
+	.mm_align = VL,
+	.mm_min_rows = MM_MIN_ROWS,
 };
 
 #endif /* FFN_KERN_TMPL_H */

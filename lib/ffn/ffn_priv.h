@@ -43,9 +43,10 @@ struct ffn_scratch {
 	uint32_t max_nf;
 	uint32_t hidden;
 	size_t bytes;
-	float *g;		/* [max_rows][max_nf]: gate dots, then a */
-	float *u;		/* [max_rows][max_nf] */
-	float *xb;		/* [max_rows][H]: rows gathered for an
+	float *g;		/* [rp][max_nf]: gate dots, then a (rp:
+				 * max_rows rounded up to FFN_ROWS_ALIGN) */
+	float *u;		/* [rp][max_nf] */
+	float *xb;		/* [rp][H]: rows gathered for an
 				 * engine that wants a fixed stride */
 	float *yb;		/* [max_rows][H]: its result, or Q8_K
 				 * rows dequantised (ffn_dense.c) */
@@ -63,6 +64,18 @@ struct ffn_scratch {
  *         (overwrites y).
  * Each weight byte is read from memory once per call; rows are blocked
  * in registers and the weight tile is reused from cache across blocks.
+ *
+ * mm_pack (NULL: none of the mm_ kernels): R rows of H floats into xt
+ *         (rp x H floats, in the set's own order: the rows transposed
+ *         and padded with zero rows); returns rp, R rounded up to
+ *         mm_align.
+ * matmat: the matvec product with the rows in the vector lanes, for
+ *         batches of mm_min_rows rows or more (ffn_dense.c):
+ *         ot[f * rp + r] = Σ_h W[f][h] · x[r][h] for f < nf, r < rp,
+ *         from mm_pack's xt. Each output is summed in h order.
+ * mm_down (with matmat): down from activations in matmat's layout:
+ *         y[r][h] = Σ_f at[f * rp + r] · D[f][h] for h < H, r < R <= rp
+ *         (overwrites y).
  */
 struct ffn_kernels {
 	enum ffn_isa isa;
@@ -71,7 +84,18 @@ struct ffn_kernels {
 		       unsigned rows, float *out, size_t ostride);
 	void (*down)(const struct ffn_mat *d, const float *a, size_t astride,
 		     unsigned rows, float *const *y);
+	unsigned (*mm_pack)(const float *const *x, unsigned rows, unsigned h,
+			    float *xt);
+	void (*matmat)(const struct ffn_mat *w, const float *xt, unsigned rp,
+		       float *ot);
+	void (*mm_down)(const struct ffn_mat *d, const float *at,
+			unsigned rp, unsigned rows, float *const *y);
+	unsigned mm_align;	/* <= FFN_ROWS_ALIGN, divides it */
+	unsigned mm_min_rows;
 };
+
+/* The scratch's g, u and xb hold max_rows rounded up to this. */
+#define FFN_ROWS_ALIGN 16u
 
 extern const struct ffn_kernels ffn_kernels_scalar;
 extern const struct ffn_kernels ffn_kernels_avx2;

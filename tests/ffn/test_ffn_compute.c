@@ -225,28 +225,32 @@ random_rows(float *x, unsigned R, unsigned H, uint64_t seed)
 		x[h] *= 8.0f;	/* a few large channels, as in residuals */
 }
 
-/* Compute R = 1..17 rows of each layer; compare with the reference. */
+/* Compute R = 1..NR rows of each layer (NR 17), or only the batches of
+ * Rs (NR: the largest); compare with the reference. */
 static void
-check_random(const struct vw_opts *o, const char *dir, int gelu,
-	     enum ffn_engine eng, unsigned max_rows)
+check_rows(const struct vw_opts *o, const char *dir, int gelu,
+	   enum ffn_engine eng, unsigned max_rows, const unsigned *Rs,
+	   unsigned nRs, unsigned NR)
 {
 	struct ffn_model *m = load_dir(dir, NULL);
 	struct ffn_scratch *s = ffn_scratch_new(m, max_rows, -1);
 	unsigned H = o->hidden, L, R, r, h;
-	float *x = malloc((size_t)17 * H * 4), *y = malloc((size_t)17 * H * 4);
-	double *ref = malloc((size_t)17 * H * 8), *tol = malloc((size_t)17 * H * 8);
+	float *x = malloc((size_t)NR * H * 4), *y = malloc((size_t)NR * H * 4);
+	double *ref = malloc((size_t)NR * H * 8);
+	double *tol = malloc((size_t)NR * H * 8);
+	const float **xp = malloc(NR * sizeof(*xp));
+	float **yp = malloc(NR * sizeof(*yp));
+	unsigned i;
 
-	assert_true(s && x && y && ref && tol);
+	assert_true(s && x && y && ref && tol && xp && yp);
 	ffn_model_set_engine(m, eng, 0);
 	for (L = 0; L < o->layers; L++) {
-		random_rows(x, 17, H, 100 + L);
-		for (r = 0; r < 17; r++)
+		random_rows(x, NR, H, 100 + L);
+		for (r = 0; r < NR; r++)
 			reference(o, L, gelu, x + r * H, ref + r * H,
 				  tol + r * H);
-		for (R = 1; R <= 17; R++) {
-			const float *xp[17];
-			float *yp[17];
-
+		for (i = 0; i < (Rs ? nRs : NR); i++) {
+			R = Rs ? Rs[i] : i + 1;
 			/* rows in scrambled order: any pointers are fine */
 			for (r = 0; r < R; r++) {
 				unsigned k = r % 2 ? R - 1 - r / 2 : r / 2;
@@ -254,7 +258,7 @@ check_random(const struct vw_opts *o, const char *dir, int gelu,
 				xp[r] = x + k * H;
 				yp[r] = y + k * H;
 			}
-			memset(y, 0xff, (size_t)17 * H * 4);
+			memset(y, 0xff, (size_t)NR * H * 4);
 			assert_int_equal(ffn_compute(m, L, xp, yp, R, s), 0);
 			for (r = 0; r < R; r++)
 				for (h = 0; h < H; h++) {
@@ -275,8 +279,17 @@ check_random(const struct vw_opts *o, const char *dir, int gelu,
 	free(y);
 	free(ref);
 	free(tol);
+	free(xp);
+	free(yp);
 	ffn_scratch_free(s);
 	ffn_model_free(m);
+}
+
+static void
+check_random(const struct vw_opts *o, const char *dir, int gelu,
+	     enum ffn_engine eng, unsigned max_rows)
+{
+	check_rows(o, dir, gelu, eng, max_rows, NULL, 0, 17);
 }
 
 /*
@@ -332,6 +345,51 @@ test_random_vs_double(void **state)
 						     FFN_ENGINE_AUTO, 5);
 					tu_rmtree(dir);
 				}
+}
+
+/*
+ * Batches past 16 rows take the rows-in-lanes kernels (mm_pack, matmat,
+ * mm_down): whole and partial row vectors, one and several sweeps,
+ * feature blocks with a partial last one (nf 150), both activations,
+ * f32 and f16, every kernel set, against the double reference, in one
+ * pass and in passes of 48 rows.
+ */
+static void
+test_batches_vs_double(void **state)
+{
+	static const unsigned Rs[] = { 16, 17, 24, 31, 48, 64, 65, 100, 130 };
+	static const unsigned widths[2] = { 150, 37 };
+	char dir[64];
+	int f16, gelu, isa;
+
+	(void)state;
+	for (f16 = 0; f16 < 2; f16++)
+		for (gelu = 0; gelu < 2; gelu++) {
+			struct vw_opts o;
+			char err[256];
+
+			vw_defaults(&o);
+			o.hidden = 77;
+			o.layers = 2;
+			o.widths = widths;
+			o.layout = VW_FEATURE_MAJOR;
+			o.f16 = f16;
+			o.model_type = gelu ? "gemma3" : "llama";
+			o.seed = 11 + f16 * 2 + gelu;
+			assert_non_null(tu_tmpdir(dir, sizeof(dir)));
+			assert_int_equal(vw_write(dir, &o, err, sizeof(err)),
+					 0);
+			for (isa = 0; isa < FFN_ISA_COUNT; isa++) {
+				if (ffn_select_isa(isa) != 0)
+					continue;
+				check_rows(&o, dir, gelu, FFN_ENGINE_KERNEL,
+					   130, Rs, 9, 130);
+				check_rows(&o, dir, gelu, FFN_ENGINE_KERNEL,
+					   48, Rs, 9, 130);
+			}
+			select_best();
+			tu_rmtree(dir);
+		}
 }
 
 /* A layer subset locates layers by prefix sums of the earlier widths. */
@@ -585,6 +643,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_example_table),
 		cmocka_unit_test(test_random_vs_double),
+		cmocka_unit_test(test_batches_vs_double),
 		cmocka_unit_test(test_layer_subset_and_mmap),
 		cmocka_unit_test(test_features_order),
 		cmocka_unit_test(test_features_random),

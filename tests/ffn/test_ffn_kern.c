@@ -137,6 +137,70 @@ check_matvec(uint64_t *rng, const struct ffn_kernels *k, int f16, unsigned H,
 	free(xp);
 }
 
+/*
+ * mm_pack + matmat (rows in the vector lanes): every row count rp =
+ * mm_align .. max_r rounded up, as whole row vectors, so each sweep of
+ * 1..MM_NV vectors and each tile shape runs; odd multiples of mm_align
+ * with one padding row (which must come out zero), even ones full. The
+ * outputs against the scalar matvec of the same rows.
+ */
+static void
+check_matmat(uint64_t *rng, const struct ffn_kernels *k, int f16, unsigned H,
+	     unsigned nf, unsigned max_r)
+{
+	const double eps = 0x1p-24;
+	const unsigned al = k->mm_align;
+	const unsigned max_rp = (max_r + al - 1) / al * al;
+	float *wv = malloc((size_t)nf * H * 4);
+	float *x = malloc((size_t)max_rp * H * 4);
+	float *xt = malloc((size_t)max_rp * H * 4);
+	float *ot = malloc((size_t)max_rp * nf * 4);
+	float *ref = malloc((size_t)max_rp * nf * 4);
+	const float **xp = malloc(max_rp * sizeof(*xp));
+	struct ffn_mat m;
+	unsigned rp, R, r, f, h;
+
+	assert_true(al > 0 && k->mm_pack && k->matmat);
+	assert_true(wv && x && xt && ot && ref && xp);
+	make_mat(rng, &m, wv, nf, H, f16);
+	for (h = 0; h < max_rp * H; h++)
+		x[h] = rand_f32(rng);
+	for (rp = al; rp <= max_rp; rp += al) {
+		R = rp / al % 2 ? rp - 1 : rp;
+		/* rows in reverse order: any pointers are fine */
+		for (r = 0; r < R; r++)
+			xp[r] = x + (size_t)(R - 1 - r) * H;
+		memset(xt, 0xff, (size_t)max_rp * H * 4);
+		assert_int_equal(k->mm_pack(xp, R, H, xt), rp);
+		memset(ot, 0xff, (size_t)max_rp * nf * 4);
+		k->matmat(&m, xt, rp, ot);
+		ffn_kernels_scalar.matvec(&m, xp, R, ref, nf);
+		for (f = 0; f < nf; f++) {
+			if (R < rp && ot[(size_t)f * rp + R] != 0.0f)
+				fail_msg("matmat %s f16 %d H %u nf %u rp %u: padding row gave %g at %u",
+					 k->name, f16, H, nf, rp,
+					 ot[(size_t)f * rp + R], f);
+			for (r = 0; r < R; r++) {
+				double s = 0;
+
+				for (h = 0; h < H; h++)
+					s += fabs((double)wv[f * H + h] *
+						  xp[r][h]);
+				check("matmat", k, f16, H, nf, rp, r, f,
+				      ot[(size_t)f * rp + r], ref[r * nf + f],
+				      2 * H * eps * s + 1e-30);
+			}
+		}
+	}
+	free((void *)m.data);
+	free(wv);
+	free(x);
+	free(xt);
+	free(ot);
+	free(ref);
+	free(xp);
+}
+
 static void
 check_down(uint64_t *rng, const struct ffn_kernels *k, int f16, unsigned H,
 	   unsigned nf, unsigned max_r)
@@ -187,6 +251,73 @@ check_down(uint64_t *rng, const struct ffn_kernels *k, int f16, unsigned H,
 	free(rp);
 }
 
+/*
+ * mm_down (activations in matmat's [nf][rp] layout) for rows 1..max_r:
+ * every row block shape (1..MMD_NR rows), feature blocks of MMD_KC with
+ * a partial last one when nf is large, whole and single vectors and the
+ * tail of H; against the scalar down of the same activations.
+ */
+static void
+check_mm_down(uint64_t *rng, const struct ffn_kernels *k, int f16,
+	      unsigned H, unsigned nf, unsigned max_r)
+{
+	const double eps = 0x1p-24;
+	const unsigned al = k->mm_align;
+	const unsigned max_rp = (max_r + al - 1) / al * al;
+	float *dv = malloc((size_t)nf * H * 4);
+	float *a = malloc((size_t)max_r * nf * 4);
+	float *at = malloc((size_t)max_rp * nf * 4);
+	float *y = malloc((size_t)max_r * H * 4);
+	float *ref = malloc((size_t)max_r * H * 4);
+	float **yp = malloc(max_r * sizeof(*yp));
+	float **rp = malloc(max_r * sizeof(*rp));
+	struct ffn_mat m;
+	unsigned R, r, f, h;
+
+	assert_true(k->mm_down != NULL);
+	assert_true(dv && a && at && y && ref && yp && rp);
+	make_mat(rng, &m, dv, nf, H, f16);
+	for (f = 0; f < max_r * nf; f++)
+		a[f] = rand_f32(rng);
+	for (R = 1; R <= max_r; R++) {
+		const unsigned p = (R + al - 1) / al * al;
+
+		/* padding lanes hold garbage: no output may read them */
+		for (f = 0; f < nf; f++)
+			for (r = 0; r < p; r++)
+				at[(size_t)f * p + r] = r < R ? a[r * nf + f] :
+							1e30f;
+		for (r = 0; r < R; r++) {
+			unsigned q = r % 2 ? R - 1 - r / 2 : r / 2;
+
+			yp[r] = y + (size_t)q * H;
+			rp[r] = ref + (size_t)q * H;
+		}
+		memset(y, 0xff, (size_t)max_r * H * 4);	/* overwritten */
+		k->mm_down(&m, at, p, R, yp);
+		ffn_kernels_scalar.down(&m, a, nf, R, rp);
+		for (r = 0; r < R; r++)
+			for (h = 0; h < H; h++) {
+				double s = 0;
+
+				for (f = 0; f < nf; f++)
+					s += fabs((double)a[r * nf + f] *
+						  dv[f * H + h]);
+				check("mm_down", k, f16, H, nf, R, r, h,
+				      yp[r][h], rp[r][h],
+				      2 * nf * eps * s + 1e-30);
+			}
+	}
+	free((void *)m.data);
+	free(dv);
+	free(a);
+	free(at);
+	free(y);
+	free(ref);
+	free(yp);
+	free(rp);
+}
+
 /* Every kernel set this CPU runs, both dtypes, rows 1..max_r; returns
  * the number of sets run (an x86-64 without AVX2 would test nothing). */
 static int
@@ -204,7 +335,9 @@ check_sets(uint64_t *rng, unsigned H, unsigned nf, unsigned max_r)
 		ran++;
 		for (f16 = 0; f16 < 2; f16++) {
 			check_matvec(rng, ks[ki], f16, H, nf, max_r);
+			check_matmat(rng, ks[ki], f16, H, nf, max_r);
 			check_down(rng, ks[ki], f16, H, nf, max_r);
+			check_mm_down(rng, ks[ki], f16, H, nf, max_r);
 		}
 	}
 	return ran;
@@ -252,12 +385,43 @@ test_many_rows(void **state)
 				       MANY_R) > 0);
 }
 
+/*
+ * matmat over H wider than one chunk of a sweep (MM_XT_BYTES: 1024
+ * columns for a 64-row AVX-512 sweep, 2560 for a 24-row AVX2 one, 4096
+ * for one AVX-512 row vector), so the accumulators are stored and
+ * reloaded between chunks, with an f16 block tail in the last one.
+ */
+static void
+test_matmat_chunks(void **state)
+{
+	static const struct ffn_kernels *const ks[] = {
+		&ffn_kernels_avx2, &ffn_kernels_avx512,
+	};
+	uint64_t rng = test_rng_seed(3);
+	unsigned ki;
+	int f16, ran = 0;
+
+	(void)state;
+	for (ki = 0; ki < 2; ki++) {
+		if (!ffn_isa_supported(ks[ki]->isa))
+			continue;
+		ran++;
+		for (f16 = 0; f16 < 2; f16++) {
+			check_matmat(&rng, ks[ki], f16, 4133, 13, 64);
+			/* 300 features: blocks of 128, 128 and 44 */
+			check_mm_down(&rng, ks[ki], f16, 77, 300, 30);
+		}
+	}
+	assert_true(ran > 0);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_simd_vs_scalar),
 		cmocka_unit_test(test_many_rows),
+		cmocka_unit_test(test_matmat_chunks),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
