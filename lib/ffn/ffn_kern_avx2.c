@@ -81,7 +81,9 @@ avx2_reduce(__m256 v)
  */
 #define MM_NV 3u
 #define MM_NF(nv) ((nv) == 1 ? 12 : (nv) == 2 ? 6 : 4)
+#ifndef MM_MIN_ROWS
 #define MM_MIN_ROWS 16u
+#endif
 /* mm_down: 6 rows x 2 vectors, 12 accumulators + 2 weights + 1 broadcast */
 #define MMD_NW 2u
 #define MMD_NR 6u

@@ -177,7 +177,9 @@
  */
 #define MM_NV 4u
 #define MM_NF(nv) ((nv) == 1 ? 16 : (nv) == 2 ? 12 : (nv) == 3 ? 8 : 6)
+#ifndef MM_MIN_ROWS
 #define MM_MIN_ROWS 16u
+#endif
 /* mm_down: 12 rows x 2 vectors, 24 accumulators + 2 weights + 1 broadcast */
 #define MMD_NW 2u
 #define MMD_NR 12u

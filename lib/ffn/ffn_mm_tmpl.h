@@ -161,6 +161,22 @@ mm_f16(unsigned nf, unsigned nv, const uint8_t *w, size_t rs, unsigned kn,
 }
 
 /*
+ * Vectors in the sweep that starts at vector v0 of nvt: as even as the
+ * fewest sweeps of at most MM_NV allow (16 vectors with MM_NV 3 are
+ * 3+3+3+3+2+2, not 3+3+3+3+3+1, whose last sweep of one vector reads
+ * all the weights for 8 rows at a poor load-to-FMA ratio).
+ */
+static inline unsigned
+mm_sweep(unsigned nvt, unsigned v0)
+{
+	const unsigned ns = (nvt + MM_NV - 1) / MM_NV, base = nvt / ns;
+	const unsigned extra = nvt % ns;
+
+	/* the first extra sweeps have base + 1 vectors */
+	return v0 < extra * (base + 1) ? base + 1 : base;
+}
+
+/*
  * xt is packed per sweep: the rows of sweep v0 .. v0 + nv (vectors) are
  * one block of H x nv * VL floats, column k at k * nv * VL, so a sweep
  * reads one contiguous run (no L1 set conflicts from a wide stride, and
@@ -176,7 +192,7 @@ mm_pack(const float *const *x, unsigned R, unsigned H, float *xt)
 	for (v0 = 0; v0 < nvt; v0 += nv) {
 		float *blk = xt + (size_t)v0 * VL * H;
 
-		nv = nvt - v0 < MM_NV ? nvt - v0 : MM_NV;
+		nv = mm_sweep(nvt, v0);
 		w = nv * VL;
 		for (r = 0; r < w; r++) {
 			const unsigned row = v0 * VL + r;
@@ -206,7 +222,7 @@ matmat(const struct ffn_mat *w, const float *xt, unsigned rp, float *ot)
 	for (v0 = 0; v0 < nvt; v0 += nv) {
 		const float *blk = xt + (size_t)v0 * VL * H;
 
-		nv = nvt - v0 < MM_NV ? nvt - v0 : MM_NV;
+		nv = mm_sweep(nvt, v0);
 		nft = MM_NF(nv);
 		kc = MM_XT_BYTES / (nv * VL * 4) / MM_KB * MM_KB;
 		if (kc == 0)
