@@ -140,7 +140,9 @@ mm_tile(const uint8_t *w, size_t rs, unsigned kn, int f16, const float *xt,
 				break;					\
 			case 3: mm_tile(MM_ARGS(F16), MM_NF(3), 3);	\
 				break;					\
-			default: mm_tile(MM_ARGS(F16), MM_NF(4), 4);	\
+			default:					\
+				if (MM_NV >= 4)				\
+					mm_tile(MM_ARGS(F16), MM_NF(4), 4); \
 				break;					\
 			}						\
 	} while (0)
@@ -303,8 +305,12 @@ mmd_tile(const uint8_t *d, size_t rb, unsigned fc, size_t h, int f16,
 }
 
 #define MMD_ARGS(F16) d, rb, fc, h, F16, at, rp, y, first, tail
+/* tiles taller than MMD_NR are never asked for: not compiled */
 #define MMD_CASE(F16, NW, NR)						\
-	case NR: mmd_tile(MMD_ARGS(F16), NW, NR); break
+	case NR:							\
+		if (NR <= MMD_NR)					\
+			mmd_tile(MMD_ARGS(F16), NW, NR);		\
+		break
 #define MMD_CASES(F16, NW)						\
 	switch (nr) {							\
 	MMD_CASE(F16, NW, 1); MMD_CASE(F16, NW, 2);			\
