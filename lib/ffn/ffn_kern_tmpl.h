@@ -734,6 +734,7 @@ const struct ffn_kernels KNAME = {
 	.mm_down = mm_down,
 	.mm_align = VL,
 	.mm_min_rows = MM_MIN_ROWS,
+	.mmd_min_rows = MMD_MIN_ROWS,
 };
 
 #endif /* FFN_KERN_TMPL_H */

@@ -75,7 +75,8 @@ struct ffn_scratch {
  *         from mm_pack's xt. Each output is summed in h order.
  * mm_down (with matmat): down from activations in matmat's layout:
  *         y[r][h] = Σ_f at[f * rp + r] · D[f][h] for h < H, r < R <= rp
- *         (overwrites y).
+ *         (overwrites y), for batches of mmd_min_rows rows or more;
+ *         smaller ones run down on the activations transposed.
  */
 struct ffn_kernels {
 	enum ffn_isa isa;
@@ -92,6 +93,7 @@ struct ffn_kernels {
 			unsigned rp, unsigned rows, float *const *y);
 	unsigned mm_align;	/* <= FFN_ROWS_ALIGN, divides it */
 	unsigned mm_min_rows;
+	unsigned mmd_min_rows;	/* mm_down from here, down below */
 };
 
 /* The scratch's g, u and xb hold max_rows rounded up to this. */
