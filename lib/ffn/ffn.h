@@ -191,6 +191,15 @@ const struct ffn_info *ffn_model_info(const struct ffn_model *m);
 const struct ffn_layer *ffn_model_layer(const struct ffn_model *m,
 					unsigned layer);
 
+/**
+ * The activation times up, in place: g[i] = act(g[i]) · u[i] for i < n
+ * (spec/wire.md §1), with the active kernel set; every set gives the
+ * same bits (ffn_act_tmpl.h), within a relative 4·2⁻²⁴ of the exact
+ * activation for SiLU and (4 + 4|z|)·2⁻²⁴ for GELU-tanh, z = 2c(g + k g³)
+ * (tests/ffn/test_ffn_act.c).
+ */
+void ffn_act_mul(enum ffn_act act, float *g, const float *u, size_t n);
+
 /** Names for /v1/stats. */
 const char *ffn_layout_name(enum ffn_layout l);
 const char *ffn_act_name(enum ffn_act a);

@@ -88,28 +88,12 @@ ffn_isa_name(enum ffn_isa isa)
 	return k ? k->name : "?";
 }
 
-/* ---- activation (spec/wire.md §1), libm semantics ---- */
+/* ---- activation (spec/wire.md §1): the active set's ---- */
 
 void
 ffn_act_mul(enum ffn_act act, float *g, const float *u, size_t n)
 {
-	size_t i;
-
-	if (act == FFN_ACT_GELU_TANH) {
-		for (i = 0; i < n; i++) {
-			float v = g[i];
-			float t = tanhf(0.7978846f *
-					(v + 0.044715f * v * v * v));
-
-			g[i] = 0.5f * v * (1.0f + t) * u[i];
-		}
-	} else {
-		for (i = 0; i < n; i++) {
-			float v = g[i];
-
-			g[i] = v / (1.0f + expf(-v)) * u[i];
-		}
-	}
+	ffn_kernels_active()->act_mul(act, g, u, n);
 }
 
 /* ---- scratch ---- */

@@ -58,6 +58,16 @@ avx2_reduce(__m256 v)
 #define VREDUCE(v) avx2_reduce(v)
 #define VLOADF_T(p, n) avx2_loadf_t(p, n)
 #define VLOADH_T(p, n) avx2_loadh_t(p, n)
+/* the activation's (ffn_act_tmpl.h) */
+#define VMUL(a, b) _mm256_mul_ps(a, b)
+#define VADD(a, b) _mm256_add_ps(a, b)
+#define VDIV(a, b) _mm256_div_ps(a, b)
+#define VMAX(a, b) _mm256_max_ps(a, b)
+#define VMIN(a, b) _mm256_min_ps(a, b)
+#define VRINT(a) \
+	_mm256_round_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
+#define VPOW2(n) _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32( \
+	_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23))
 #define VSTORE_T(p, v, n) avx2_store_t(p, v, n)
 
 /*

@@ -21,6 +21,16 @@
 #define VLOADH_T(p, n) \
 	_mm512_cvtph_ps(_mm256_maskz_loadu_epi16(TMASK(n), p))
 #define VSTORE_T(p, v, n) _mm512_mask_storeu_ps(p, TMASK(n), v)
+/* the activation's (ffn_act_tmpl.h) */
+#define VMUL(a, b) _mm512_mul_ps(a, b)
+#define VADD(a, b) _mm512_add_ps(a, b)
+#define VDIV(a, b) _mm512_div_ps(a, b)
+#define VMAX(a, b) _mm512_max_ps(a, b)
+#define VMIN(a, b) _mm512_min_ps(a, b)
+#define VRINT(a) _mm512_roundscale_ps(a, \
+	_MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
+#define VPOW2(n) _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32( \
+	_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23))
 
 /*
  * 32 zmm. matvec: 6 features x 4 rows (24 accumulators, 4 x, 1 weight)

@@ -4,6 +4,7 @@
  * Scalar reference kernels: the definition the SIMD kernels are tested
  * against (within the f32 summation-order bound; see tests/ffn).
  */
+#include <math.h>
 #include <string.h>
 
 #include "ffn_priv.h"
@@ -54,9 +55,38 @@ down_scalar(const struct ffn_mat *d, const float *a, size_t astride,
 	}
 }
 
+/* The activation (ffn_act_tmpl.h) one float at a time: each macro is
+ * its SIMD twin's operation on one lane (fmaf is fused; the max/min
+ * pick their second operand on a NaN, as vmaxps/vminps do). */
+static inline float
+pow2_scalar(float n)
+{
+	uint32_t b = (uint32_t)((int32_t)n + 127) << 23;
+	float f;
+
+	memcpy(&f, &b, sizeof(f));
+	return f;
+}
+
+#define V float
+#define VL 1
+#define VLOADF(p) (*(p))
+#define VSTORE(p, v) (*(p) = (v))
+#define VFMA(a, b, c) fmaf(a, b, c)
+#define VBCAST(f) (f)
+#define VMUL(a, b) ((a) * (b))
+#define VADD(a, b) ((a) + (b))
+#define VDIV(a, b) ((a) / (b))
+#define VMAX(a, b) ((a) > (b) ? (a) : (b))
+#define VMIN(a, b) ((a) < (b) ? (a) : (b))
+#define VRINT(a) rintf(a)
+#define VPOW2(n) pow2_scalar(n)
+#include "ffn_act_tmpl.h"
+
 const struct ffn_kernels ffn_kernels_scalar = {
 	.isa = FFN_ISA_SCALAR,
 	.name = "scalar",
 	.matvec = matvec_scalar,
 	.down = down_scalar,
+	.act_mul = act_mul,
 };

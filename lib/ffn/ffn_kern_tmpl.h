@@ -723,6 +723,7 @@ down(const struct ffn_mat *dm, const float *a, size_t as, unsigned R,
 }
 
 #include "ffn_mm_tmpl.h"
+#include "ffn_act_tmpl.h"
 
 const struct ffn_kernels KNAME = {
 	.isa = KISA,
@@ -735,6 +736,7 @@ const struct ffn_kernels KNAME = {
 	.mm_align = VL,
 	.mm_min_rows = MM_MIN_ROWS,
 	.mmd_min_rows = MMD_MIN_ROWS,
+	.act_mul = act_mul,
 };
 
 #endif /* FFN_KERN_TMPL_H */

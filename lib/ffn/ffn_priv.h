@@ -94,6 +94,10 @@ struct ffn_kernels {
 	unsigned mm_align;	/* <= FFN_ROWS_ALIGN, divides it */
 	unsigned mm_min_rows;
 	unsigned mmd_min_rows;	/* mm_down from here, down below */
+	/* g[i] = act(g[i]) · u[i], i < n (ffn_act_tmpl.h: the same bits in
+	 * every set) */
+	void (*act_mul)(enum ffn_act act, float *g, const float *u,
+			size_t n);
 };
 
 /* The scratch's g, u and xb hold max_rows rounded up to this. */
@@ -110,8 +114,5 @@ void *ffn_mem_alloc(size_t len, int node, int no_huge, enum ffn_pages *pages,
 		    int *bound);
 void ffn_mem_free(void *p, size_t len);
 int ffn_mem_current_node(void);
-
-/* Activation of g (in place) times u: a = act(g) ⊙ u (spec/wire.md §1). */
-void ffn_act_mul(enum ffn_act act, float *g, const float *u, size_t n);
 
 #endif /* FFN_PRIV_H */
