@@ -24,11 +24,23 @@ kq_layer(const struct ffn_model *m, unsigned li)
 	return &kq->layers[li];
 }
 
-static enum ffn_kq_act
+/* kquant applies lib/ffn's activation (ffn_kq.h ffn_kq_act_fn) */
+static void
+act_gelu(float *g, const float *u, size_t n)
+{
+	ffn_act_mul(FFN_ACT_GELU_TANH, g, u, n);
+}
+
+static void
+act_silu(float *g, const float *u, size_t n)
+{
+	ffn_act_mul(FFN_ACT_SILU, g, u, n);
+}
+
+static ffn_kq_act_fn
 kq_act(const struct ffn_model *m)
 {
-	return m->info.act == FFN_ACT_GELU_TANH ? FFN_KQ_ACT_GELU_TANH
-						: FFN_KQ_ACT_SILU;
+	return m->info.act == FFN_ACT_GELU_TANH ? act_gelu : act_silu;
 }
 
 /* ---- load ---- */

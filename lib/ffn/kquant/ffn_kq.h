@@ -78,10 +78,13 @@ enum ffn_kq_path {
 	FFN_KQ_PATH_Q8K,
 };
 
-enum ffn_kq_act {
-	FFN_KQ_ACT_SILU = 0,
-	FFN_KQ_ACT_GELU_TANH,
-};
+/**
+ * The activation times up, in place: g[i] = act(g[i]) * u[i], i < n
+ * (spec/wire.md §1). kquant leaves the activation to its caller, so every
+ * weight kind of lib/ffn applies the one lib/ffn computes
+ * (ffn_act_mul()).
+ */
+typedef void (*ffn_kq_act_fn)(float *g, const float *u, size_t n);
 
 enum ffn_kq_isa {
 	FFN_KQ_ISA_SCALAR = 0,
@@ -219,7 +222,7 @@ size_t ffn_kq_layer_scratch(const struct ffn_kq_layer *l, size_t R,
  * y may not overlap x. Returns 0, -EINVAL or -ENOSPC.
  */
 int ffn_kq_layer_forward(const struct ffn_kq_layer *l, enum ffn_kq_path path,
-			 enum ffn_kq_act act, const float *x, size_t ldx,
+			 ffn_kq_act_fn act, const float *x, size_t ldx,
 			 size_t R, float *y, size_t ldy,
 			 void *scratch, size_t scratch_len);
 
@@ -233,7 +236,7 @@ int ffn_kq_layer_forward(const struct ffn_kq_layer *l, enum ffn_kq_path path,
  * layer. Returns 0 or -EINVAL (bad slice or arguments), -ENOSPC.
  */
 int ffn_kq_layer_forward_part(const struct ffn_kq_layer *l,
-			      enum ffn_kq_path path, enum ffn_kq_act act,
+			      enum ffn_kq_path path, ffn_kq_act_fn act,
 			      uint32_t f0, uint32_t f1, const float *x,
 			      size_t ldx, size_t R, float *y, size_t ldy,
 			      void *scratch, size_t scratch_len);
@@ -245,7 +248,7 @@ int ffn_kq_layer_forward_part(const struct ffn_kq_layer *l,
  * input is ever formed. Scratch: ffn_kq_layer_scratch(l, R,
  * FFN_KQ_PATH_Q8K).
  */
-int ffn_kq_layer_forward_q8k(const struct ffn_kq_layer *l, enum ffn_kq_act act,
+int ffn_kq_layer_forward_q8k(const struct ffn_kq_layer *l, ffn_kq_act_fn act,
 			     const void *xq, size_t R, float *y, size_t ldy,
 			     void *scratch, size_t scratch_len);
 

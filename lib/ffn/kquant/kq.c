@@ -527,16 +527,6 @@ ffn_kq_layer_scratch(const struct ffn_kq_layer *l, size_t R,
 	return s.need;
 }
 
-/* GELU, tanh approximation, and SiLU as spec/wire.md §1 writes them. */
-static inline float
-kq_act(enum ffn_kq_act act, float g)
-{
-	if (act == FFN_KQ_ACT_GELU_TANH)
-		return 0.5f * g * (1.0f + tanhf(0.7978846f *
-					       (g + 0.044715f * g * g * g)));
-	return g / (1.0f + expf(-g));
-}
-
 static int
 layer_check(const struct ffn_kq_layer *l)
 {
@@ -557,7 +547,7 @@ layer_check(const struct ffn_kq_layer *l)
  */
 static int
 layer_forward(const struct ffn_kq_layer *l, enum ffn_kq_path path,
-	      enum ffn_kq_act act, uint32_t f0, uint32_t f1,
+	      ffn_kq_act_fn act, uint32_t f0, uint32_t f1,
 	      const float *x, size_t ldx, const uint8_t *xq, size_t R,
 	      float *y, size_t ldy, void *scratch, size_t scratch_len)
 {
@@ -566,7 +556,8 @@ layer_forward(const struct ffn_kq_layer *l, enum ffn_kq_path path,
 	uint8_t *base;
 	size_t pn, ph, nbh, nbn, ns;
 
-	if (layer_check(l) < 0 || (x == NULL && xq == NULL) || y == NULL ||
+	if (layer_check(l) < 0 || act == NULL || (x == NULL && xq == NULL) ||
+	    y == NULL ||
 	    (x != NULL && ldx < l->hidden) || ldy < l->hidden)
 		return -EINVAL;
 	if (f0 >= f1 || f1 > l->nf || f0 % FFN_KQ_QK != 0 ||
@@ -624,8 +615,7 @@ layer_forward(const struct ffn_kq_layer *l, enum ffn_kq_path path,
 			float *g = s.g + i * pn;
 			const float *u = s.u + i * ns;
 
-			for (size_t f = 0; f < ns; f++)
-				g[f] = kq_act(act, g[f]) * u[f];
+			act(g, u, ns);
 			memset(g + ns, 0, (pn - ns) * sizeof(float));
 		}
 		if (path == FFN_KQ_PATH_F32) {
@@ -644,7 +634,7 @@ layer_forward(const struct ffn_kq_layer *l, enum ffn_kq_path path,
 
 int
 ffn_kq_layer_forward(const struct ffn_kq_layer *l, enum ffn_kq_path path,
-		     enum ffn_kq_act act, const float *x, size_t ldx, size_t R,
+		     ffn_kq_act_fn act, const float *x, size_t ldx, size_t R,
 		     float *y, size_t ldy, void *scratch, size_t scratch_len)
 {
 	if (x == NULL || l == NULL)
@@ -655,7 +645,7 @@ ffn_kq_layer_forward(const struct ffn_kq_layer *l, enum ffn_kq_path path,
 
 int
 ffn_kq_layer_forward_part(const struct ffn_kq_layer *l,
-			  enum ffn_kq_path path, enum ffn_kq_act act,
+			  enum ffn_kq_path path, ffn_kq_act_fn act,
 			  uint32_t f0, uint32_t f1, const float *x,
 			  size_t ldx, size_t R, float *y, size_t ldy,
 			  void *scratch, size_t scratch_len)
@@ -667,7 +657,7 @@ ffn_kq_layer_forward_part(const struct ffn_kq_layer *l,
 }
 
 int
-ffn_kq_layer_forward_q8k(const struct ffn_kq_layer *l, enum ffn_kq_act act,
+ffn_kq_layer_forward_q8k(const struct ffn_kq_layer *l, ffn_kq_act_fn act,
 			 const void *xq, size_t R, float *y, size_t ldy,
 			 void *scratch, size_t scratch_len)
 {

@@ -71,10 +71,29 @@ free_layer(struct qlayer *q)
 	free(q->d);
 }
 
+/* The activations kquant is handed (ffn_kq_act_fn; lib/ffn passes its
+ * own): spec/wire.md §1 in libm, index 1 GELU-tanh as ref_forward's. */
+static void
+act_silu(float *g, const float *u, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		g[i] = g[i] / (1.0f + expf(-g[i])) * u[i];
+}
+
+static void
+act_gelu(float *g, const float *u, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		g[i] = 0.5f * g[i] * (1.0f + tanhf(0.7978846f * (g[i] +
+			0.044715f * g[i] * g[i] * g[i]))) * u[i];
+}
+
+static const ffn_kq_act_fn acts[2] = { act_silu, act_gelu };
+
 /* Reference in double from the dequantised weights (first cols values). */
 static void
-ref_forward(const struct ffn_kq_layer *l, enum ffn_kq_act act,
-	    const float *x, double *y)
+ref_forward(const struct ffn_kq_layer *l, int gelu, const float *x,
+	    double *y)
 {
 	size_t nbh = FFN_KQ_NBLOCKS(l->hidden), nbn = FFN_KQ_NBLOCKS(l->nf);
 	float *w = malloc(256 * (nbh > nbn ? nbh : nbn) * sizeof(float));
@@ -91,7 +110,7 @@ ref_forward(const struct ffn_kq_layer *l, enum ffn_kq_act act,
 			f * ffn_kq_row_bytes(l->up_fmt, l->hidden), nbh, w);
 		for (uint32_t h = 0; h < l->hidden; h++)
 			u += (double)w[h] * x[h];
-		if (act == FFN_KQ_ACT_GELU_TANH)
+		if (gelu)
 			g = 0.5 * g * (1 + tanh(0.7978846 *
 						(g + 0.044715 * g * g * g)));
 		else
@@ -157,7 +176,8 @@ test_layer_padding(void **state)
 
 				FOR_EACH_ISA(isa) {
 					assert_int_equal(ffn_kq_layer_forward(
-						&q.l, FFN_KQ_PATH_F32, act, x,
+						&q.l, FFN_KQ_PATH_F32,
+						acts[act], x,
 						H, R, y, H, s, sl), 0);
 					for (size_t r = 0; r < R; r++) {
 						double mx;
@@ -200,9 +220,9 @@ test_layer_q8k(void **state)
 		double num = 0, den = 0;
 
 		assert_int_equal(ffn_kq_layer_forward(&q.l, FFN_KQ_PATH_F32,
-			FFN_KQ_ACT_SILU, x, H, R, y, H, s, sl), 0);
+			act_silu, x, H, R, y, H, s, sl), 0);
 		assert_int_equal(ffn_kq_layer_forward(&q.l, FFN_KQ_PATH_Q8K,
-			FFN_KQ_ACT_SILU, x, H, R, yq, H, s, sq), 0);
+			act_silu, x, H, R, yq, H, s, sq), 0);
 		for (int i = 0; i < 2 * H; i++) {
 			num += (y[i] - yq[i]) * (double)(y[i] - yq[i]);
 			den += (double)y[i] * y[i];
@@ -220,7 +240,7 @@ test_layer_q8k(void **state)
 			for (size_t r = 0; r < R; r++)
 				ffn_kq_quantize_q8k(x + r * H, H, xq + r * qb);
 			assert_int_equal(ffn_kq_layer_forward_q8k(&q.l,
-				FFN_KQ_ACT_SILU, xq, R, y2, H, s, sq), 0);
+				act_silu, xq, R, y2, H, s, sq), 0);
 			assert_memory_equal(y2, yq, sizeof(y2));
 			free(xq);
 		}
@@ -249,10 +269,10 @@ test_layer_many_rows(void **state)
 		sl = ffn_kq_layer_scratch(&q.l, R, path);
 		s = malloc(sl);
 		assert_int_equal(ffn_kq_layer_forward(&q.l, path,
-			FFN_KQ_ACT_GELU_TANH, x, H, R, y, H, s, sl), 0);
+			act_gelu, x, H, R, y, H, s, sl), 0);
 		for (size_t r = 0; r < R; r++) {
 			assert_int_equal(ffn_kq_layer_forward(&q.l, path,
-				FFN_KQ_ACT_GELU_TANH, x + r * H, H, 1, y1, H,
+				act_gelu, x + r * H, H, 1, y1, H,
 				s, sl), 0);
 			if (path == FFN_KQ_PATH_Q8K) {
 				/* no path depends on R: identical */
@@ -271,8 +291,11 @@ test_layer_many_rows(void **state)
 					    1e-5f * mx);
 		}
 		assert_int_equal(ffn_kq_layer_forward(&q.l, path,
-			FFN_KQ_ACT_GELU_TANH, x, H, R, y, H, s, sl - 1),
+			act_gelu, x, H, R, y, H, s, sl - 1),
 			-ENOSPC);
+		/* the caller's activation is required (ffn_kq_act_fn) */
+		assert_int_equal(ffn_kq_layer_forward(&q.l, path, NULL, x, H,
+			R, y, H, s, sl), -EINVAL);
 		free(s);
 	}
 	/* all-zero input rows give all-zero output (spec/vindex.md §3) */
@@ -280,7 +303,7 @@ test_layer_many_rows(void **state)
 	sl = ffn_kq_layer_scratch(&q.l, 1, FFN_KQ_PATH_F32);
 	s = malloc(sl);
 	assert_int_equal(ffn_kq_layer_forward(&q.l, FFN_KQ_PATH_F32,
-		FFN_KQ_ACT_SILU, x, H, 1, y1, H, s, sl), 0);
+		act_silu, x, H, 1, y1, H, s, sl), 0);
 	for (int h = 0; h < H; h++)
 		assert_true(y1[h] == 0.0f);
 	free(s);
@@ -441,10 +464,10 @@ test_load_ok(void **state)
 		sl = ffn_kq_layer_scratch(&m.layers[1], 1, FFN_KQ_PATH_F32);
 		s = malloc(sl);
 		assert_int_equal(ffn_kq_layer_forward(&m.layers[1],
-			FFN_KQ_PATH_F32, FFN_KQ_ACT_SILU, x, H, 1, yl, H, s,
+			FFN_KQ_PATH_F32, act_silu, x, H, 1, yl, H, s,
 			sl), 0);
 		assert_int_equal(ffn_kq_layer_forward(&lay1.l, FFN_KQ_PATH_F32,
-			FFN_KQ_ACT_SILU, x, H, 1, y, H, s, sl), 0);
+			act_silu, x, H, 1, y, H, s, sl), 0);
 		assert_memory_equal(y, yl, sizeof(y));
 		free(s);
 		ffn_kq_unload(&m);

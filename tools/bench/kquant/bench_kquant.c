@@ -36,6 +36,12 @@
 
 #include "bench_kquant.h"
 
+void
+bkq_silu(float *g, const float *u, size_t n)
+{
+	ffn_act_mul(FFN_ACT_SILU, g, u, n);
+}
+
 /* Thread CPU time: the machine is shared, and time-slicing by other
  * users' processes would otherwise dominate (wall time is printed too). */
 double
@@ -458,7 +464,7 @@ kq_case(struct kq_bench *b, int c, size_t R)
 	case 2: case 3: case 4: case 5:
 		ffn_kq_layer_forward(c < 4 ? &b->k6 : &b->k4,
 			(c & 1) ? FFN_KQ_PATH_Q8K : FFN_KQ_PATH_F32,
-			FFN_KQ_ACT_SILU, b->x, H, R, b->y, H, b->s, b->sl);
+			bkq_silu, b->x, H, R, b->y, H, b->s, b->sl);
 		break;
 	case 6: case 7:
 		read_sink += read_kq_mat(b->q, nf, b->nbh, FFN_KQ_Q4K_BYTES);

@@ -11,6 +11,8 @@
 
 #include "ffn_kq.h"
 
+/** SiLU times up as the appliance applies it (ffn_act_mul). */
+void bkq_silu(float *g, const float *u, size_t n);
 /** This thread's CPU time, seconds. */
 double bkq_cpu_now(void);
 /** Anonymous mapping advised for huge pages; exits on failure. */

@@ -92,7 +92,7 @@ rf_measure(struct rf_layer *r, size_t H, int iters, double t[2][RF_NR])
 
 				if (ffn_kq_layer_forward(&r->l, p ?
 					FFN_KQ_PATH_Q8K : FFN_KQ_PATH_F32,
-					FFN_KQ_ACT_SILU, r->x, H, rf_rows[i],
+					bkq_silu, r->x, H, rf_rows[i],
 					r->y, H, r->s, r->sl) < 0) {
 					fprintf(stderr, "ffn_kq_layer_forward "
 						"failed (%zu rows)\n",
