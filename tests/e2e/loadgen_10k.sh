@@ -26,19 +26,13 @@ dir=$(mktemp -d /tmp/fsb-10k.XXXXXX)
 trap 'rm -rf "$dir"' EXIT
 export HIDDEN=256 LAYERS=2 MAX_CONNECTIONS=10000
 
-# run NAME [env...] -- loadgen options: one run, retried only when it
-# never started (a memif server may refuse the next client for a moment
-# after the last one left, loadgen_memif.sh).
+# run NAME [env...] -- loadgen options: one run, repeated only when it
+# gave no result (memif-run.sh RUNS: the memif PMD's).
 run() {
-	local name=$1 rc
+	local name=$1 rc=0
 	shift
-	for _ in 1 2 3; do
-		rc=0
-		env "$@" --warmup 5 --duration 3 --wire f16 \
-			>"$dir/$name.txt" 2>&1 || rc=$?
-		grep -q '^RESULT' "$dir/$name.txt" && break
-		sleep 1
-	done
+	env RUNS=3 "$@" --warmup 5 --duration 3 --wire f16 \
+		>"$dir/$name.txt" 2>&1 || rc=$?
 	grep -E '^(==|latency|errors|status|validated|port)' \
 		"$dir/$name.txt" | sed "s/^/$name: /"
 	if [ "$rc" -ne 0 ]; then

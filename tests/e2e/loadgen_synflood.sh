@@ -23,21 +23,15 @@ dir=$(mktemp -d /tmp/fsb-synflood.XXXXXX)
 trap 'rm -rf "$dir"' EXIT
 export HIDDEN=256 LAYERS=2 GATEWAY=198.18.4.1
 
-# run NAME loadgen-options...: retried only when it never started (a
-# memif server may refuse the next client for a moment, loadgen_memif.sh)
+# run NAME loadgen-options...: repeated only when it gave no result or
+# telemetry (memif-run.sh RUNS: the memif PMD's)
 run() {
-	local name=$1 rc
+	local name=$1 rc=0
 	shift
-	for _ in 1 2 3; do
-		rc=0
-		rm -f "$dir/$name.tel"
-		TEL_NET_OUT=$dir/$name.tel \
-			"$top/tools/loadgen/memif-run.sh" "$build" \
-			--connections 64 --warmup 3 --duration 5 --wire f16 \
-			"$@" >"$dir/$name.txt" 2>&1 || rc=$?
-		grep -q '^RESULT' "$dir/$name.txt" && break
-		sleep 1
-	done
+	RUNS=3 TEL_NET_OUT=$dir/$name.tel \
+		"$top/tools/loadgen/memif-run.sh" "$build" \
+		--connections 64 --warmup 3 --duration 5 --wire f16 \
+		"$@" >"$dir/$name.txt" 2>&1 || rc=$?
 	grep -E '^(latency|errors|flood|validated|port)' "$dir/$name.txt" |
 		sed "s/^/$name: /"
 	if [ "$rc" -ne 0 ] || [ ! -s "$dir/$name.tel" ]; then

@@ -22,18 +22,15 @@ export HIDDEN=${HIDDEN:-256} LAYERS=${LAYERS:-2}
 out=$(mktemp -d /tmp/fsb-overload.XXXXXX)
 trap 'rm -rf "$out"' EXIT
 
-# One memif-run; a memif server may refuse the next client for a moment
-# after the last one left (loadgen_memif.sh): retry a run with no result.
+# One memif-run, repeated only when it gave no result (RUNS: the memif
+# PMD's).
 run() {
 	local name=$1
 	shift
-	for _ in 1 2 3; do
-		"$here/memif-run.sh" "$build" --connections "$conns" \
-			--warmup 3 --duration "$secs" --wire f16 "$@" \
-			>"$out/$name.txt" 2>&1 || true
-		grep -q '^RESULT' "$out/$name.txt" && return 0
-		sleep 1
-	done
+	RUNS=3 "$here/memif-run.sh" "$build" --connections "$conns" \
+		--warmup 3 --duration "$secs" --wire f16 "$@" \
+		>"$out/$name.txt" 2>&1 || true
+	grep -q '^RESULT' "$out/$name.txt" && return 0
 	tail -20 "$out/$name.txt" >&2
 	echo "overload.sh: $name: no result" >&2
 	exit 1

@@ -54,20 +54,13 @@ echo "q4k ceiling: bench-kquant --roofline 2 2560:10240, f32 path, kernels $kqis
 : >"$dir/points.txt"
 for w in f32 f16 q4k; do
 	for c in 1 4 16 64 128; do
-		# A memif server sometimes refuses the next client for a
-		# moment after the last one left (loadgen_memif.sh): retry
-		# a run that got no result.
-		for _ in 1 2 3; do
-			rc=0
-			rm -f "$dir/tel.json"
-			MODEL=$dir/$w LAYERS=1 TEL_OUT=$dir/tel.json \
-				"$top/tools/loadgen/memif-run.sh" "$build" \
-				--connections "$c" --wire f16 --warmup 1 \
-				--duration "$secs" >"$dir/run.txt" 2>&1 ||
-				rc=$?
-			grep -q '^RESULT' "$dir/run.txt" && break
-			sleep 1
-		done
+		# repeated only when it gave no result or telemetry
+		# (memif-run.sh RUNS: the memif PMD's)
+		rc=0
+		RUNS=3 MODEL=$dir/$w LAYERS=1 TEL_OUT=$dir/tel.json \
+			"$top/tools/loadgen/memif-run.sh" "$build" \
+			--connections "$c" --wire f16 --warmup 1 \
+			--duration "$secs" >"$dir/run.txt" 2>&1 || rc=$?
 		res=$(grep '^RESULT' "$dir/run.txt" || true)
 		if [ -z "$res" ] || [ ! -s "$dir/tel.json" ]; then
 			echo "$w at $c connections: no result (exit $rc)" >&2
