@@ -40,6 +40,7 @@
 
 #include "bench_ffn.h"
 #include "bench_peak.h"
+#include "bench_ffn_act.h"
 #include "bench_ffn_roofline.h"
 #include "bench_ffn_split.h"
 
@@ -563,6 +564,7 @@ main(int argc, char **argv)
 		{ "table", no_argument, NULL, 't' },
 		{ "split", no_argument, NULL, 'p' },
 		{ "roofline", no_argument, NULL, 'r' },
+		{ "act", no_argument, NULL, 'c' },
 		{ NULL, 0, NULL, 0 },
 	};
 	static const struct {
@@ -573,7 +575,8 @@ main(int argc, char **argv)
 		{ "llama", "Llama-8B-like", 4096, 14336 },
 	};
 	const char *size = "both";
-	int iters = 10, table = 0, split = 0, roof = 0, c, rc = 0, ran = 0;
+	int iters = 10, table = 0, split = 0, roof = 0, act = 0, c, rc = 0;
+	int ran = 0;
 
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (c) {
@@ -582,6 +585,7 @@ main(int argc, char **argv)
 		case 't': table = 1; break;
 		case 'p': split = 1; break;
 		case 'r': roof = 1; break;
+		case 'c': act = 1; break;
 		case 'a':
 			if (ffn_select_isa(strcmp(optarg, "avx2") == 0 ?
 					   FFN_ISA_AVX2 :
@@ -595,7 +599,8 @@ main(int argc, char **argv)
 		default:
 			fprintf(stderr, "usage: %s [--size llama|gemma|both] "
 				"[--iters N] [--isa avx512|avx2|scalar] "
-				"[--table] [--split] [--roofline]\n", argv[0]);
+				"[--table] [--split] [--roofline] [--act]\n",
+				argv[0]);
 			return 2;
 		}
 	}
@@ -616,8 +621,8 @@ main(int argc, char **argv)
 	}
 	printf("OpenBLAS core: %s (its own pick: OPENBLAS_CORETYPE and "
 	       "OPENBLAS_L2_SIZE unset)\n", openblas_get_corename());
-	/* --roofline or --split: only that section (bench_ffn_roofline.c,
-	 * bench_ffn_split.c) */
+	/* --roofline, --split or --act: only that section
+	 * (bench_ffn_roofline.c, bench_ffn_split.c, bench_ffn_act.c) */
 	for (unsigned i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 		const char *nm = sizes[i].name;
 		unsigned H = sizes[i].H, nf = sizes[i].nf;
@@ -626,6 +631,7 @@ main(int argc, char **argv)
 			continue;
 		rc |= roof ? bench_roofline(nm, H, nf, iters) :
 		      split ? bench_split(nm, H, nf, iters) :
+		      act ? bench_act(nm, nf, iters) :
 		      bench(nm, H, nf, iters, table);
 		ran++;
 	}
