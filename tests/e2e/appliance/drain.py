@@ -59,6 +59,12 @@ def unacked(c):
 
 # Linux doubles it, and keeps at least a few KiB.
 RCVBUF = 16384
+# The appliance's TCP send buffer per connection (lib/net/tcp/tcp.h,
+# snd_buf's default). An answer queued whole lets the next one's head be
+# written: the walk's must be larger than this with room to spare, or
+# the pipelined health after it can be answered, "keep-alive", before
+# the signal whenever the walk was computed by then.
+APPLIANCE_SNDBUF = 4 << 20
 
 
 def appliance_pid(pid):
@@ -134,9 +140,10 @@ def main():
         time.sleep(0.005)
     C.eq(unacked(big), 0, "the appliance acknowledged both requests")
     computing = not readable(big)
-    C.check(len(x) * len(layers) * x.shape[1] * 4 > 8 * RCVBUF,
-            "the walk's answer is far larger than the receive buffer "
-            "(raise --seq-len)")
+    C.check(len(x) * len(layers) * x.shape[1] * 4 >
+            APPLIANCE_SNDBUF + 8 * RCVBUF + (1 << 20),
+            "the walk's answer is far larger than the appliance's send "
+            "buffer and this receive buffer (raise --seq-len)")
     os.kill(A.pid, signal.SIGTERM)
     t_sig = time.time()
     # The same TERM once more, as timeout(1) and any kill of a process

@@ -52,7 +52,7 @@ fsa_client 300 "$FSA_PY" "$HERE/test_routes.py" --name "worker gemma3-f16" \
 # bound (app/ffn-shard: 5 s) and a few seconds of teardown.
 FSA_STEP="drain"
 fsa_client 60 "$FSA_PY" "$HERE/drain.py" --host "$FSA_IP" --port 8080 \
-	--model "$m" --owned 0-3 --pid "$FSA_PID" --seq-len 1024
+	--model "$m" --owned 0-3 --pid "$FSA_PID" --seq-len 2048
 exited_within "$FSA_PID" 10 || {
 	echo "the appliance still runs 10 s after SIGTERM" >&2
 	exit 1
