@@ -261,11 +261,12 @@ matmat(const struct ffn_mat *w, const float *xt, unsigned rp, float *ot)
 #endif
 /*
  * Rows from which ffn_dense.c runs mm_down; below, down on the
- * activations transposed (Gemma size, one run on a Zen 5 host, both
- * sets and dtypes: at 16 rows that was 1.5-3 ms faster than mm_down's
- * 5-12 ms, at 32-48 within 5% either way, and mm_down was ahead from 64:
- * its short runs of MMD_KC rows per step keep DRAM under its streaming
- * rate, which only the smaller batches feel).
+ * activations transposed. Down alone, Gemma size, on a Zen 5 host, both
+ * sets and dtypes: at 16 rows the row kernel was 1.5-3 ms faster than
+ * mm_down's 5-12 ms, at 32-48 rows within 5% either way, and mm_down was
+ * ahead from 64 (its short runs of MMD_KC rows per step keep DRAM under
+ * its streaming rate, which only the smaller batches feel). Whole
+ * passes: 2-6% faster at 16 rows (docs/PERFORMANCE.md).
  */
 #ifndef MMD_MIN_ROWS
 #define MMD_MIN_ROWS 32u
