@@ -77,9 +77,7 @@ pass_blas(const struct ffn_model *m, const struct ffn_layer *ly,
 /*
  * Many rows (k->mm_pack, ffn_priv.h): the rows transposed once into xt
  * (xb; R x H moves against R x 3 H nf FMAs), gate and up into gt and ut
- * ([nf][rp], in g and u), the activation on those, and down from gt;
- * below k->mmd_min_rows rows, down is the row kernel's, from the
- * activations transposed back into u ([R][nf]: R x nf moves).
+ * ([nf][rp], in g and u), the activation on those, and down from gt.
  */
 static void
 pass_mm(const struct ffn_kernels *k, const struct ffn_model *m,
@@ -88,19 +86,11 @@ pass_mm(const struct ffn_kernels *k, const struct ffn_model *m,
 {
 	float *xt = s->xb, *gt = s->g, *ut = s->u;
 	unsigned rp = k->mm_pack(x, R, m->info.hidden, xt);
-	unsigned f, r;
 
 	k->matmat(&ly->gate, xt, rp, gt);
 	k->matmat(&ly->up, xt, rp, ut);
 	ffn_act_mul(m->info.act, gt, ut, (size_t)ly->nf * rp);
-	if (R >= k->mmd_min_rows) {
-		k->mm_down(&ly->down, gt, rp, R, y);
-		return;
-	}
-	for (f = 0; f < ly->nf; f++)
-		for (r = 0; r < R; r++)
-			ut[(size_t)r * ly->nf + f] = gt[(size_t)f * rp + r];
-	k->down(&ly->down, ut, ly->nf, R, y);
+	k->mm_down(&ly->down, gt, rp, R, y);
 }
 
 static void

@@ -735,7 +735,6 @@ const struct ffn_kernels KNAME = {
 	.mm_down = mm_down,
 	.mm_align = VL,
 	.mm_min_rows = MM_MIN_ROWS,
-	.mmd_min_rows = MMD_MIN_ROWS,
 	.act_mul = act_mul,
 };
 

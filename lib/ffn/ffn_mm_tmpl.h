@@ -260,17 +260,12 @@ matmat(const struct ffn_mat *w, const float *xt, unsigned rp, float *ot)
 #define MMD_KC 128u
 #endif
 /*
- * Rows from which ffn_dense.c runs mm_down; below, down on the
- * activations transposed. Down alone, Gemma size, on a Zen 5 host, both
- * sets and dtypes: at 16 rows the row kernel was 1.5-3 ms faster than
- * mm_down's 5-12 ms, at 32-48 rows within 5% either way, and mm_down was
- * ahead from 64 (its short runs of MMD_KC rows per step keep DRAM under
- * its streaming rate, which only the smaller batches feel). Whole
- * passes: 2-6% faster at 16 rows (docs/PERFORMANCE.md).
+ * Tried: below 32 rows, the row kernel's down on the activations
+ * transposed back. Paired roofline rounds (five Gemma, three Llama):
+ * Gemma size 2-6% faster
+ * at 16 rows, Llama size 4-15% slower (f32), so mm_down runs from
+ * mm_min_rows on (docs/PERFORMANCE.md, session 15).
  */
-#ifndef MMD_MIN_ROWS
-#define MMD_MIN_ROWS 32u
-#endif
 #define MMD_RMAX 12
 
 AI void

@@ -75,8 +75,7 @@ struct ffn_scratch {
  *         from mm_pack's xt. Each output is summed in h order.
  * mm_down (with matmat): down from activations in matmat's layout:
  *         y[r][h] = Σ_f at[f * rp + r] · D[f][h] for h < H, r < R <= rp
- *         (overwrites y), for batches of mmd_min_rows rows or more;
- *         smaller ones run down on the activations transposed.
+ *         (overwrites y).
  */
 struct ffn_kernels {
 	enum ffn_isa isa;
@@ -93,7 +92,6 @@ struct ffn_kernels {
 			unsigned rp, unsigned rows, float *const *y);
 	unsigned mm_align;	/* <= FFN_ROWS_ALIGN, divides it */
 	unsigned mm_min_rows;
-	unsigned mmd_min_rows;	/* mm_down from here, down below */
 	/* g[i] = act(g[i]) · u[i], i < n (ffn_act_tmpl.h: the same bits in
 	 * every set) */
 	void (*act_mul)(enum ffn_act act, float *g, const float *u,

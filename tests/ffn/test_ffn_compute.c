@@ -349,8 +349,7 @@ test_random_vs_double(void **state)
 
 /*
  * Batches past 16 rows take the rows-in-lanes kernels (mm_pack, matmat,
- * and from 32 rows mm_down; 16-31 rows run down on the activations
- * transposed back): whole and partial row vectors, one and several sweeps,
+ * mm_down): whole and partial row vectors, one and several sweeps,
  * feature blocks with a partial last one (nf 150), both activations,
  * f32 and f16, every kernel set, against the double reference, in one
  * pass and in passes of 48 rows.
