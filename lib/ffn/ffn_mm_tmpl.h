@@ -262,9 +262,8 @@ matmat(const struct ffn_mat *w, const float *xt, unsigned rp, float *ot)
 /*
  * Tried: below 32 rows, the row kernel's down on the activations
  * transposed back. Paired roofline rounds (five Gemma, three Llama):
- * Gemma size 2-6% faster
- * at 16 rows, Llama size 4-15% slower (f32), so mm_down runs from
- * mm_min_rows on (docs/PERFORMANCE.md, session 15).
+ * Gemma size 2-6% faster at 16 rows, Llama size 4-15% slower (f32), so
+ * mm_down runs from mm_min_rows on (docs/PERFORMANCE.md, session 15).
  */
 #define MMD_RMAX 12
 
