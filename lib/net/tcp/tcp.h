@@ -185,7 +185,9 @@ enum tcp_drop_reason {
 	TCP_DROP_CONN_LIMIT,      /**< global connection limit */
 	TCP_DROP_BACKLOG,         /**< SYN backlog full: no state kept, a
 	                           *   SYN cookie answered (RFC 4987) */
-	TCP_DROP_COOKIE,          /**< ACK with a bad SYN cookie */
+	TCP_DROP_COOKIE,          /**< ACK with a bad SYN cookie to a
+	                           *   listener that sent cookies lately
+	                           *   (else NO_CONN) */
 	TCP_DROP_OOO_MEM,         /**< out-of-order queue full */
 	TCP_DROP_RCV_MEM,         /**< beyond the receive window/memory */
 	TCP_DROP_NOMEM,           /**< mbuf/state allocation failed */

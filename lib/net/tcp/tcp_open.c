@@ -163,6 +163,14 @@ tcp_listen_cookie_ack(struct tcp_stack *s, const struct tcp_key *k,
 	struct tcp_conn *c;
 	uint16_t mss;
 
+	/* No cookie sent lately: no cookie handshake to complete, the ACK
+	 * is one for no connection like any other (Linux: no
+	 * SYNCOOKIESFAILED count, a RST). */
+	if (!tcp_cookie_recent(s, l)) {
+		tcp_rst_reply(s, k, g);
+		tcp_drop(s, g->m, TCP_DROP_NO_CONN);
+		return -ENOTCONN;
+	}
 	/* Maybe the third segment of a cookie handshake. */
 	if (tcp_cookie_check(s, k, g->seq - 1, g->ack - 1, &mss) < 0) {
 		tcp_rst_reply(s, k, g);
@@ -209,6 +217,7 @@ tcp_listen_syn(struct tcp_stack *s, const struct tcp_key *k,
 	if (l->syn_rcvd >= l->backlog) {
 		/* Backlog full: answer statelessly (RFC 4987 §3.6). */
 		mss = g->o.has_mss ? RTE_MIN(g->o.mss, s->mss) : TCP_DEFAULT_MSS;
+		tcp_cookie_sent(s, l);
 		tcp_send_synack_cookie(s, k, tcp_cookie_make(s, k, g->seq, mss),
 				       g->seq + 1, &g->o);
 		s->stats.drops[TCP_DROP_BACKLOG]++;

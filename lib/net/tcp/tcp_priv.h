@@ -94,6 +94,11 @@ struct tcp_listener {
 	uint16_t port;		/* host order, 0 = free slot */
 	uint32_t backlog;
 	uint32_t syn_rcvd;	/* connections in SYN_RECEIVED */
+	/* The last SYN answered with a cookie (tcp_now(), valid if
+	 * cookie_sent): like Linux's per-listener last_overflow, only
+	 * then is a bare ACK worth a cookie check (tcp_cookie_recent). */
+	uint64_t cookie_at;
+	bool cookie_sent;
 	const struct tcp_ops *ops;
 	void *arg;
 };
@@ -294,6 +299,8 @@ uint32_t tcp_cookie_make(struct tcp_stack *s, const struct tcp_key *k,
 			 uint32_t seq, uint16_t mss);
 int tcp_cookie_check(struct tcp_stack *s, const struct tcp_key *k,
 		     uint32_t seq, uint32_t cookie, uint16_t *mss);
+void tcp_cookie_sent(struct tcp_stack *s, struct tcp_listener *l);
+bool tcp_cookie_recent(struct tcp_stack *s, const struct tcp_listener *l);
 bool tcp_challenge_ack_allowed(struct tcp_stack *s);
 uint64_t tcp_now(struct tcp_stack *s);
 

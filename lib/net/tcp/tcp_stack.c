@@ -614,6 +614,33 @@ tcp_cookie_check(struct tcp_stack *s, const struct tcp_key *k, uint32_t seq,
 	return 0;
 }
 
+/* A cookie passes tcp_cookie_check for the rest of its 64 s period and
+ * the whole next one: it is at most this old. */
+#define TCP_COOKIE_VALID_US (2 * (uint64_t)TCP_COOKIE_PERIOD_US)
+
+/* Listener l answered a SYN with a cookie now (Linux:
+ * tcp_synq_overflow()). */
+void
+tcp_cookie_sent(struct tcp_stack *s, struct tcp_listener *l)
+{
+	l->cookie_at = tcp_now(s);
+	l->cookie_sent = true;
+}
+
+/* Whether an ACK for no connection on l may complete a cookie handshake
+ * (RFC 4987 §3.6): only if l sent a cookie that could still be valid.
+ * Checked on every such ACK, a replayed capture whose recorded ISN was a
+ * cookie of ours opened connections on a listener that never overflowed.
+ * Linux checks a cookie only within TCP_SYNCOOKIE_VALID (2 min) of the
+ * listener's last overflow (tcp_synq_no_recent_overflow()); our window
+ * is the cookie's own lifetime, 2 x 64 s. */
+bool
+tcp_cookie_recent(struct tcp_stack *s, const struct tcp_listener *l)
+{
+	return l->cookie_sent &&
+	       tcp_now(s) - l->cookie_at < TCP_COOKIE_VALID_US;
+}
+
 bool
 tcp_challenge_ack_allowed(struct tcp_stack *s)
 {

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "tcp_harness.h"
+#include "tcp_priv.h"	/* tcp_cookie_make: forge a valid cookie */
 
 static struct th H;
 static const struct th_opts MSS1460 = { .mss = 1460 };
@@ -267,6 +268,150 @@ test_syn_cookie_keeps_options(void **st)
 	th_stop(&H);
 }
 
+/* The cookie the stack would answer a SYN (peer ISN isn, MSS 1460)
+ * from H.rport with now: what a recorded capture may hold. */
+static uint32_t
+forge_cookie(uint32_t isn)
+{
+	struct tcp_key k = {
+		.rip = TH_REMOTE_IP, .lip = TH_LOCAL_IP,
+		.rport = rte_cpu_to_be_16(H.rport),
+		.lport = rte_cpu_to_be_16(TH_PORT),
+	};
+
+	return tcp_cookie_make(H.s, &k, isn, 1460);
+}
+
+/* A listener that never sent a cookie checks no ACK as one (Linux:
+ * tcp_synq_no_recent_overflow): a replayed cookie ACK, valid as a
+ * cookie, is an ACK for no connection: RST, no_conn. */
+static void
+test_cookie_ack_without_overflow_refused(void **st)
+{
+	struct tcp_stats sts;
+	uint32_t cookie;
+
+	th_config(&H);
+	th_start(&H);
+	assert_int_equal(tcp_listen(H.s, TH_PORT, 1, &th_ops, &H.app), 0);
+	H.rport++;
+	cookie = forge_cookie(5000);
+	th_inject(&H, F_ACK | F_PSH, 5001, cookie + 1, 65535, NULL, "GET", 3);
+	EXPECT_SEG(&H, F_RST, cookie + 1, 0);
+	assert_int_equal(th_pending(&H), 0);
+	assert_int_equal(H.app.accepted, 0);
+	assert_int_equal(H.app.rx_len, 0);
+	sts = th_stats(&H);
+	assert_int_equal(sts.conns[TCP_ESTABLISHED], 0);
+	assert_int_equal(sts.syncookies_ok, 0);
+	assert_int_equal(sts.drops[TCP_DROP_NO_CONN], 1);
+	assert_int_equal(sts.drops[TCP_DROP_COOKIE], 0);
+	/* it was the stack's own cookie for that SYN: overflowed, the
+	 * listener answers the same SYN with it */
+	H.rport--;
+	th_inject(&H, F_SYN, PEER, 0, 65535, &MSS1460, NULL, 0);
+	th_drain(&H);
+	H.rport++;
+	th_inject(&H, F_SYN, 5000, 0, 65535, &MSS1460, NULL, 0);
+	EXPECT_SEG(&H, F_SYN | F_ACK, cookie, 5001);
+	assert_int_equal(th_stats(&H).syncookies_sent, 1);
+	th_stop(&H);
+}
+
+/* The overflow is what makes the difference: the ACK refused before
+ * it, the answer to our cookie, opens the connection after it. */
+static void
+test_cookie_ack_after_overflow_accepted(void **st)
+{
+	struct tcp_stats sts;
+	uint32_t cookie;
+
+	th_config(&H);
+	th_start(&H);
+	assert_int_equal(tcp_listen(H.s, TH_PORT, 1, &th_ops, &H.app), 0);
+	H.rport++;
+	cookie = forge_cookie(5000);
+	th_inject(&H, F_ACK, 5001, cookie + 1, 65535, NULL, NULL, 0);
+	EXPECT_SEG(&H, F_RST, cookie + 1, 0);
+	assert_int_equal(H.app.accepted, 0);
+	H.rport--;
+	th_inject(&H, F_SYN, PEER, 0, 65535, &MSS1460, NULL, 0); /* fills it */
+	th_drain(&H);
+	H.rport++;
+	th_inject(&H, F_SYN, 5000, 0, 65535, &MSS1460, NULL, 0);
+	EXPECT_SEG(&H, F_SYN | F_ACK, cookie, 5001);
+	assert_int_equal(th_stats(&H).syncookies_sent, 1);
+	th_advance(&H, 1000000);
+	th_drain(&H);		/* SYN-ACK retransmission of the first */
+	th_inject(&H, F_ACK | F_PSH, 5001, cookie + 1, 65535, NULL, "GET", 3);
+	assert_int_equal(H.app.accepted, 1);
+	assert_int_equal(H.app.rx_len, 3);
+	assert_int_equal(tcp_conn_state(H.app.conn), TCP_ESTABLISHED);
+	tcp_send(H.app.conn, "ok", 2);
+	tcp_flush(H.app.conn);
+	EXPECT_SEG(&H, F_ACK | F_PSH, cookie + 1, 5004);
+	sts = th_stats(&H);
+	assert_int_equal(sts.syncookies_ok, 1);
+	assert_int_equal(sts.conns[TCP_ESTABLISHED], 1);
+	assert_int_equal(sts.drops[TCP_DROP_NO_CONN], 1);
+	assert_int_equal(sts.drops[TCP_DROP_COOKIE], 0);
+	th_stop(&H);
+}
+
+/* The overflow counts for a cookie's lifetime, 2 x 64 s: a cookie that
+ * is valid now is taken 127 s after the last one sent, not 128 s
+ * after; a new overflow makes it good again. */
+static void
+test_cookie_ack_after_overflow_window_refused(void **st)
+{
+	struct tcp_stats sts;
+	uint32_t cookie;
+
+	th_config(&H);
+	th_start(&H);
+	assert_int_equal(tcp_listen(H.s, TH_PORT, 1, &th_ops, &H.app), 0);
+	th_inject(&H, F_SYN, PEER, 0, 65535, &MSS1460, NULL, 0); /* fills it */
+	th_drain(&H);
+	H.rport++;
+	th_inject(&H, F_SYN, 5000, 0, 65535, &MSS1460, NULL, 0);
+	assert_int_equal(th_next(&H)->flags, F_SYN | F_ACK);
+	assert_int_equal(th_stats(&H).syncookies_sent, 1);
+	/* 127 s on: a fresh cookie (from another port) is still taken */
+	th_advance(&H, 127000000);
+	th_drain(&H);
+	H.rport++;
+	cookie = forge_cookie(7000);
+	th_inject(&H, F_ACK, 7001, cookie + 1, 65535, NULL, NULL, 0);
+	assert_int_equal(H.app.accepted, 1);
+	assert_int_equal(th_pending(&H), 0);
+	/* 128 s on: no more, though the cookie is valid as such */
+	th_advance(&H, 1000000);
+	th_drain(&H);
+	H.rport++;
+	cookie = forge_cookie(9000);
+	th_inject(&H, F_ACK | F_PSH, 9001, cookie + 1, 65535, NULL, "GET", 3);
+	EXPECT_SEG(&H, F_RST, cookie + 1, 0);
+	assert_int_equal(H.app.accepted, 1);
+	assert_int_equal(H.app.rx_len, 0);
+	sts = th_stats(&H);
+	assert_int_equal(sts.syncookies_ok, 1);
+	assert_int_equal(sts.conns[TCP_ESTABLISHED], 1);
+	assert_int_equal(sts.drops[TCP_DROP_NO_CONN], 1);
+	assert_int_equal(sts.drops[TCP_DROP_COOKIE], 0);
+	/* the first SYN still holds the backlog's one place: the next SYN
+	 * overflows it again, and the same ACK now opens a connection */
+	assert_int_equal(sts.conns[TCP_SYN_RECEIVED], 1);
+	H.rport = TH_RPORT + 11;
+	th_inject(&H, F_SYN, 4000, 0, 65535, &MSS1460, NULL, 0);
+	th_drain(&H);
+	assert_int_equal(th_stats(&H).syncookies_sent, 2);
+	H.rport = TH_RPORT + 3;
+	th_inject(&H, F_ACK | F_PSH, 9001, cookie + 1, 65535, NULL, "GET", 3);
+	assert_int_equal(H.app.accepted, 2);
+	assert_int_equal(H.app.rx_len, 3);
+	th_stop(&H);
+}
+
 static void
 test_syn_ack_retransmit_and_give_up(void **st)
 {
@@ -502,6 +647,9 @@ main(void)
 		cmocka_unit_test(test_rst_for_no_listener_and_no_conn),
 		cmocka_unit_test(test_syn_cookies_when_backlog_full),
 		cmocka_unit_test(test_syn_cookie_keeps_options),
+		cmocka_unit_test(test_cookie_ack_without_overflow_refused),
+		cmocka_unit_test(test_cookie_ack_after_overflow_accepted),
+		cmocka_unit_test(test_cookie_ack_after_overflow_window_refused),
 		cmocka_unit_test(test_syn_ack_retransmit_and_give_up),
 		cmocka_unit_test(test_idle_timeout),
 		cmocka_unit_test(test_idle_timeout_one_day),
