@@ -416,7 +416,17 @@ port_setup(struct net_port *p, const struct net_port_conf *conf)
 		return rc;
 	}
 	setup_reta(p, &di);
-	return rte_eth_macaddr_get(p->port_id, &p->mac);
+	rc = rte_eth_macaddr_get(p->port_id, &p->mac);
+	if (rc != 0) {
+		NET_LOG(ERR, "port %u: macaddr_get: %s\n", p->port_id,
+			strerror(-rc));
+		return rc;
+	}
+	/* Operators need it for the frames they build themselves (the
+	 * pktgen kit's FFN_DST_MAC, tools/pktgen/README.md). */
+	NET_LOG(INFO, "port %u: MAC " RTE_ETHER_ADDR_PRT_FMT "\n", p->port_id,
+		RTE_ETHER_ADDR_BYTES(&p->mac));
+	return 0;
 }
 
 int
