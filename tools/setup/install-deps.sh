@@ -13,7 +13,7 @@ PKGS=(
 	iproute2 ethtool curl wrk tcpdump procps kmod
 	python3 python3-numpy python3-scapy valgrind nginx-light
 	iputils-ping arping
-	lua5.4
+	lua5.4 liblua5.4-dev
 	clang libclang-rt-14-dev
 )
 
