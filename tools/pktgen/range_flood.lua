@@ -10,10 +10,13 @@
 --   pktgen -l 0-2 -n 4 -a PCI -- -P -m "[1:2].0" -f tools/pktgen/range_flood.lua
 --
 -- The TCP flags of pktgen's generated TCP frames depend on its version
--- (check one frame with `page range` or a capture). A bare ACK flood
--- checks every segment against the SYN cookie secret and answers with a
--- RST (ffn_tcp_drops_total{reason="bad_cookie"}); a SYN flood is
--- syn_flood.lua, whose frames are exact.
+-- (check one frame with `page range` or a capture; 23.06.1 sends ACKs).
+-- A bare ACK flood is answered with a RST per segment, counted as
+-- ffn_tcp_drops_total{reason="no_conn"}; within 128 s of a SYN-backlog
+-- overflow (a SYN flood just before) the listener checks each ACK as a
+-- possible SYN cookie first, and counts {reason="bad_cookie"} instead
+-- (lib/net/tcp, as Linux). A SYN flood is syn_flood.lua, whose frames
+-- are exact.
 
 dofile("tools/pktgen/ffn_common.lua")
 ffn.need_mac()
@@ -60,10 +63,11 @@ pktgen.set(p, "rate", ffn.rate)
 pktgen.set(p, "count", 0)
 pktgen.set_range(p, "on")
 pktgen.clr()
-printf("range_flood: TCP to %s:%d from %s..%s at %d%% for %d s\n",
+ffn.printf("range_flood: TCP to %s:%d from %s..%s at %d%% for %d s\n",
        ffn.dst_ip, ffn.listen, ffn.src_min, ffn.src_max, ffn.rate,
        ffn.seconds)
 pktgen.start(p)
 ffn.watch("range_flood", ffn.seconds)
 pktgen.stop(p)
 pktgen.set_range(p, "off")
+ffn.printf("range_flood: done\n")
