@@ -227,6 +227,7 @@ uint16_t net_rss_pick_sport(const struct net_lcore *lc, uint32_t dst_be,
 	X(drop_eth_short) X(drop_eth_not_ours) X(drop_eth_type) \
 	X(drop_vlan) \
 	X(arp_rx) X(arp_req_answered) X(arp_reply_rx) X(arp_req_tx) \
+	X(arp_req_limited) \
 	X(arp_garp_tx) X(drop_arp_bad) X(drop_arp_not_ours) \
 	X(drop_arp_pending_full) X(drop_arp_timeout) X(drop_arp_table_full) \
 	X(drop_ip_short) X(drop_ip_version) X(drop_ip_ihl) X(drop_ip_len) \

@@ -173,12 +173,24 @@ net_arp_send_garp(struct net_lcore *lc)
 	lc->st.arp_garp_tx++;
 }
 
+static struct net_arp_asked *
+arp_asked(struct net_lcore *lc, uint32_t ip_be)
+{
+	/* Fibonacci hashing: spoofed floods walk consecutive addresses */
+	return &lc->asked[(uint32_t)(ip_be * 2654435761u) >>
+			  (32 - __builtin_ctz(NET_ARP_ASKED))];
+}
+
 static void
 arp_request(struct net_lcore *lc, uint32_t ip_be)
 {
+	struct net_arp_asked *a = arp_asked(lc, ip_be);
+
 	arp_send(lc, RTE_ARP_OP_REQUEST, &bcast, &zero_mac, lc->port->ip_be,
 			ip_be);
 	lc->st.arp_req_tx++;
+	a->ip_be = ip_be;
+	a->ns = lc->now_ns;
 }
 
 /* Lookup for output.  An entry in use that nears its end is re-asked for
@@ -226,6 +238,7 @@ void
 net_arp_park(struct net_lcore *lc, struct rte_mbuf *m, uint32_t hop_be)
 {
 	struct net_pending *pd = NULL, *free_pd = NULL;
+	struct net_arp_asked *a;
 	unsigned int i;
 
 	for (i = 0; i < NET_PENDING_HOPS; i++) {
@@ -263,10 +276,25 @@ net_arp_park(struct net_lcore *lc, struct rte_mbuf *m, uint32_t hop_be)
 		pd = free_pd;
 		pd->ip_be = hop_be;
 		pd->n = 0;
-		pd->tries = 1;
-		pd->next_ns = lc->now_ns + lc->port->arp_retry_ns;
 		lc->npending++;
-		arp_request(lc, hop_be);
+		a = arp_asked(lc, hop_be);
+		if (a->ip_be == hop_be &&
+		    lc->now_ns - a->ns < lc->port->arp_retry_ns) {
+			/* RFC 1122 §2.3.2.1: "a mechanism to prevent ARP
+			 * flooding (repeatedly sending an ARP Request for the
+			 * same IP address, at a high rate) MUST be included";
+			 * at most one per retry interval. Without it, a SYN
+			 * flood from more spoofed sources than there are
+			 * pending slots cost a request per SYN, and on
+			 * net_tap a write each. net_arp_poll asks when due. */
+			pd->tries = 0;
+			pd->next_ns = a->ns + lc->port->arp_retry_ns;
+			lc->st.arp_req_limited++;
+		} else {
+			pd->tries = 1;
+			pd->next_ns = lc->now_ns + lc->port->arp_retry_ns;
+			arp_request(lc, hop_be);
+		}
 	}
 	if (pd->n == NET_PENDING_PKTS) {
 		/* RFC 1122 §2.3.2.2: keep the latest; drop the oldest. */

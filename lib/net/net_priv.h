@@ -23,6 +23,7 @@
 #define NET_TX_STALL_NS		(1000ull * 1000 * 1000)
 #define NET_PENDING_HOPS	8	/* unresolved next hops per lcore */
 #define NET_PENDING_PKTS	16	/* parked packets per next hop */
+#define NET_ARP_ASKED		256	/* recent requests remembered per lcore */
 /* Ethernet + one VLAN tag + IPv4 without options. */
 #define NET_HDR_ROOM (RTE_ETHER_HDR_LEN + 4 + 20)
 
@@ -71,6 +72,14 @@ struct net_pending {
 	struct rte_mbuf *pkts[NET_PENDING_PKTS];
 };
 
+/* When a request for ip_be last left this lcore: a slot of a direct-mapped
+ * table that outlives the pending hops, so that a hop evicted from them
+ * and parked again is not asked for again at once (RFC 1122 §2.3.2.1). */
+struct net_arp_asked {
+	uint32_t ip_be;
+	uint64_t ns;
+};
+
 struct net_l4 {
 	net_l4_input_t input;
 	net_l4_poll_t poll;
@@ -95,6 +104,7 @@ struct net_lcore {
 	uint64_t refresh_ns;
 	unsigned int npending;
 	struct net_pending pending[NET_PENDING_HOPS];
+	struct net_arp_asked asked[NET_ARP_ASKED];
 	int reg_slot;
 	struct net_stats st __rte_cache_aligned;
 } __rte_cache_aligned;

@@ -3,8 +3,9 @@
  *
  * The ARP table and the pending hops under hostile input (found by
  * tests/e2e/stress_arp_*.sh): only on-link senders are learnt, expired
- * entries give their slot to new neighbours, and a new unresolved hop
- * takes the slot of the most-asked one instead of being refused.
+ * entries give their slot to new neighbours, a new unresolved hop
+ * takes the slot of the most-asked one instead of being refused, and an
+ * evicted hop parked again is not asked for again within the interval.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -127,6 +128,54 @@ test_pending_hop_evicted(void **state)
 	rig_close(&r);
 }
 
+/* A flood from more spoofed on-link sources than there are pending slots
+ * evicts hops and parks them again: each address is still asked for at
+ * most once per retry interval (RFC 1122 §2.3.2.1), and a new peer's
+ * request still leaves at once. */
+static void
+test_reparked_hop_not_reasked(void **state)
+{
+	const uint32_t nsrc = 3 * NET_PENDING_HOPS;
+	struct net_stats s;
+	struct rig r;
+
+	(void)state;
+	assert_int_equal(rig_open(&r, NULL), 0);
+	for (int round = 0; round < 4; round++)
+		for (uint32_t i = 0; i < nsrc; i++)
+			assert_int_equal(send_tcp(&r, RTE_IPV4(198, 18, 1,
+					100 + i), i), 0);
+	rig_poll(&r, 0);
+	rig_stats(&r, &s);
+	/* one request per address; the hops parked again after eviction
+	 * (most of rounds 2-4) are counted, not asked for */
+	assert_int_equal(s.arp_req_tx, nsrc);
+	assert_true(s.arp_req_limited >= nsrc);
+	rig_drain(&r);
+	/* a new peer is asked for at once */
+	assert_int_equal(send_tcp(&r, RIG_PEER, 42), 0);
+	rig_poll(&r, 0);
+	assert_int_equal(rig_tx_count(&r), 1);
+	rig_drain(&r);
+	/* a retry interval later the spoofed ones may be asked again */
+	rig_poll(&r, 1001 * MS);
+	rig_drain(&r);
+	rig_stats(&r, &s);
+	for (uint32_t i = 0; i < nsrc; i++)
+		assert_int_equal(send_tcp(&r, RTE_IPV4(198, 18, 1, 100 + i),
+					  i), 0);
+	rig_poll(&r, 0);
+	rig_drain(&r);
+	{
+		struct net_stats t;
+
+		rig_stats(&r, &t);
+		assert_true(t.arp_req_tx > s.arp_req_tx);
+		assert_true(t.arp_req_tx - s.arp_req_tx <= nsrc);
+	}
+	rig_close(&r);
+}
+
 int
 main(void)
 {
@@ -134,6 +183,7 @@ main(void)
 		cmocka_unit_test(test_offlink_sender_not_learnt),
 		cmocka_unit_test(test_expired_slot_reused),
 		cmocka_unit_test(test_pending_hop_evicted),
+		cmocka_unit_test(test_reparked_hop_not_reasked),
 	};
 	char prefix[64];
 	int rc;
