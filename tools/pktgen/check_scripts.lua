@@ -173,6 +173,10 @@ local scripts = {
 	{ "range_flood.lua", { FFN_DST_MAC = mac, FFN_SECONDS = "3" } },
 	{ "malformed.lua", { FFN_SECONDS = "2" } },
 	{ "replay.lua", { FFN_RATE = "10", FFN_SECONDS = "2" } },
+	-- Pktgen takes fractions of a percent
+	{ "syn_flood.lua", { FFN_RATE = "0.25", FFN_SECONDS = "2" } },
+	{ "range_flood.lua", { FFN_DST_MAC = mac, FFN_RATE = "0.5",
+			       FFN_SECONDS = "2" } },
 }
 
 local real_getenv = os.getenv

@@ -137,7 +137,7 @@ function ffn.replay(label)
 	pktgen.set(ffn.port, "count", 0)	-- forever: the pcap loops
 	pktgen.pcap(ffn.port, "on")
 	pktgen.clr()
-	ffn.printf("%s: replaying the pcap of port %s at %d%% for %d s\n",
+	ffn.printf("%s: replaying the pcap of port %s at %g%% for %d s\n",
 		   label, ffn.port, ffn.rate, ffn.seconds)
 	pktgen.start(ffn.port)
 	ffn.watch(label, ffn.seconds)

@@ -63,7 +63,7 @@ pktgen.set(p, "rate", ffn.rate)
 pktgen.set(p, "count", 0)
 pktgen.set_range(p, "on")
 pktgen.clr()
-ffn.printf("range_flood: TCP to %s:%d from %s..%s at %d%% for %d s\n",
+ffn.printf("range_flood: TCP to %s:%d from %s..%s at %g%% for %d s\n",
        ffn.dst_ip, ffn.listen, ffn.src_min, ffn.src_max, ffn.rate,
        ffn.seconds)
 pktgen.start(p)
