@@ -246,13 +246,14 @@ pct() {	# pct FILE COLUMN P
 synretrans() { in_ns nstat -az TcpExtTCPSynRetrans | awk '/SynRetrans/ { print $2 }'; }
 tapdrops() { in_ns cat /sys/class/net/fss0/statistics/tx_dropped; }
 
+ncalls=${PKTGEN_KIT_CALLS:-30}
 step="calls without a flood"
 sr0=$(synretrans)
-calls 30 base
+calls "$ncalls" base
 step="calls during a SYN flood"
 rate=${PKTGEN_KIT_FLOOD_RATE:-0.25}
 export PKTGEN_LOG=$work/flood.pg
-FFN_SECONDS=12 FFN_RATE=$rate in_ns pktgen $PG -- -P -m 1.0 \
+FFN_SECONDS=$((ncalls / 3 + 6)) FFN_RATE=$rate in_ns pktgen $PG -- -P -m 1.0 \
 	-s 0:/tmp/synflood.pcap -f tools/pktgen/syn_flood.lua >/dev/null 2>&1 &
 flood=$!
 for _ in $(seq 100); do
@@ -262,7 +263,7 @@ done
 grep -aq 'syn_flood   1s' "$PKTGEN_LOG" || fail "the flood did not start"
 sr1=$(synretrans)
 td0=$(tapdrops)
-calls 30 flood
+calls "$ncalls" flood
 td1=$(tapdrops)
 sr2=$(synretrans)
 wait "$flood" || fail "Pktgen's flood run failed"

@@ -211,6 +211,7 @@ enum tcp_state {
 
 struct tcp_stats {
 	uint64_t seg_in;
+	uint64_t seg_conn;        /**< of seg_in, those of an existing connection */
 	uint64_t seg_out;
 	uint64_t bytes_in;        /**< payload delivered in order */
 	uint64_t bytes_out;       /**< payload sent, retransmissions included */
@@ -234,6 +235,12 @@ struct tcp_stats {
 	uint64_t drops[TCP_DROP_MAX];
 	uint64_t conns[TCP_STATE_MAX]; /**< current connections by state */
 };
+
+/** Segments of existing connections so far (tcp_stats.seg_conn), without
+ *  the copy of tcp_stack_stats: cheap enough to read after every RX
+ *  burst. It does not move for segments to a listener or to no
+ *  connection (SYNs, floods, stray ACKs). */
+uint64_t tcp_stack_seg_conn(const struct tcp_stack *s);
 
 /** Create a stack (NULL and rte_errno set on failure). */
 struct tcp_stack *tcp_stack_create(const struct tcp_stack_config *cfg);

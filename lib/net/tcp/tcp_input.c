@@ -434,6 +434,7 @@ tcp_input(struct tcp_stack *s, struct rte_mbuf *m, uint32_t src_ip_be,
 	if (rte_hash_lookup_data(s->conns, &k, &data) < 0)
 		return tcp_input_listen(s, &k, &g);
 	c = data;
+	s->stats.seg_conn++;
 	if (c->flags & TF_DEAD) {
 		rte_pktmbuf_free(m);
 		return 0;

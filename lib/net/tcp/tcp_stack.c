@@ -737,6 +737,12 @@ tcp_connect(struct tcp_stack *s, uint32_t dst_ip_be, uint16_t port,
 
 /* ---- introspection ---- */
 
+uint64_t
+tcp_stack_seg_conn(const struct tcp_stack *s)
+{
+	return s->stats.seg_conn;
+}
+
 void
 tcp_stack_stats(const struct tcp_stack *s, struct tcp_stats *out)
 {
