@@ -464,7 +464,7 @@ compute_local(struct shard_netlc *lc)
  */
 #define SHARD_GATHER_POLLS 64
 /*
- * It also ends after SHARD_GATHER_IDLE bursts in a row without a segment
+ * It also ends after SHARD_GATHER_IDLE burst(s) in a row without a segment
  * of an open connection: frames that keep coming without requests (a SYN
  * flood, malformed frames) made every request wait for all 64 bursts.
  * On net_tap, a read each, that was 8 ms; the pktgen kit's verified calls
@@ -475,7 +475,7 @@ compute_local(struct shard_netlc *lc)
  * those (or after a fixed 250 us) cut the rows per pass at 64
  * connections from 62 to 26-42 (concurrency.sh, memif).
  */
-#define SHARD_GATHER_IDLE 2
+#define SHARD_GATHER_IDLE 1
 
 static void
 gather_local(struct shard_netlc *lc, unsigned int n)
