@@ -236,7 +236,8 @@ calls() {	# calls N TAG -> $work/TAG.ms: "wall server" ms per call
 				"$3/call.out"
 			sleep 0.2
 		done' calls "$1" "$build" "$work" >>"$work/$2.ms" ||
-		{ cat "$work/$2.ms" >&2; fail "a verified call failed ($2)"; }
+		{ metrics | grep -E '^ffn_tcp_(drops|resets|syncookies)' >&2;
+		  fail "a verified call failed ($2)"; }
 	[ "$(wc -l <"$work/$2.ms")" -ge "$1" ] || fail "calls missing ($2)"
 }
 pct() {	# pct FILE COLUMN P
@@ -261,7 +262,8 @@ printf '| none | 0 | %s | %s | %s | %s | %s | 0 |\n' \
 for rate in ${PKTGEN_KIT_FLOOD_RATE:-0.25}; do
 	step="calls during a SYN flood at $rate%"
 	export PKTGEN_LOG=$work/flood-$rate.pg
-	FFN_SECONDS=$((ncalls / 3 + 6)) FFN_RATE=$rate in_ns pktgen $PG -- \
+	PKTGEN_TIMEOUT=$((ncalls / 3 + 60)) FFN_SECONDS=$((ncalls / 3 + 6)) \
+	FFN_RATE=$rate in_ns pktgen $PG -- \
 		-P -m 1.0 -s 0:/tmp/synflood.pcap -f tools/pktgen/syn_flood.lua \
 		>/dev/null 2>&1 &
 	flood=$!
