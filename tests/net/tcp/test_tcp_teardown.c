@@ -282,6 +282,18 @@ forge_cookie(uint32_t isn)
 	return tcp_cookie_make(H.s, &k, isn, 1460);
 }
 
+/* A listener with a backlog of one, and the cookie it would answer a SYN
+ * of sequence isn from the next peer port with (now the harness's). */
+static uint32_t
+listen_backlog1(uint32_t isn)
+{
+	th_config(&H);
+	th_start(&H);
+	assert_int_equal(tcp_listen(H.s, TH_PORT, 1, &th_ops, &H.app), 0);
+	H.rport++;
+	return forge_cookie(isn);
+}
+
 /* A listener that never sent a cookie checks no ACK as one (Linux:
  * tcp_synq_no_recent_overflow): a replayed cookie ACK, valid as a
  * cookie, is an ACK for no connection: RST, no_conn. */
@@ -291,11 +303,7 @@ test_cookie_ack_without_overflow_refused(void **st)
 	struct tcp_stats sts;
 	uint32_t cookie;
 
-	th_config(&H);
-	th_start(&H);
-	assert_int_equal(tcp_listen(H.s, TH_PORT, 1, &th_ops, &H.app), 0);
-	H.rport++;
-	cookie = forge_cookie(5000);
+	cookie = listen_backlog1(5000);
 	th_inject(&H, F_ACK | F_PSH, 5001, cookie + 1, 65535, NULL, "GET", 3);
 	EXPECT_SEG(&H, F_RST, cookie + 1, 0);
 	assert_int_equal(th_pending(&H), 0);
@@ -326,11 +334,7 @@ test_cookie_ack_after_overflow_accepted(void **st)
 	struct tcp_stats sts;
 	uint32_t cookie;
 
-	th_config(&H);
-	th_start(&H);
-	assert_int_equal(tcp_listen(H.s, TH_PORT, 1, &th_ops, &H.app), 0);
-	H.rport++;
-	cookie = forge_cookie(5000);
+	cookie = listen_backlog1(5000);
 	th_inject(&H, F_ACK, 5001, cookie + 1, 65535, NULL, NULL, 0);
 	EXPECT_SEG(&H, F_RST, cookie + 1, 0);
 	assert_int_equal(H.app.accepted, 0);
