@@ -64,15 +64,25 @@ export PKTGEN_BIN=$pgbin
 export PATH=$here/pktgen:$PATH
 export FFN_SECONDS=4
 
-# The fenced block after <!-- tap:NAME -->, with the README's build/
-# pointed at BUILD_DIR.
+# The README's paths are those of the default build directory, build/;
+# for another BUILD_DIR the blocks and the config they name are pointed
+# at it (a copy of the config in $work).
+conf=tools/pktgen/appliance-pktgen-tap.conf
+if [ "$build" != "$top/build" ]; then
+	sed "s#= build/#= $build/#" "$conf" >"$work/appliance-pktgen-tap.conf"
+	conf_sub="s#$conf#$work/appliance-pktgen-tap.conf#g"
+else
+	conf_sub=""
+fi
+
+# The fenced block after <!-- tap:NAME -->.
 block() {
 	awk -v m="<!-- tap:$1 -->" '
 		$0 == m { on = 1; next }
 		on && /^```sh/ { inb = 1; next }
 		inb && /^```/ { exit }
 		inb { print }' "$readme" |
-		sed "s#\\bbuild/#$build/#g"
+		sed -e "$conf_sub" -e "s#\\bbuild/#$build/#g"
 }
 
 # Runs block NAME in this shell (its variables stay), output to
