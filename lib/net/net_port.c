@@ -364,6 +364,17 @@ port_setup(struct net_port *p, const struct net_port_conf *conf)
 	if (di.tx_desc_lim.nb_seg_max != 0 && (p->tx_max_segs == 0 ||
 			di.tx_desc_lim.nb_seg_max < p->tx_max_segs))
 		p->tx_max_segs = di.tx_desc_lim.nb_seg_max;
+	/* A PMD without MULTI_SEGS sends only the first mbuf of a chain:
+	 * net_af_xdp (22.11) copies pkt_len bytes from the first segment's
+	 * data, so a zero-copy body leaves as stale bytes that the peer
+	 * drops for their checksum. One mbuf per frame: TCP copies the
+	 * payload into the header's mbuf (tcp_output.c). */
+	if (!(p->caps & NET_CAP_MULTI_SEGS)) {
+		p->tx_max_segs = 1;
+		NET_LOG(INFO, "port %u: %s has no multi-segment TX: each "
+			"frame's payload is copied into one mbuf\n",
+			p->port_id, di.driver_name);
+	}
 	if (p->nb_queues > 1 && (di.flow_type_rss_offloads &
 			RTE_ETH_RSS_NONFRAG_IPV4_TCP)) {
 		ec.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;

@@ -92,7 +92,8 @@ struct tcp_stack_config {
 	 * RTE_MBUF_F_TX_TCP_SEG and tso_segsz = MSS (needs tx_cksum_offload;
 	 * 0: segment in software to the MSS). */
 	uint32_t tso_max;
-	uint16_t tx_max_segs;     /**< mbufs per packet the port takes [32] */
+	uint16_t tx_max_segs;     /**< mbufs per packet the port takes [32];
+				   *  1: payload copied into the header mbuf */
 
 	uint32_t max_conns;       /**< global connection limit, not TIME_WAIT [4096] */
 	uint32_t max_time_wait;   /**< bounded TIME_WAIT table; oldest recycled [max_conns] */

@@ -231,6 +231,9 @@ tcp_add_payload(struct tcp_conn *c, struct rte_mbuf *h, uint32_t seq,
 	struct tcp_stack *s = c->stack;
 	struct rte_mbuf *m, *last = h;
 	uint32_t mseq, off;
+	/* A port that sends one mbuf per frame (tx_max_segs 1): every
+	 * payload byte is copied into h, the one copy that port forces. */
+	bool flat = s->cfg.tx_max_segs == 1;
 
 	/* Seek from the cursor when it is at or before seq. */
 	if (c->sq_cur != NULL && SEQ_GEQ(seq, c->sq_cur_seq)) {
@@ -250,8 +253,9 @@ tcp_add_payload(struct tcp_conn *c, struct rte_mbuf *h, uint32_t seq,
 
 		c->sq_cur = m;
 		c->sq_cur_seq = mseq;
-		if (!RTE_MBUF_HAS_EXTBUF(m) && take <= TCP_COPY_MAX &&
-		    take <= rte_pktmbuf_tailroom(last) && last == h) {
+		if (last == h && take <= rte_pktmbuf_tailroom(h) &&
+		    (flat || (!RTE_MBUF_HAS_EXTBUF(m) &&
+			      take <= TCP_COPY_MAX))) {
 			void *dst = rte_pktmbuf_append(h, take);
 
 			memcpy(dst, rte_pktmbuf_mtod_offset(m, void *, off),

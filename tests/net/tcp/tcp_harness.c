@@ -286,6 +286,7 @@ th_next(struct th *h)
 	assert_int_equal(rte_ipv4_udptcp_cksum_mbuf_verify(m, &ip, 0), 0);
 	assert_true(rte_pktmbuf_headroom(m) >= TCP_OUT_HEADROOM);
 	th_decode(m, &h->seg);
+	h->seg.nb_segs = m->nb_segs;
 	rte_pktmbuf_free(m);
 	return &h->seg;
 }

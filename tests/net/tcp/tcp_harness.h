@@ -42,6 +42,7 @@ struct th_seg {
 	int nr_sack;
 	uint32_t sack[4][2];
 	uint32_t len;
+	uint16_t nb_segs;	/* mbufs the frame was built from */
 	uint8_t data[65536];
 };
 

@@ -625,6 +625,44 @@ test_tx_max_segs_limits_chain(void **st)
 	th_stop(&H);
 }
 
+/* A port without multi-segment TX (tx_max_segs 1, net_af_xdp): every
+ * frame is one mbuf holding its whole payload, zero-copy pieces copied
+ * in, full-sized segments all the same; the pieces are released on ACK. */
+static void
+test_tx_one_seg_port_copies_payload(void **st)
+{
+	static uint8_t zc[3000];
+	struct iovec iov[10];
+	int released = 0;
+	uint32_t iss, off = 0;
+
+	th_config(&H);
+	H.cfg.tx_max_segs = 1;
+	iss = setup();
+	fill(zc, sizeof(zc), 5);
+	for (int i = 0; i < 10; i++) {
+		iov[i].iov_base = zc + 300 * i;
+		iov[i].iov_len = 300;
+	}
+	assert_int_equal(tcp_send_iov(H.app.conn, iov, 10, on_release,
+				      &released), 0);
+	tcp_flush(H.app.conn);
+	for (int i = 0; i < 3; i++) {
+		struct th_seg *s = th_next(&H);
+
+		assert_int_equal(s->nb_segs, 1);
+		assert_int_equal(s->seq, iss + 1 + off);
+		assert_int_equal(s->len, i < 2 ? 1460 : 80);
+		assert_memory_equal(s->data, zc + off, s->len);
+		off += s->len;
+	}
+	assert_int_equal(th_pending(&H), 0);
+	assert_int_equal(released, 0);
+	th_inject(&H, F_ACK, PEER + 1, iss + 1 + 3000, 65535, NULL, NULL, 0);
+	assert_int_equal(released, 1);
+	th_stop(&H);
+}
+
 /* Active open picks source ports whose symmetric Toeplitz hash of the
  * reply direction lands on our queue (default RETA: i % queues). */
 static void
@@ -725,6 +763,7 @@ main(void)
 		cmocka_unit_test(test_tx_checksum_offload_contract),
 		cmocka_unit_test(test_tso_large_segments),
 		cmocka_unit_test(test_tx_max_segs_limits_chain),
+		cmocka_unit_test(test_tx_one_seg_port_copies_payload),
 	};
 
 	int rc;
