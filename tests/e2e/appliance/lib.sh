@@ -28,6 +28,11 @@
 #   fsa_result KEY OUT                a value of ffn-loadgen's RESULT line
 # and a function fsa_on_fail, when the script defines one, runs on failure.
 # FSA_TIMEOUT (seconds, 900) bounds the appliance's run (tools/soak: more).
+# FSA_PMD=af_xdp runs the appliance on net_af_xdp instead of net_tap
+# (issue 17): a veth pair in the namespace, the appliance's end
+# ${FSA_PFX}x0, the kernel side FSA_IF as the tap's would be; TX
+# checksum and segmentation offloads off on FSA_IF, as on a wire (XDP
+# takes frames as they are). Everything else is the same.
 # FSA_NICE (e.g. -5), when set, is the niceness fsa_start and fsa_loadgen
 # run their DPDK processes with: on a machine shared with builds, a stress
 # test measures the appliance, not the scheduler's choice among builds.
@@ -40,6 +45,8 @@ FSA_NET=${FSA_NET:-198.18.3}
 FSA_IP=$FSA_NET.2
 FSA_PEER=$FSA_NET.1
 FSA_IF=${FSA_PFX}0
+FSA_PMD=${FSA_PMD:-tap}
+FSA_XDP_IF=${FSA_PFX}x0
 FSA_PID=
 FSA_BG_PIDS=
 FSA_STEP=setup
@@ -87,6 +94,24 @@ fsa_ns_init() {
 	# No IPv6 chatter (router/MLD solicitations) on the test links.
 	fsa_in sysctl -qw net.ipv6.conf.all.disable_ipv6=1
 	fsa_in sysctl -qw net.ipv6.conf.default.disable_ipv6=1
+	case $FSA_PMD in
+	tap) ;;
+	af_xdp)
+		fsa_in ip link add "$FSA_IF" type veth peer name "$FSA_XDP_IF"
+		fsa_in ethtool -K "$FSA_IF" tx off tso off gso off >/dev/null
+		fsa_in ip link set "$FSA_XDP_IF" up
+		fsa_in ip link set "$FSA_IF" up
+		;;
+	*) echo "FSA_PMD=$FSA_PMD: tap or af_xdp" >&2; return 1 ;;
+	esac
+}
+
+# fsa_vdev: the appliance's port as an EAL --vdev argument (FSA_PMD).
+fsa_vdev() {
+	case $FSA_PMD in
+	tap) echo "net_tap0,iface=$FSA_IF --log-level=pmd.net.tap:error" ;;
+	af_xdp) echo "net_af_xdp0,iface=$FSA_XDP_IF,start_queue=0,queue_count=1" ;;
+	esac
 }
 
 fsa_in() { ip netns exec "$FSA_NS" "$@"; }
@@ -227,11 +252,11 @@ fsa_conf() {
 		echo "[eal]"
 		echo "args = $lopt $lcores --no-pci --no-huge -m 512" \
 			"--file-prefix ${FSA_NAME}_$FSA_RUN" \
-			"--vdev net_tap0,iface=$FSA_IF --log-level=pmd.net.tap:error"
+			"--vdev $(fsa_vdev)"
 		echo "[log]"
 		echo "level = notice"
 		echo "[port 0]"
-		echo "device = net_tap0"
+		echo "device = net_${FSA_PMD}0"
 		echo "address = $FSA_IP/24"
 		echo "gateway = $FSA_PEER"
 		echo "[shard e2e]"
@@ -266,7 +291,8 @@ fsa_start() {
 		kill -0 "$FSA_PID" 2>/dev/null || break
 		sleep 0.1
 	done
-	fsa_in ip addr add "$FSA_PEER/24" dev "$FSA_IF"
+	# replace: a veth's kernel side (af_xdp) keeps it from the last run
+	fsa_in ip addr replace "$FSA_PEER/24" dev "$FSA_IF"
 	fsa_in ip link set "$FSA_IF" up
 	for i in $(seq 300); do
 		grep -q '^ffn-shard: \[shard .*\] serving' "$FSA_DIR/shard.out" &&

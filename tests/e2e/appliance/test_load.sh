@@ -159,9 +159,10 @@ run_lg() {
 		"$@" || rc=$?
 	grep -E '^(requests|latency|errors|status|validated|bodies|port|  +drop|RESULT)' \
 		"$out" | sed "s/^/  [$tag] /"
-	# Where RTOs on a clean link come from: frames the tap's queue to
-	# the appliance dropped (it fell behind), or queued past the RTO.
-	echo "  [$tag] frames to the appliance dropped at its tap's full" \
+	# Where RTOs on a clean link come from: frames the queue to the
+	# appliance dropped (it fell behind: the tap's queue, or the veth's
+	# XDP ring with FSA_PMD=af_xdp), or queued past the RTO.
+	echo "  [$tag] frames to the appliance dropped at its full" \
 		"queue: $(($(fsa_in cat \
 		"/sys/class/net/$FSA_IF/statistics/tx_dropped") - e))"
 	[ "$rc" -eq 0 ] || {
