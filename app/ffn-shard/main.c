@@ -402,6 +402,21 @@ eal_args(char **argv, const struct app_args *a)
 	return n;
 }
 
+/* conf_facts.port_check: lib/net's checks of the probed port; its
+ * facts (AF_XDP: the interface, the XDP mode) go to the start-up log. */
+static int
+port_check(const struct conf_port *p, void *arg, const char **key,
+	   char *why, size_t whylen)
+{
+	uint16_t pid;
+
+	(void)arg;
+	if (conf_eal_port_id(p->device, &pid) < 0)
+		return 0;	/* port_exists says so */
+	return net_port_precheck(pid, p->rx_queues, p->mtu, stdout, key, why,
+				 whylen);
+}
+
 /* EAL, then the checks that need it (lcores, ports, models); 0 or -1. */
 static int
 eal_start(const struct app_args *a, int eal_argc)
@@ -409,6 +424,7 @@ eal_start(const struct app_args *a, int eal_argc)
 	struct conf_facts f = {
 		.lcore_socket = conf_eal_lcore_socket,
 		.port_exists = conf_eal_port_exists,
+		.port_check = port_check,
 		.model_layers = model_layers,
 	};
 	char err[CONF_ERR_MAX + 256];

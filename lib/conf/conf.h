@@ -231,9 +231,14 @@ struct conf_facts {
 	int (*model_layers)(const char *dir, void *arg, char *why,
 			size_t whylen);
 	void *arg;
+	/* 0 if the port can be set up as its section says (queues, mtu;
+	 * for AF_XDP the interface behind it), else -EINVAL with why and
+	 * *key, the key at fault. */
+	int (*port_check)(const struct conf_port *p, void *arg,
+			const char **key, char *why, size_t whylen);
 };
 
-/* Runtime checks: ports exist, lcores exist and workers sit on the unit's
+/* Runtime checks: ports exist and pass port_check, lcores exist and workers sit on the unit's
  * numa_node, layer ranges within the model. 0 or -EINVAL with err. */
 int conf_check_runtime(const struct conf *c, const struct conf_facts *f,
 		char *err, size_t errlen);

@@ -131,6 +131,15 @@ conf_check_runtime(const struct conf *c, const struct conf_facts *f,
 			return conf_errf(c, err, errlen, sec, "device",
 				c->ports[i].device, "no such port in EAL "
 				"(bound to a DPDK driver? vdev in [eal] args?)");
+		if (f->port_check) {
+			const char *key = "device";
+
+			if (f->port_check(&c->ports[i], f->arg, &key, why,
+					  sizeof(why)) < 0)
+				return conf_errf(c, err, errlen, sec, key,
+					conf_value_of(c, sec, key), "%s",
+					why);
+		}
 	}
 	for (i = 0; i < c->n_units; i++) {
 		const struct conf_unit *u = &c->units[i];

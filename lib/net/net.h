@@ -36,6 +36,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <rte_mbuf.h>
 
@@ -92,6 +93,17 @@ struct net_port_conf {
  * offloads, MTU, mbuf pool on the port's NUMA node.  Returns 0 or -errno.
  */
 int net_port_init(const struct net_port_conf *conf, struct net_port **out);
+/**
+ * Before net_port_init(), once EAL has probed the port: the MTU within
+ * the PMD's limits, nb_queues within its queues; for net_af_xdp also the
+ * kernel interface behind it (net_port_check.c): its MTU, its RX queues
+ * against the vdev's start_queue/queue_count (= nb_queues), the XDP mode
+ * the socket gets, a program already attached. Facts and warnings go to
+ * out (NULL: none). 0, or -EINVAL with why and *key, the config key at
+ * fault ("device" or "mtu").
+ */
+int net_port_precheck(uint16_t port_id, uint16_t nb_queues, uint16_t mtu,
+		FILE *out, const char **key, char *why, size_t whylen);
 /** Stop and close the ethdev and free the port (lcores first). */
 void net_port_close(struct net_port *p);
 

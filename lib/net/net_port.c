@@ -18,9 +18,6 @@
 
 #include "net_priv.h"
 
-#define NET_LOG(lvl, ...) rte_log(RTE_LOG_ ## lvl, RTE_LOGTYPE_USER1, \
-		"net: " __VA_ARGS__)
-
 /*
  * Symmetric Toeplitz key (Woo and Park, "Scalable TCP Session Monitoring
  * with Symmetric Receive-side Scaling", 2012): with the 16-bit pattern
@@ -427,6 +424,7 @@ port_setup(struct net_port *p, const struct net_port_conf *conf)
 		return rc;
 	}
 	setup_reta(p, &di);
+	net_port_xdp_log(p->port_id);
 	rc = rte_eth_macaddr_get(p->port_id, &p->mac);
 	if (rc != 0) {
 		NET_LOG(ERR, "port %u: macaddr_get: %s\n", p->port_id,

@@ -109,6 +109,14 @@ struct net_lcore {
 	struct net_stats st __rte_cache_aligned;
 } __rte_cache_aligned;
 
+/* The ports' log lines (net_port.c, net_port_check.c). */
+#define NET_LOG(lvl, ...) rte_log(RTE_LOG_ ## lvl, RTE_LOGTYPE_USER1, \
+		"net: " __VA_ARGS__)
+
+/* net_port_check.c: once an af_xdp port started, log the XDP mode the
+ * kernel gave it (no-op on other PMDs). */
+void net_port_xdp_log(uint16_t port_id);
+
 /* net_lcore.c */
 #define NET_REG_MAX 1024
 /* Registered lcore in slot i (NULL if free), for stats readers. */

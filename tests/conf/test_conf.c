@@ -501,6 +501,7 @@ struct fake {
 	int max_lcore;		/* lcores beyond are not enabled */
 	int layers;
 	const char *missing_dev;
+	const char *bad_mtu_dev;	/* port_check refuses its mtu */
 };
 
 static int
@@ -535,10 +536,24 @@ fake_layers(const char *dir, void *arg, char *why, size_t n)
 }
 
 static int
+fake_port_check(const struct conf_port *p, void *arg, const char **key,
+		char *why, size_t n)
+{
+	const struct fake *f = arg;
+
+	if (f->bad_mtu_dev == NULL || strcmp(p->device, f->bad_mtu_dev) != 0)
+		return 0;
+	*key = "mtu";
+	snprintf(why, n, "%u is above the interface's", p->mtu);
+	return -EINVAL;
+}
+
+static int
 check(const char *name, struct fake *fk, char *err)
 {
 	struct conf c;
-	struct conf_facts f = { fake_socket, fake_port, fake_layers, fk };
+	struct conf_facts f = { fake_socket, fake_port, fake_layers, fk,
+				fake_port_check };
 	int rc;
 
 	load_shipped(name, &c);
@@ -586,8 +601,14 @@ test_runtime(void **state)
 	assert_string_equal(err, CONFIGS_DIR "/two-numa.conf:36: [port 1] "
 		"device: \"0000:af:00.0\": no such port in EAL (bound to a "
 		"DPDK driver? vdev in [eal] args?)");
-	/* single-lcore mode: the one lcore must be on the node */
+	/* port_check's refusal names the key it gives, on its line */
 	fk.missing_dev = NULL;
+	fk.bad_mtu_dev = "net_tap0";
+	assert_int_equal(check("tap-dev.conf", &fk, err), -EINVAL);
+	assert_string_equal(err, CONFIGS_DIR "/tap-dev.conf:35: [port 0] "
+		"mtu: \"1500\": 1500 is above the interface's");
+	fk.bad_mtu_dev = NULL;
+	/* single-lcore mode: the one lcore must be on the node */
 	fk.split = 0;
 	assert_int_equal(check("tap-dev.conf", &fk, err), -EINVAL);
 	assert_non_null(strstr(err, "[shard demo] net_lcores: \"0\": lcore 0 "

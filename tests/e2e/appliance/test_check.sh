@@ -8,6 +8,9 @@
 #   namespace of its own, fsa, so the tap device never reaches the host),
 #   also as "ffn-shard [EAL args] -- --check -c FILE", whose EAL args
 #   replace the file's [eal] args;
+# - an AF_XDP config on a veth pair passes --check, which names the
+#   interface, its queues and the XDP mode, and warns when queues stay
+#   with the kernel; its bad variants fail on the key at fault;
 # - bad configs fail, each with one message that names FILE:LINE, the
 #   [section] and the key (static errors, and runtime ones only EAL or
 #   the model can find).
@@ -185,6 +188,64 @@ good | sed "s|^model = .*|model = $FSA_DIR/nope|" |
 		worker_lcores '^worker_lcores'
 good | sed 's/^device = net_tap0/device = net_tap7/' |
 	expect runtime "no such device" "port 0" device '^device'
+
+# AF_XDP (issue 17): --check reads the kernel interface behind the port.
+# fsax0 is one end of a veth pair with one RX queue, fsaq0 of one with
+# two. Good: the port line and the XDP mode (the kernel says it from
+# Linux 6.3: "native (driver veth)"); queues 0-0 of fsaq0's two: a
+# warning that flows hashed to queue 1 stay with the kernel. Bad: a
+# queue the interface lacks, an mtu above the interface's, one above
+# what the PMD takes, queue_count unlike the port's queues.
+FSA_STEP="AF_XDP --check"
+fsa_in ip link add fsax0 type veth peer name fsax1
+fsa_in ip link add fsaq0 numrxqueues 2 numtxqueues 2 type veth peer name \
+	fsaq1 numrxqueues 2 numtxqueues 2
+for d in fsax0 fsax1 fsaq0 fsaq1; do fsa_in ip link set "$d" up; done
+xdp_good() {
+	good | sed -e "s|--vdev net_tap0,iface=fsa0 --log-level=pmd.net.tap:error|--vdev net_af_xdp0,iface=${1:-fsax0},start_queue=0,queue_count=1|" \
+		-e 's/^device = net_tap0/device = net_af_xdp0/'
+}
+kmaj=$(uname -r | cut -d. -f1)
+kmin=$(uname -r | cut -d. -f2)
+if [ "$kmaj" -gt 6 ] || { [ "$kmaj" -eq 6 ] && [ "$kmin" -ge 3 ]; }; then
+	want_mode="XDP mode: native (driver veth)"
+else
+	want_mode="XDP mode: native if driver veth implements XDP"
+fi
+xdp_good >"$FSA_DIR/xdp.conf"
+if out=$(fsa_in timeout 60 "$FSA_BIN" --check -c "$FSA_DIR/xdp.conf" 2>&1) &&
+	grep -q ": OK$" <<<"$out" &&
+	grep -q "^  port 0: net_af_xdp on fsax0 (ifindex [0-9]*, driver veth): queues 0-0 of 1, MTU 1500 (interface 1500" <<<"$out" &&
+	grep -qF "$want_mode" <<<"$out" && ! grep -q "warning" <<<"$out"; then
+	echo "ok   --check on an AF_XDP config: $(grep "XDP mode" <<<"$out")"
+else
+	bad "--check on an AF_XDP config (want \"$want_mode\"): $out"
+fi
+xdp_good fsaq0 >"$FSA_DIR/xdp2.conf"
+if out=$(fsa_in timeout 60 "$FSA_BIN" --check -c "$FSA_DIR/xdp2.conf" \
+	2>&1) && grep -q ": OK$" <<<"$out" &&
+	grep -q "queues 0-0 of 2" <<<"$out" &&
+	grep -q "warning: fsaq0's queues outside 0-0 stay with the kernel" \
+	<<<"$out"; then
+	echo "ok   AF_XDP on 1 of 2 queues: $(grep -o "warning: .*kernel" \
+		<<<"$out")"
+else
+	bad "AF_XDP on 1 of 2 queues: no warning: $out"
+fi
+xdp_good | sed 's/start_queue=0/start_queue=1/' |
+	expect runtime "AF_XDP queue the interface lacks" "port 0" device \
+		'^device'
+good_mtu() { sed "/^gateway/a mtu = $1"; }
+xdp_good | good_mtu 3000 |
+	expect runtime "AF_XDP mtu above the interface's" "port 0" mtu '^mtu'
+fsa_in ip link set fsax0 mtu 9000
+xdp_good | good_mtu 9000 |
+	expect runtime "AF_XDP mtu above the PMD's" "port 0" mtu '^mtu'
+fsa_in ip link set fsax0 mtu 1500
+xdp_good fsaq0 | sed -e 's/^args = -l 0 /args = -l 0-1 /' \
+	-e 's/^net_lcores = 0/net_lcores = 0-1/' |
+	expect runtime "AF_XDP queue_count unlike the port's queues" "port 0" \
+		device '^device'
 
 FSA_STEP=done
 if [ "$fails" -ne 0 ]; then
