@@ -384,6 +384,15 @@ port_setup(struct net_port *p, const struct net_port_conf *conf)
 		ec.rx_adv_conf.rss_conf.rss_hf = di.flow_type_rss_offloads &
 			(RTE_ETH_RSS_NONFRAG_IPV4_TCP | RTE_ETH_RSS_IPV4);
 		p->caps |= NET_CAP_RSS;
+	} else if (p->nb_queues > 1 && di.driver_name != NULL &&
+		   strcmp(di.driver_name, "net_af_xdp") == 0) {
+		/* Each queue is a NIC queue the kernel's RSS (ethtool -X)
+		 * fills: a flow stays on one queue, and the lcore polling it
+		 * serves the connections that open there. What DPDK cannot
+		 * set is the key, so an active open cannot choose its queue
+		 * (tcp's rss_nb_queues stays 1). */
+		NET_LOG(INFO, "port %u: %u AF_XDP queues, flows spread by the "
+			"NIC's own RSS\n", p->port_id, p->nb_queues);
 	} else if (p->nb_queues > 1) {
 		/* Everything would arrive on queue 0: a connection owned by
 		 * another lcore never sees its segments. */
