@@ -39,6 +39,7 @@ ns_s=fsx-srv-$tag
 ns_c=fsx-cli-$tag
 dir=$(mktemp -d /tmp/fsx-bench.XXXXXX)
 srv_pid=
+srv_kind=
 H=1024
 
 for t in app/ffn-shard/ffn-shard tools/loadgen/ffn-loadgen \
@@ -147,14 +148,26 @@ cpu_busy() {
 		print t - $5 - $6, t }' /proc/stat
 }
 
+# Run-queue wait of the server's working thread so far (ns,
+# /proc/PID/schedstat): time other load on this shared machine took
+# from it. nginx works in its worker, the others in their main thread.
+srv_wait() {
+	local p=$srv_pid
+	[ "$srv_kind" = nginx ] && p=$(pgrep -P "$srv_pid" | head -1)
+	awk '{ print $2 }' "/proc/${p:-0}/schedstat" 2>/dev/null || echo 0
+}
+
 # loadgen CONNS OUT ARGS...: ffn-loadgen on AF_XDP on fsxc0, core 1;
-# prints "rps p50_ms p99_ms errors cpu0% cpu1%" (cpu: busy shares over
-# the whole run, warm-up included).
+# prints "rps p50_ms p99_ms errors cpu0% cpu1% waited%" (cpu: busy
+# shares over the whole run, warm-up included; waited: the server's
+# run-queue wait share).
 loadgen() {
-	local c=$1 out=$2 b0 b1 e0 e1 rc=0
+	local c=$1 out=$2 b0 b1 e0 e1 w0 w1 n0 n1 rc=0
 	shift 2
 	read -r b0 t0 < <(cpu_busy 0)
 	read -r b1 t1 < <(cpu_busy 1)
+	w0=$(srv_wait)
+	n0=$(date +%s%N)
 	ip netns exec "$ns_c" timeout $((secs + 60)) taskset -c 1 \
 		"$build/tools/loadgen/ffn-loadgen" -l 1 --no-pci --no-huge \
 		-m 512 --file-prefix "fsx_lg_$tag" --log-level=pmd.net.af_xdp:error \
@@ -164,14 +177,17 @@ loadgen() {
 		>"$out" 2>&1 || rc=$?
 	read -r e0 u0 < <(cpu_busy 0)
 	read -r e1 u1 < <(cpu_busy 1)
+	w1=$(srv_wait)
+	n1=$(date +%s%N)
 	awk -v rc="$rc" -v c0="$(( (e0 - b0) * 1000 / (u0 - t0 + 1) ))" \
-		-v c1="$(( (e1 - b1) * 1000 / (u1 - t1 + 1) ))" '
+		-v c1="$(( (e1 - b1) * 1000 / (u1 - t1 + 1) ))" \
+		-v w="$(( (w1 - w0) * 1000 / (n1 - n0) ))" '
 	/^RESULT/ { for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] } }
 	END {
-		if (!("rps" in v)) { print "? ? ? exit" rc, c0 / 10, c1 / 10; exit }
-		printf "%s %.3f %.3f %s %.1f %.1f\n", v["rps"], v["p50_us"] / 1e3,
+		if (!("rps" in v)) { print "? ? ? exit" rc, c0 / 10, c1 / 10, w / 10; exit }
+		printf "%s %.3f %.3f %s %.1f %.1f %.1f\n", v["rps"], v["p50_us"] / 1e3,
 			v["p99_us"] / 1e3, v["errors"] + 0 ? v["errors"] : (rc ? "exit" rc : 0),
-			c0 / 10, c1 / 10 }' "$out"
+			c0 / 10, c1 / 10, w / 10 }' "$out"
 }
 
 wait_log() {
@@ -190,6 +206,7 @@ wait_log() {
 kernel_addr() { ip netns exec "$ns_s" ip addr add 198.18.4.2/24 dev fsxs0; }
 
 start() {
+	srv_kind=$1
 	case $1 in
 	ffn-shard)
 		ip netns exec "$ns_s" "$build/app/ffn-shard/ffn-shard" \
@@ -276,8 +293,8 @@ best() {
 	awk -v s="$1" -v r="$2" -v c="$3" '
 	$1 == r && $2 == c && $3 == s && $4 != "?" && ($4 + 0 > b + 0) {
 		b = $4; l = $0 }
-	END { if (l == "") print "? ? ? ? ? ?"; else {
-		split(l, f, " "); print f[4], f[5], f[6], f[7], f[8], f[9] } }' \
+	END { if (l == "") print "? ? ? ? ? ? ?"; else {
+		split(l, f, " "); print f[4], f[5], f[6], f[7], f[8], f[9], f[10] } }' \
 		"$dir/res"
 }
 # row DPDK KERNEL ROW CONNS: one Markdown row, both ratios > 1 when the
@@ -295,14 +312,15 @@ row() {
 			y[5], (y[1] + 0) ? sprintf("%.1f us", y[5] * 1e4 / y[1]) : "?",
 			(x[1] + 0 && y[1] + 0) ? sprintf("%.2f", x[1] / y[1]) : "?",
 			(x[3] + 0 && y[3] + 0) ? sprintf("%.2f", y[3] / x[3]) : "?",
-			"cli " x[6] "% / " y[6] "%" (x[4] != "0" || y[4] != "0" ? \
+			x[6] "% / " y[6] "%; server waited " x[7] "% / " y[7] "%" \
+			(x[4] != "0" || y[4] != "0" ? \
 			", errors " x[4] " / " y[4] : "")
 	}'
 }
 hdr() {
 	echo "| $1 | conns | $2 req/s | p50 ms | p99 ms | core 0 busy / per req |" \
 		"$3 req/s | p50 ms | p99 ms | core 0 busy / per req |" \
-		"req/s ratio | p99 ratio | client core |"
+		"req/s ratio | p99 ratio | client core busy; server waited |"
 	echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 }
 echo
@@ -324,4 +342,6 @@ echo "Best of $rounds alternating rounds of $secs s (+1 s warm-up) per row;" \
 	"Core 0 busy: its non-idle share over the run (a DPDK server polls:" \
 	"100%); per req: that share of a second / req/s. Client core: core" \
 	"1's busy share (ours / kernel's run): the client polls, and the" \
-	"kernel's receive path for the client's frames also runs there."
+	"kernel's receive path for the client's frames also runs there." \
+	"Server waited: its run-queue wait share (other load on this" \
+	"machine; a row where either waited is disturbed)."
