@@ -24,6 +24,10 @@
 # Namespace fss, 198.18.5.0/24, EAL file prefixes fss and pg (the
 # README's). Root. About 2 minutes.
 #
+# PKTGEN_KIT_LAYOUT=xdp runs the README's AF_XDP variant: its xdp:setup
+# and xdp:teardown blocks (the appliance on net_af_xdp on a veth pair),
+# every other block as it is.
+#
 # usage: pktgen_kit.sh BUILD_DIR
 set -euo pipefail
 
@@ -42,7 +46,7 @@ fail() {
 cleanup() {
 	local rc=$?
 	[ "$rc" -ne 0 ] && [ -f /tmp/fss.log ] && tail -20 /tmp/fss.log >&2
-	pkill -f 'appliance-pktgen-tap.conf' 2>/dev/null || true
+	pkill -f 'appliance-pktgen-(tap|xdp).conf' 2>/dev/null || true
 	pkill -f 'file-prefix pg' 2>/dev/null || true
 	sleep 0.5
 	ip netns del fss 2>/dev/null || true
@@ -67,17 +71,22 @@ export FFN_SECONDS=4
 # The README's paths are those of the default build directory, build/;
 # for another BUILD_DIR the blocks and the config they name are pointed
 # at it (a copy of the config in $work).
-conf=tools/pktgen/appliance-pktgen-tap.conf
+layout=${PKTGEN_KIT_LAYOUT:-tap}
+case $layout in tap|xdp) ;; *) fail "PKTGEN_KIT_LAYOUT=$layout: tap or xdp" ;; esac
+conf=tools/pktgen/appliance-pktgen-$layout.conf
 if [ "$build" != "$top/build" ]; then
-	sed "s#= build/#= $build/#" "$conf" >"$work/appliance-pktgen-tap.conf"
-	conf_sub="s#$conf#$work/appliance-pktgen-tap.conf#g"
+	sed "s#= build/#= $build/#" "$conf" >"$work/${conf##*/}"
+	conf_sub="s#$conf#$work/${conf##*/}#g"
 else
 	conf_sub=""
 fi
 
-# The fenced block after <!-- tap:NAME -->.
+# The fenced block after <!-- tap:NAME --> (<!-- xdp:NAME --> for the
+# set-up and tear-down of the AF_XDP layout).
 block() {
-	awk -v m="<!-- tap:$1 -->" '
+	local m=tap
+	case $1 in setup|teardown) m=$layout ;; esac
+	awk -v m="<!-- $m:$1 -->" '
 		$0 == m { on = 1; next }
 		on && /^```sh/ { inb = 1; next }
 		inb && /^```/ { exit }
@@ -90,11 +99,11 @@ block() {
 run_block() {
 	local b
 	b=$(block "$1")
-	[ -n "$b" ] || fail "README has no block tap:$1"
+	[ -n "$b" ] || fail "README has no block for $1 ($layout layout)"
 	export PKTGEN_LOG=$work/$1.pg
 	eval "$b" >"$work/$1.out" 2>&1 ||
 		{ cat "$work/$1.out" "$PKTGEN_LOG.txt" >&2 2>/dev/null;
-		  fail "block tap:$1 failed"; }
+		  fail "block $1 failed ($layout layout)"; }
 }
 
 in_ns() { ip netns exec fss "$@"; }
@@ -263,7 +272,10 @@ sr0=$(synretrans)
 calls "$ncalls" base
 # One row per flood rate (PKTGEN_KIT_FLOOD_RATE: % of Pktgen's 10 Gbit/s
 # line, a list for a table; 0.25 is about 33 000 SYN/s).
-echo "| flood | SYN/s sent | wall p50 | wall p99 | appliance p50 | appliance p99 | SYN retransmits | tap drops |"
+# drops: frames fss0 could not hand on (the tap's queue, or the XDP ring)
+dcol="tap drops"
+[ "$layout" = xdp ] && dcol="veth drops"
+echo "| flood | SYN/s sent | wall p50 | wall p99 | appliance p50 | appliance p99 | SYN retransmits | $dcol |"
 echo "|---|---|---|---|---|---|---|---|"
 printf '| none | 0 | %s | %s | %s | %s | %s | 0 |\n' \
 	"$(pct "$work/base.ms" 1 50)" "$(pct "$work/base.ms" 1 99)" \
@@ -303,7 +315,7 @@ in_ns ping -c 2 -W 2 198.18.5.2 >/dev/null || fail "no ping answer"
 calls 3 after
 run_block teardown
 for _ in $(seq 50); do
-	pgrep -f appliance-pktgen-tap.conf >/dev/null || break
+	pgrep -f "appliance-pktgen-$layout.conf" >/dev/null || break
 	sleep 0.2
 done
 rc=0
