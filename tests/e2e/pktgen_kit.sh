@@ -264,7 +264,16 @@ pct() {	# pct FILE COLUMN P
 		{ v[NR] = $1 } END { i = int((NR - 1) * p / 100 + 0.5) + 1; print v[i] }'
 }
 synretrans() { in_ns nstat -az TcpExtTCPSynRetrans | awk '/SynRetrans/ { print $2 }'; }
-tapdrops() { in_ns cat /sys/class/net/fss0/statistics/tx_dropped; }
+# Frames lost on the way to the appliance: the tap's full queue (fss0's
+# TX), or on AF_XDP the veth's receive side (fssx0's RX: its ring full
+# while its NAPI, in the softirq of the sender's CPU, had no turn).
+tapdrops() {
+	if [ "$layout" = xdp ]; then
+		in_ns cat /sys/class/net/fssx0/statistics/rx_dropped
+	else
+		in_ns cat /sys/class/net/fss0/statistics/tx_dropped
+	fi
+}
 
 ncalls=${PKTGEN_KIT_CALLS:-30}
 step="calls without a flood"
@@ -272,7 +281,6 @@ sr0=$(synretrans)
 calls "$ncalls" base
 # One row per flood rate (PKTGEN_KIT_FLOOD_RATE: % of Pktgen's 10 Gbit/s
 # line, a list for a table; 0.25 is about 33 000 SYN/s).
-# drops: frames fss0 could not hand on (the tap's queue, or the XDP ring)
 dcol="tap drops"
 [ "$layout" = xdp ] && dcol="veth drops"
 echo "| flood | SYN/s sent | wall p50 | wall p99 | appliance p50 | appliance p99 | SYN retransmits | $dcol |"
