@@ -117,6 +117,25 @@ check_lcores(const struct conf *c, const struct conf_facts *f,
 	return 0;
 }
 
+/* args has "--vdev NAME" or "--vdev=NAME", NAME followed by ',' or the
+ * end of the argument: EAL was asked for that device. */
+static bool
+vdev_named(const char *args, const char *name)
+{
+	size_t n = strlen(name);
+	const char *p = args;
+
+	while ((p = strstr(p, "--vdev")) != NULL) {
+		p += 6;
+		while (*p == ' ' || *p == '=' || *p == '"')
+			p++;
+		if (strncmp(p, name, n) == 0 &&
+		    (p[n] == ',' || p[n] == ' ' || p[n] == '"' || p[n] == '\0'))
+			return true;
+	}
+	return false;
+}
+
 int
 conf_check_runtime(const struct conf *c, const struct conf_facts *f,
 		char *err, size_t errlen)
@@ -127,6 +146,12 @@ conf_check_runtime(const struct conf *c, const struct conf_facts *f,
 
 	for (i = 0; f->port_exists && i < c->n_ports; i++) {
 		snprintf(sec, sizeof(sec), "%s", c->ports[i].section);
+		if (f->port_exists(c->ports[i].device, f->arg) < 0 &&
+		    vdev_named(c->eal_args, c->ports[i].device))
+			return conf_errf(c, err, errlen, sec, "device",
+				c->ports[i].device, "its --vdev in [eal] args "
+				"did not probe: the PMD's message above says "
+				"why");
 		if (f->port_exists(c->ports[i].device, f->arg) < 0)
 			return conf_errf(c, err, errlen, sec, "device",
 				c->ports[i].device, "no such port in EAL "

@@ -601,6 +601,12 @@ test_runtime(void **state)
 	assert_string_equal(err, CONFIGS_DIR "/two-numa.conf:36: [port 1] "
 		"device: \"0000:af:00.0\": no such port in EAL (bound to a "
 		"DPDK driver? vdev in [eal] args?)");
+	/* a --vdev EAL was asked for but has no port: its PMD refused it */
+	fk.missing_dev = "net_tap0";
+	assert_int_equal(check("tap-dev.conf", &fk, err), -EINVAL);
+	assert_string_equal(err, CONFIGS_DIR "/tap-dev.conf:32: [port 0] "
+		"device: \"net_tap0\": its --vdev in [eal] args did not "
+		"probe: the PMD's message above says why");
 	/* port_check's refusal names the key it gives, on its line */
 	fk.missing_dev = NULL;
 	fk.bad_mtu_dev = "net_tap0";

@@ -235,6 +235,9 @@ fi
 xdp_good | sed 's/start_queue=0/start_queue=1/' |
 	expect runtime "AF_XDP queue the interface lacks" "port 0" device \
 		'^device'
+xdp_good | sed 's/iface=fsax0/iface=fsanone0/' |
+	expect runtime "AF_XDP on a missing interface" "port 0" \
+		"did not probe" '^device'
 good_mtu() { sed "/^gateway/a mtu = $1"; }
 xdp_good | good_mtu 3000 |
 	expect runtime "AF_XDP mtu above the interface's" "port 0" mtu '^mtu'
