@@ -591,26 +591,38 @@ test_tso_large_segments(void **st)
 	th_stop(&H);
 }
 
+/* A connection on a port taking max_segs mbufs per packet; zc (10 x
+ * piece bytes, filled from seed) sent zero-copy as 10 pieces and
+ * flushed; *released counts their release. Returns the ISS. */
+static uint32_t
+send_ten_pieces(uint16_t max_segs, uint8_t *zc, size_t piece, int seed,
+		int *released)
+{
+	struct iovec iov[10];
+	uint32_t iss;
+
+	th_config(&H);
+	H.cfg.tx_max_segs = max_segs;
+	iss = setup();
+	fill(zc, 10 * piece, seed);
+	for (int i = 0; i < 10; i++) {
+		iov[i].iov_base = zc + piece * i;
+		iov[i].iov_len = piece;
+	}
+	assert_int_equal(tcp_send_iov(H.app.conn, iov, 10, on_release,
+				      released), 0);
+	tcp_flush(H.app.conn);
+	return iss;
+}
+
 /* The port's mbufs-per-packet limit shortens a segment, never breaks it. */
 static void
 test_tx_max_segs_limits_chain(void **st)
 {
 	static uint8_t zc[1000];
-	struct iovec iov[10];
 	int released = 0;
-	uint32_t iss;
+	uint32_t iss = send_ten_pieces(3, zc, 100, 3, &released);
 
-	th_config(&H);
-	H.cfg.tx_max_segs = 3;
-	iss = setup();
-	fill(zc, sizeof(zc), 3);
-	for (int i = 0; i < 10; i++) {
-		iov[i].iov_base = zc + 100 * i;
-		iov[i].iov_len = 100;
-	}
-	assert_int_equal(tcp_send_iov(H.app.conn, iov, 10, on_release,
-				      &released), 0);
-	tcp_flush(H.app.conn);
 	for (int i = 0; i < 5; i++) {
 		struct th_seg *s = th_next(&H);
 
@@ -632,21 +644,9 @@ static void
 test_tx_one_seg_port_copies_payload(void **st)
 {
 	static uint8_t zc[3000];
-	struct iovec iov[10];
 	int released = 0;
-	uint32_t iss, off = 0;
+	uint32_t iss = send_ten_pieces(1, zc, 300, 5, &released), off = 0;
 
-	th_config(&H);
-	H.cfg.tx_max_segs = 1;
-	iss = setup();
-	fill(zc, sizeof(zc), 5);
-	for (int i = 0; i < 10; i++) {
-		iov[i].iov_base = zc + 300 * i;
-		iov[i].iov_len = 300;
-	}
-	assert_int_equal(tcp_send_iov(H.app.conn, iov, 10, on_release,
-				      &released), 0);
-	tcp_flush(H.app.conn);
 	for (int i = 0; i < 3; i++) {
 		struct th_seg *s = th_next(&H);
 

@@ -30,6 +30,8 @@
 #
 # usage: [ROUNDS=N] bench-af-xdp.sh BUILD_DIR [SECONDS]
 set -euo pipefail
+# shellcheck source=tools/bench/appliance/nginx_conf.sh
+. "$(dirname "$0")/nginx_conf.sh"
 
 build=$(cd "$1" && pwd)
 secs=${2:-5}
@@ -96,50 +98,25 @@ i8 = on
 max_connections = 1024
 CONF
 
-mkdir -p "$dir/www" "$dir/ngx"
-cat >"$dir/nginx.conf" <<CONF
-user root;
-worker_processes 1;
-worker_cpu_affinity 01;
-daemon off;
-pid $dir/ngx/nginx.pid;
-error_log $dir/ngx/error.log;
-events { worker_connections 4096; }
-http {
-	access_log off;
-	# as tools/bench/appliance/bench-appliance.sh: sendfile from the page
-	# cache, descriptors kept open, no Nagle delay, keep-alive for ever
-	sendfile on;
-	tcp_nodelay on;
-	open_file_cache max=16 inactive=600s;
-	open_file_cache_valid 600s;
-	keepalive_requests 1000000;
-	keepalive_timeout 600s;
-	client_body_temp_path $dir/ngx;
-	proxy_temp_path $dir/ngx;
-	fastcgi_temp_path $dir/ngx;
-	uwsgi_temp_path $dir/ngx;
-	scgi_temp_path $dir/ngx;
-	# The answer ffn-shard gave for the format the client accepts, with
-	# its Content-Type. The static module refuses POST with 405 (after
-	# the cached open): served as a GET instead, as bench-appliance.sh.
-	# (regexes in order: an i8 Accept lists f16 as well, spec §5.1)
+mkdir -p "$dir/www"
+# The answer ffn-shard gave for the format the client accepts, with its
+# Content-Type. The static module refuses POST with 405 (after the cached
+# open): served as a GET instead, as in bench-appliance.sh. Regexes in
+# order: an i8 Accept lists f16 as well (spec/wire.md §5.1).
+nginx_conf "$dir" "
 	map \$http_accept \$ffn_answer {
 		default /f32.bin;
-		"~x-larql-ffn-i8" /i8.bin;
-		"~x-larql-ffn-f16" /f16.bin;
-	}
-	server {
+		\"~x-larql-ffn-i8\" /i8.bin;
+		\"~x-larql-ffn-f16\" /f16.bin;
+	}" "
 		listen 198.18.4.2:8080;
 		root $dir/www;
 		error_page 405 =200 \$uri;
 		location = /v1/walk-ffn { rewrite ^ \$ffn_answer last; }
 		location = /f32.bin { types { } default_type application/x-larql-ffn; }
 		location = /f16.bin { types { } default_type application/x-larql-ffn-f16; }
-		location = /i8.bin { types { } default_type application/x-larql-ffn-i8; }
-	}
-}
-CONF
+		location = /i8.bin { types { } default_type application/x-larql-ffn-i8; }" \
+	>"$dir/nginx.conf"
 
 # cpu_busy CPU: "busy total" jiffies of that CPU so far (/proc/stat).
 cpu_busy() {

@@ -29,6 +29,8 @@
 #
 # usage: bench-appliance.sh BUILD_DIR [SECONDS]
 set -euo pipefail
+# shellcheck source=tools/bench/appliance/nginx_conf.sh
+. "$(dirname "$0")/nginx_conf.sh"
 
 build=$(cd "$1" && pwd)
 secs=${2:-8}
@@ -100,41 +102,13 @@ for n in "$ns_n" "$ns_c"; do
 	ip netns exec "$n" ip link set "$([ "$n" = "$ns_n" ] && echo fsbn0 || \
 		echo fsbc0)" up
 done
-mkdir -p "$dir/www" "$dir/ngx"
-cat >"$dir/nginx.conf" <<CONF
-user root;
-worker_processes 1;
-worker_cpu_affinity 01;
-daemon off;
-pid $dir/ngx/nginx.pid;
-error_log $dir/ngx/error.log;
-events { worker_connections 4096; }
-http {
-	access_log off;
-	# The file from the page cache by sendfile, its descriptor kept open:
-	# 4 system calls per request (epoll_wait, recvfrom, writev of the
-	# head, sendfile), not 7 (openat, fstat, close; strace -c). No Nagle
-	# delay; no tcp_nopush (2 more setsockopt per request).
-	sendfile on;
-	tcp_nodelay on;
-	open_file_cache max=16 inactive=600s;
-	open_file_cache_valid 600s;
-	keepalive_requests 1000000;
-	keepalive_timeout 600s;
-	client_body_temp_path $dir/ngx;
-	proxy_temp_path $dir/ngx;
-	fastcgi_temp_path $dir/ngx;
-	uwsgi_temp_path $dir/ngx;
-	scgi_temp_path $dir/ngx;
-	server {
+mkdir -p "$dir/www"
+# POST the request the appliance gets (same bytes both ways): the static
+# module refuses POST with 405; serve the file.
+nginx_conf "$dir" "" "
 		listen 198.18.4.130:8080;
 		root $dir/www;
-		# POST the request the appliance gets (same bytes both ways):
-		# the static module refuses POST with 405; serve the file.
-		error_page 405 =200 \$uri;
-	}
-}
-CONF
+		error_page 405 =200 \$uri;" >"$dir/nginx.conf"
 ip netns exec "$ns_n" nginx -c "$dir/nginx.conf" &
 ngx_pid=$!
 sleep 1
