@@ -238,8 +238,9 @@ struct conf_facts {
 			const char **key, char *why, size_t whylen);
 };
 
-/* Runtime checks: ports exist and pass port_check, lcores exist and workers sit on the unit's
- * numa_node, layer ranges within the model. 0 or -EINVAL with err. */
+/* Runtime checks: ports exist and pass port_check, lcores exist and
+ * workers sit on the unit's numa_node, layer ranges within the model.
+ * 0 or -EINVAL with err. */
 int conf_check_runtime(const struct conf *c, const struct conf_facts *f,
 		char *err, size_t errlen);
 

@@ -146,16 +146,14 @@ conf_check_runtime(const struct conf *c, const struct conf_facts *f,
 
 	for (i = 0; f->port_exists && i < c->n_ports; i++) {
 		snprintf(sec, sizeof(sec), "%s", c->ports[i].section);
-		if (f->port_exists(c->ports[i].device, f->arg) < 0 &&
-		    vdev_named(c->eal_args, c->ports[i].device))
-			return conf_errf(c, err, errlen, sec, "device",
-				c->ports[i].device, "its --vdev in [eal] args "
-				"did not probe: the PMD's message above says "
-				"why");
 		if (f->port_exists(c->ports[i].device, f->arg) < 0)
 			return conf_errf(c, err, errlen, sec, "device",
-				c->ports[i].device, "no such port in EAL "
-				"(bound to a DPDK driver? vdev in [eal] args?)");
+				c->ports[i].device, "%s",
+				vdev_named(c->eal_args, c->ports[i].device) ?
+				"its --vdev in [eal] args did not probe: the "
+				"PMD's message above says why" :
+				"no such port in EAL (bound to a DPDK driver? "
+				"vdev in [eal] args?)");
 		if (f->port_check) {
 			const char *key = "device";
 
