@@ -104,13 +104,6 @@ pow2_at_least(uint32_t v)
 	return r;
 }
 
-static bool
-net_is_tap(const struct rte_eth_dev_info *di)
-{
-	return di->driver_name != NULL &&
-		strcmp(di->driver_name, "net_tap") == 0;
-}
-
 /* Offloads we want, masked by what the device offers (conf->no_offloads
  * forces the software paths, which the unit tests exercise). */
 static void
@@ -384,8 +377,7 @@ port_setup(struct net_port *p, const struct net_port_conf *conf)
 		ec.rx_adv_conf.rss_conf.rss_hf = di.flow_type_rss_offloads &
 			(RTE_ETH_RSS_NONFRAG_IPV4_TCP | RTE_ETH_RSS_IPV4);
 		p->caps |= NET_CAP_RSS;
-	} else if (p->nb_queues > 1 && di.driver_name != NULL &&
-		   strcmp(di.driver_name, "net_af_xdp") == 0) {
+	} else if (p->nb_queues > 1 && net_is_af_xdp(&di)) {
 		/* Each queue is a NIC queue the kernel's RSS (ethtool -X)
 		 * fills: a flow stays on one queue, and the lcore polling it
 		 * serves the connections that open there. What DPDK cannot

@@ -45,45 +45,50 @@ kv_num(struct rte_kvargs *kv, const char *k, long dflt)
 	return (errno || end == v || *end || n < 0) ? -1 : n;
 }
 
-/* The iface= of an af_xdp port's devargs into buf; 0 or -ENOENT. */
-static int
-af_xdp_iface(const struct rte_eth_dev_info *di, char *buf, size_t len)
+/* What an af_xdp port's --vdev says: iface ("" if absent),
+ * start_queue and queue_count (the PMD's defaults 0 and 1; -1 when not
+ * a number). One parse for the log and the checks. */
+struct af_xdp_args {
+	char iface[128];	/* net_xdp_if_read() refuses a long one */
+	long q0, nq;
+};
+
+static void
+af_xdp_args(const struct rte_eth_dev_info *di, struct af_xdp_args *a)
 {
 	const struct rte_devargs *da = rte_dev_devargs(di->device);
 	struct rte_kvargs *kv = NULL;
 	const char *v;
-	int rc = -ENOENT;
 
 	if (da != NULL && da->args != NULL && da->args[0] != '\0')
 		kv = rte_kvargs_parse(da->args, NULL);
 	v = kv ? rte_kvargs_get(kv, "iface") : NULL;
-	if (v != NULL && strlen(v) < len) {
-		snprintf(buf, len, "%s", v);
-		rc = 0;
-	}
+	snprintf(a->iface, sizeof(a->iface), "%s", v != NULL ? v : "");
+	a->q0 = kv_num(kv, "start_queue", 0);
+	a->nq = kv_num(kv, "queue_count", 1);
 	rte_kvargs_free(kv);
-	return rc;
 }
 
 void
 net_port_xdp_log(uint16_t port_id)
 {
 	struct rte_eth_dev_info di;
+	struct af_xdp_args a;
 	struct net_xdp_if f;
-	char ifn[IF_NAMESIZE], err[200];
+	char err[200];
 
-	if (rte_eth_dev_info_get(port_id, &di) != 0 ||
-	    di.driver_name == NULL ||
-	    strcmp(di.driver_name, "net_af_xdp") != 0 ||
-	    af_xdp_iface(&di, ifn, sizeof(ifn)) != 0)
+	if (rte_eth_dev_info_get(port_id, &di) != 0 || !net_is_af_xdp(&di))
 		return;
-	if (net_xdp_if_read(ifn, &f, err, sizeof(err)) != 0) {
+	af_xdp_args(&di, &a);
+	if (a.iface[0] == '\0')
+		return;
+	if (net_xdp_if_read(a.iface, &f, err, sizeof(err)) != 0) {
 		NET_LOG(WARNING, "port %u: %s\n", port_id, err);
 		return;
 	}
 	/* The mode the kernel gave, which --check could only foresee. */
 	NET_LOG(INFO, "port %u: XDP program %u on %s, %s mode\n", port_id,
-		f.prog_id, ifn, net_xdp_attached_name(f.attached));
+		f.prog_id, a.iface, net_xdp_attached_name(f.attached));
 }
 
 static int
@@ -91,22 +96,17 @@ check_af_xdp(uint16_t port_id, const struct rte_eth_dev_info *di,
 	     uint16_t nb_queues, uint16_t mtu, FILE *out, const char **key,
 	     char *why, size_t whylen)
 {
-	const struct rte_devargs *da = rte_dev_devargs(di->device);
-	struct rte_kvargs *kv = NULL;
+	struct af_xdp_args a;
 	struct net_xdp_if f;
-	const char *iface;
-	/* af_xdp_iface() is not used here: start_queue and queue_count
-	 * come from the same parse. */
+	const char *iface = a.iface;
 	char mode[160], err[200];
 	long q0, nq;
 	int rc = 0;
 
-	if (da != NULL && da->args != NULL && da->args[0] != '\0')
-		kv = rte_kvargs_parse(da->args, NULL);
-	iface = kv ? rte_kvargs_get(kv, "iface") : NULL;
-	q0 = kv_num(kv, "start_queue", 0);
-	nq = kv_num(kv, "queue_count", 1);
-	if (iface == NULL)
+	af_xdp_args(di, &a);
+	q0 = a.q0;
+	nq = a.nq;
+	if (iface[0] == '\0')
 		FAIL("device", "net_af_xdp without iface= in its --vdev");
 	if (q0 < 0 || nq < 1)
 		FAIL("device", "net_af_xdp on %s: start_queue and "
@@ -148,7 +148,6 @@ check_af_xdp(uint16_t port_id, const struct rte_eth_dev_info *di,
 				net_xdp_attached_name(f.attached));
 	}
 out:
-	rte_kvargs_free(kv);
 	return rc;
 }
 
@@ -172,8 +171,7 @@ net_port_precheck(uint16_t port_id, uint16_t nb_queues, uint16_t mtu,
 			 mtu, di.driver_name, di.min_mtu, di.max_mtu);
 		return -EINVAL;
 	}
-	if (di.driver_name != NULL &&
-	    strcmp(di.driver_name, "net_af_xdp") == 0)
+	if (net_is_af_xdp(&di))
 		return check_af_xdp(port_id, &di, nb_queues, mtu, out, key,
 				    why, whylen);
 	if (nb_queues > di.max_rx_queues || nb_queues > di.max_tx_queues) {

@@ -6,6 +6,8 @@
 
 /* Internal to lib/net: port, lcore and ARP structures. */
 
+#include <string.h>
+
 #include <rte_common.h>
 #include <rte_ethdev.h>
 #include <rte_ether.h>
@@ -108,6 +110,15 @@ struct net_lcore {
 	int reg_slot;
 	struct net_stats st __rte_cache_aligned;
 } __rte_cache_aligned;
+
+/* The PMDs the port code treats apart, by driver name (ethdev's). */
+static inline bool
+net_driver_is(const struct rte_eth_dev_info *di, const char *name)
+{
+	return di->driver_name != NULL && strcmp(di->driver_name, name) == 0;
+}
+#define net_is_tap(di) net_driver_is(di, "net_tap")
+#define net_is_af_xdp(di) net_driver_is(di, "net_af_xdp")
 
 /* The ports' log lines (net_port.c, net_port_check.c). */
 #define NET_LOG(lvl, ...) rte_log(RTE_LOG_ ## lvl, RTE_LOGTYPE_USER1, \
