@@ -121,11 +121,15 @@ enum wire_fmt wire_response_format(const char *accept, size_t len,
 /** An HTTP status and the exact message of the reference server. */
 struct wire_error {
 	int status;			/**< 400, 404, 500, 503, ... */
+	/** A framework error (spec/moe.md §4): the body is msg itself as
+	 * text/plain; charset=utf-8, not {"error":msg}. */
+	bool text;
 	char msg[WIRE_ERR_MSG_MAX];	/**< UTF-8, NUL-terminated */
 };
 
-/** Fill e (printf format; truncated to fit). Returns -EINVAL always,
- * so callers can write `return wire_error_set(e, 400, "...")`. */
+/** Fill e (printf format; truncated to fit; e->text false). Returns
+ * -EINVAL always, so callers can write
+ * `return wire_error_set(e, 400, "...")`. */
 int wire_error_set(struct wire_error *e, int status, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 

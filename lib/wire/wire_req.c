@@ -19,6 +19,7 @@ wire_error_set(struct wire_error *e, int status, const char *fmt, ...)
 	va_list ap;
 
 	e->status = status;
+	e->text = false;
 	va_start(ap, fmt);
 	vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
 	va_end(ap);
