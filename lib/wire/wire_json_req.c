@@ -27,43 +27,44 @@
 
 #include "wire_priv.h"
 
-/* serde_json starts a budget of 128 and fails when it reaches 0: at most
- * 127 nested arrays and objects. */
-#define JP_MAX_DEPTH 127
-#define JP_KEY_MAX 16		/* longer keys are none of ours */
-
-struct jp {
-	const unsigned char *s, *p, *end;
-	struct wire_error *err;
-	unsigned int depth;
-};
-
-/* A number token, classified as serde_json does. */
-struct jnum {
-	bool is_int;		/* no fraction/exponent, fits 64 bits */
-	bool neg;
-	uint64_t mag;		/* |value| when is_int */
-	double d;		/* the value as an f64 when !is_int */
-};
-
+/* The error kinds' wording: the route's (j->syn, j->type), or the
+ * dense path's "invalid JSON: " 400 when the caller set none. */
 static int
-jp_fail(struct jp *j, const char *what)
+jp_error(struct wire_jp *j, const struct wire_jp_err *k, const char *detail,
+	 size_t at, bool has_at)
+{
+	static const struct wire_jp_err dense = { "invalid JSON: ", 400,
+						  false };
+	int rc;
+
+	if (k->prefix == NULL)
+		k = &dense;
+	if (has_at)
+		rc = wire_error_set(j->err, k->status, "%s%s at byte %zu",
+				    k->prefix, detail, at);
+	else
+		rc = wire_error_set(j->err, k->status, "%s%s", k->prefix,
+				    detail);
+	j->err->text = k->text;
+	return rc;
+}
+
+int
+wire_jp_fail(struct wire_jp *j, const char *what)
 {
 	if (j->p >= j->end)
-		return wire_error_set(j->err, 400,
-				      "invalid JSON: EOF while parsing");
-	return wire_error_set(j->err, 400, "invalid JSON: %s at byte %zu",
-			      what, (size_t)(j->p - j->s));
+		return jp_error(j, &j->syn, "EOF while parsing", 0, false);
+	return jp_error(j, &j->syn, what, (size_t)(j->p - j->s), true);
 }
 
-static int
-jp_type(struct jp *j, const char *msg)
+int
+wire_jp_type(struct wire_jp *j, const char *msg)
 {
-	return wire_error_set(j->err, 400, "invalid JSON: %s", msg);
+	return jp_error(j, &j->type, msg, 0, false);
 }
 
-static void
-jp_ws(struct jp *j)
+void
+wire_jp_ws(struct wire_jp *j)
 {
 	while (j->p < j->end && (*j->p == ' ' || *j->p == '\t' ||
 				 *j->p == '\n' || *j->p == '\r'))
@@ -71,12 +72,12 @@ jp_ws(struct jp *j)
 }
 
 static int
-jp_lit(struct jp *j, const char *lit)
+jp_lit(struct wire_jp *j, const char *lit)
 {
 	size_t n = strlen(lit);
 
 	if ((size_t)(j->end - j->p) < n || memcmp(j->p, lit, n) != 0)
-		return jp_fail(j, "expected value");
+		return wire_jp_fail(j, "expected value");
 	j->p += n;
 	return 0;
 }
@@ -134,7 +135,7 @@ utf8_len(const unsigned char *p, const unsigned char *end)
 	return n;
 }
 
-/* Append code point cp as UTF-8 to key (klen may pass JP_KEY_MAX: then
+/* Append code point cp as UTF-8 to key (klen may pass WIRE_JP_KEY_MAX: then
  * only counted). */
 static void
 key_put(char *key, size_t *klen, unsigned int cp)
@@ -161,15 +162,15 @@ key_put(char *key, size_t *klen, unsigned int cp)
 		b[3] = 0x80 | (cp & 0x3f);
 		n = 4;
 	}
-	if (key != NULL && *klen + n <= JP_KEY_MAX)
+	if (key != NULL && *klen + n <= WIRE_JP_KEY_MAX)
 		memcpy(key + *klen, b, n);
 	*klen += n;
 }
 
 /* A string at j->p ('"' there); its decoded text goes to key when key is
- * not NULL and it fits JP_KEY_MAX bytes (*klen is its full length). */
-static int
-jp_string(struct jp *j, char *key, size_t *klen)
+ * not NULL and it fits WIRE_JP_KEY_MAX bytes (*klen is its full length). */
+int
+wire_jp_string(struct wire_jp *j, char *key, size_t *klen)
 {
 	size_t kl = 0;
 
@@ -179,23 +180,23 @@ jp_string(struct jp *j, char *key, size_t *klen)
 		size_t n;
 
 		if (j->p >= j->end)
-			return jp_fail(j, "");
+			return wire_jp_fail(j, "");
 		if (*j->p == '"')
 			break;
 		if (*j->p < 0x20)	/* RFC 8259 §7: escape them */
-			return jp_fail(j, "control character in a string");
+			return wire_jp_fail(j, "control character in a string");
 		if (*j->p != '\\') {
 			n = utf8_len(j->p, j->end);
 			if (n == 0)
-				return jp_fail(j, "invalid UTF-8");
-			if (key != NULL && kl + n <= JP_KEY_MAX)
+				return wire_jp_fail(j, "invalid UTF-8");
+			if (key != NULL && kl + n <= WIRE_JP_KEY_MAX)
 				memcpy(key + kl, j->p, n);
 			kl += n;
 			j->p += n;
 			continue;
 		}
 		if (j->end - j->p < 2)
-			return jp_fail(j, "");
+			return wire_jp_fail(j, "");
 		switch (j->p[1]) {
 		case '"': cp = '"'; break;
 		case '\\': cp = '\\'; break;
@@ -207,15 +208,15 @@ jp_string(struct jp *j, char *key, size_t *klen)
 		case 't': cp = '\t'; break;
 		case 'u':
 			if (j->end - j->p < 6 || hex4(j->p + 2, &cp) != 0)
-				return jp_fail(j, "invalid escape");
+				return wire_jp_fail(j, "invalid escape");
 			if (cp >= 0xdc00 && cp <= 0xdfff)
-				return jp_fail(j, "lone surrogate in escape");
+				return wire_jp_fail(j, "lone surrogate in escape");
 			if (cp >= 0xd800 && cp <= 0xdbff) {
 				if (j->end - j->p < 12 || j->p[6] != '\\' ||
 				    j->p[7] != 'u' ||
 				    hex4(j->p + 8, &lo) != 0 ||
 				    lo < 0xdc00 || lo > 0xdfff)
-					return jp_fail(j,
+					return wire_jp_fail(j,
 						"lone surrogate in escape");
 				cp = 0x10000 + ((cp - 0xd800) << 10) +
 				     (lo - 0xdc00);
@@ -224,7 +225,7 @@ jp_string(struct jp *j, char *key, size_t *klen)
 			j->p += 4;
 			break;
 		default:
-			return jp_fail(j, "invalid escape");
+			return wire_jp_fail(j, "invalid escape");
 		}
 		j->p += 2;
 		key_put(key, &kl, cp);
@@ -235,8 +236,8 @@ jp_string(struct jp *j, char *key, size_t *klen)
 	return 0;
 }
 
-static int
-jp_number(struct jp *j, struct jnum *n)
+int
+wire_jp_number(struct wire_jp *j, struct wire_jnum *n)
 {
 	const unsigned char *t = j->p;
 	char buf[64], *copy = buf;
@@ -250,7 +251,7 @@ jp_number(struct jp *j, struct jnum *n)
 		j->p++;
 	}
 	if (j->p >= j->end || *j->p < '0' || *j->p > '9')
-		return jp_fail(j, "invalid number");
+		return wire_jp_fail(j, "invalid number");
 	if (*j->p == '0') {
 		j->p++;
 	} else {
@@ -266,7 +267,7 @@ jp_number(struct jp *j, struct jnum *n)
 	if (j->p < j->end && *j->p == '.') {
 		j->p++;
 		if (j->p >= j->end || *j->p < '0' || *j->p > '9')
-			return jp_fail(j, "invalid number");
+			return wire_jp_fail(j, "invalid number");
 		while (j->p < j->end && *j->p >= '0' && *j->p <= '9')
 			j->p++;
 		frac = true;
@@ -276,7 +277,7 @@ jp_number(struct jp *j, struct jnum *n)
 		if (j->p < j->end && (*j->p == '+' || *j->p == '-'))
 			j->p++;
 		if (j->p >= j->end || *j->p < '0' || *j->p > '9')
-			return jp_fail(j, "invalid number");
+			return wire_jp_fail(j, "invalid number");
 		while (j->p < j->end && *j->p >= '0' && *j->p <= '9')
 			j->p++;
 		frac = true;
@@ -306,47 +307,47 @@ jp_number(struct jp *j, struct jnum *n)
 
 /* A number anywhere: out of range is a syntax error (serde: "number out
  * of range"). */
-static int
-jp_num_any(struct jp *j, struct jnum *n)
+int
+wire_jp_num_any(struct wire_jp *j, struct wire_jnum *n)
 {
-	int rc = jp_number(j, n);
+	int rc = wire_jp_number(j, n);
 
-	return rc == -ERANGE ? jp_fail(j, "number out of range") : rc;
+	return rc == -ERANGE ? wire_jp_fail(j, "number out of range") : rc;
 }
 
 /* The start of a value: whitespace skipped, not at the end. */
-static int
-jp_begin(struct jp *j)
+int
+wire_jp_begin(struct wire_jp *j)
 {
-	jp_ws(j);
-	return j->p < j->end ? 0 : jp_fail(j, "");
+	wire_jp_ws(j);
+	return j->p < j->end ? 0 : wire_jp_fail(j, "");
 }
 
 /* A value that must be a number: msg (a type error) if it is another
  * type; -ERANGE if it overflows an f64 (j->p at it). */
-static int
-jp_number_as(struct jp *j, struct jnum *n, const char *msg)
+int
+wire_jp_number_as(struct wire_jp *j, struct wire_jnum *n, const char *msg)
 {
-	int rc = jp_begin(j);
+	int rc = wire_jp_begin(j);
 
 	if (rc != 0)
 		return rc;
 	if (*j->p != '-' && (*j->p < '0' || *j->p > '9'))
-		return jp_type(j, msg);
-	return jp_number(j, n);
+		return wire_jp_type(j, msg);
+	return wire_jp_number(j, n);
 }
 
 /* The rest of an array or object after its opening bracket: elements
  * (members) read by one(j, arg, i), separated by ',', ended by close;
  * their number goes to *count. */
-static int
-jp_seq(struct jp *j, unsigned char close,
-       int (*one)(struct jp *, void *, size_t), void *arg, size_t *count)
+int
+wire_jp_seq(struct wire_jp *j, unsigned char close,
+       int (*one)(struct wire_jp *, void *, size_t), void *arg, size_t *count)
 {
 	size_t i = 0;
 	int rc;
 
-	jp_ws(j);
+	wire_jp_ws(j);
 	if (j->p < j->end && *j->p == close) {
 		j->p++;
 		*count = 0;
@@ -355,7 +356,7 @@ jp_seq(struct jp *j, unsigned char close,
 	for (;;) {
 		if ((rc = one(j, arg, i++)) != 0)
 			return rc;
-		jp_ws(j);
+		wire_jp_ws(j);
 		if (j->p < j->end && *j->p == ',') {
 			j->p++;
 			continue;
@@ -365,61 +366,60 @@ jp_seq(struct jp *j, unsigned char close,
 			*count = i;
 			return 0;
 		}
-		return jp_fail(j, close == ']' ? "expected `,` or `]`" :
+		return wire_jp_fail(j, close == ']' ? "expected `,` or `]`" :
 					      "expected `,` or `}`");
 	}
 }
 
-/* An object member's key and ':'; the key decoded into key (JP_KEY_MAX
+/* An object member's key and ':'; the key decoded into key (WIRE_JP_KEY_MAX
  * bytes; *klen is its full length). */
-static int
-jp_key(struct jp *j, char *key, size_t *klen)
+int
+wire_jp_key(struct wire_jp *j, char *key, size_t *klen)
 {
 	int rc;
 
-	jp_ws(j);
+	wire_jp_ws(j);
 	if (j->p >= j->end || *j->p != '"')
-		return jp_fail(j, "key must be a string");
-	if ((rc = jp_string(j, key, klen)) != 0)
+		return wire_jp_fail(j, "key must be a string");
+	if ((rc = wire_jp_string(j, key, klen)) != 0)
 		return rc;
-	jp_ws(j);
+	wire_jp_ws(j);
 	if (j->p >= j->end || *j->p != ':')
-		return jp_fail(j, "expected `:`");
+		return wire_jp_fail(j, "expected `:`");
 	j->p++;
 	return 0;
 }
 
-static int jp_skip(struct jp *j);
 
 static int
-skip_elem(struct jp *j, void *arg, size_t i)
+skip_elem(struct wire_jp *j, void *arg, size_t i)
 {
 	(void)arg;
 	(void)i;
-	return jp_skip(j);
+	return wire_jp_skip(j);
 }
 
 static int
-skip_member(struct jp *j, void *arg, size_t i)
+skip_member(struct wire_jp *j, void *arg, size_t i)
 {
-	int rc = jp_key(j, NULL, NULL);
+	int rc = wire_jp_key(j, NULL, NULL);
 
 	return rc != 0 ? rc : skip_elem(j, arg, i);
 }
 
 /* Any value, checked and dropped. */
-static int
-jp_skip(struct jp *j)
+int
+wire_jp_skip(struct wire_jp *j)
 {
-	struct jnum n;
+	struct wire_jnum n;
 	size_t count;
 	int rc;
 
-	if ((rc = jp_begin(j)) != 0)
+	if ((rc = wire_jp_begin(j)) != 0)
 		return rc;
 	switch (*j->p) {
 	case '"':
-		return jp_string(j, NULL, NULL);
+		return wire_jp_string(j, NULL, NULL);
 	case 't':
 		return jp_lit(j, "true");
 	case 'f':
@@ -430,49 +430,49 @@ jp_skip(struct jp *j)
 	case '{':
 		break;
 	default:
-		return jp_num_any(j, &n);
+		return wire_jp_num_any(j, &n);
 	}
-	if (++j->depth > JP_MAX_DEPTH)
-		return jp_fail(j, "recursion limit exceeded");
-	rc = *j->p++ == '[' ? jp_seq(j, ']', skip_elem, NULL, &count) :
-			      jp_seq(j, '}', skip_member, NULL, &count);
+	if (++j->depth > WIRE_JP_MAX_DEPTH)
+		return wire_jp_fail(j, "recursion limit exceeded");
+	rc = *j->p++ == '[' ? wire_jp_seq(j, ']', skip_elem, NULL, &count) :
+			      wire_jp_seq(j, '}', skip_member, NULL, &count);
 	j->depth--;
 	return rc;
 }
 
 /* A usize field of the reference: a JSON integer >= 0 that fits 64 bits
  * (serde refuses 1.0, -1 and 2^64 for it). */
-static int
-jp_uint(struct jp *j, uint64_t *v, const char *msg)
+int
+wire_jp_uint(struct wire_jp *j, uint64_t *v, const char *msg)
 {
-	struct jnum n;
+	struct wire_jnum n;
 	int rc;
 
-	rc = jp_number_as(j, &n, msg);
+	rc = wire_jp_number_as(j, &n, msg);
 	if (rc == -ERANGE)
-		return jp_fail(j, "number out of range");
+		return wire_jp_fail(j, "number out of range");
 	if (rc != 0)
 		return rc;
 	if (!n.is_int || (n.neg && n.mag != 0))
-		return jp_type(j, msg);
+		return wire_jp_type(j, msg);
 	*v = n.mag;
 	return 0;
 }
 
 /* "[" elements "]" at j->p, each read by one(j, arg, index); the count
  * goes to *count. */
-static int
-jp_array(struct jp *j, const char *msg, size_t *count,
-	 int (*one)(struct jp *, void *, size_t), void *arg)
+int
+wire_jp_array(struct wire_jp *j, const char *msg, size_t *count,
+	 int (*one)(struct wire_jp *, void *, size_t), void *arg)
 {
-	int rc = jp_begin(j);
+	int rc = wire_jp_begin(j);
 
 	if (rc != 0)
 		return rc;
 	if (*j->p != '[')
-		return jp_type(j, msg);
+		return wire_jp_type(j, msg);
 	j->p++;
-	return jp_seq(j, ']', one, arg, count);
+	return wire_jp_seq(j, ']', one, arg, count);
 }
 
 /* Room for element i of a malloc'd array of size-byte elements. */
@@ -500,27 +500,32 @@ static const char RESIDUAL_MSG[] = "'residual' must be an array of numbers";
 static const char LAYERS_MSG[] =
 	"'layers' must be an array of non-negative integers";
 
+float
+wire_jnum_f32(const struct wire_jnum *n)
+{
+	/* serde: integers to f32 directly (i64/u64 as f32), others via f64 */
+	if (!n->is_int)
+		return (float)n->d;
+	if (!n->neg)
+		return (float)n->mag;
+	return n->mag > (uint64_t)INT64_MAX ? (float)INT64_MIN :
+	       (float)-(int64_t)n->mag;
+}
+
 static int
-residual_one(struct jp *j, void *arg, size_t i)
+residual_one(struct wire_jp *j, void *arg, size_t i)
 {
 	struct jp_vec *v = arg;
-	struct jnum n;
+	struct wire_jnum n;
 	float f;
 	int rc;
 
-	rc = jp_number_as(j, &n, RESIDUAL_MSG);
+	rc = wire_jp_number_as(j, &n, RESIDUAL_MSG);
 	if (rc == -ERANGE)
-		return jp_type(j, "'residual' number out of range");
+		return wire_jp_type(j, "'residual' number out of range");
 	if (rc != 0)
 		return rc;
-	/* serde: integers to f32 directly (i64/u64 as f32), others via f64 */
-	if (!n.is_int)
-		f = (float)n.d;
-	else if (!n.neg)
-		f = (float)n.mag;
-	else
-		f = n.mag > (uint64_t)INT64_MAX ? (float)INT64_MIN :
-		    (float)-(int64_t)n.mag;
+	f = wire_jnum_f32(&n);
 	if (grow(&v->a, &v->cap, i, sizeof(float)) != 0)
 		return -ENOMEM;
 	((float *)v->a)[i] = f;
@@ -528,13 +533,13 @@ residual_one(struct jp *j, void *arg, size_t i)
 }
 
 static int
-layer_one(struct jp *j, void *arg, size_t i)
+layer_one(struct wire_jp *j, void *arg, size_t i)
 {
 	struct jp_vec *v = arg;
 	uint64_t l = 0;
 	int rc;
 
-	if ((rc = jp_uint(j, &l, LAYERS_MSG)) != 0)
+	if ((rc = wire_jp_uint(j, &l, LAYERS_MSG)) != 0)
 		return rc;
 	if (grow(&v->a, &v->cap, i, sizeof(uint64_t)) != 0)
 		return -ENOMEM;
@@ -544,9 +549,9 @@ layer_one(struct jp *j, void *arg, size_t i)
 
 /* null, for the reference's Option<> fields: true if it was there. */
 static bool
-jp_null(struct jp *j)
+jp_null(struct wire_jp *j)
 {
-	jp_ws(j);
+	wire_jp_ws(j);
 	if (j->end - j->p >= 4 && memcmp(j->p, "null", 4) == 0) {
 		j->p += 4;
 		return true;
@@ -563,27 +568,27 @@ static const char *const KEYS[K_COUNT] = {
 
 /* A boolean field (serde's bool: null is a type error too). */
 static int
-jp_bool(struct jp *j, bool *out, const char *type_msg)
+jp_bool(struct wire_jp *j, bool *out, const char *type_msg)
 {
-	jp_ws(j);
+	wire_jp_ws(j);
 	if (j->p < j->end && *j->p == 't')
 		return jp_lit(j, "true") == 0 ? (*out = true, 0) : -EINVAL;
 	if (j->p < j->end && *j->p == 'f')
 		return jp_lit(j, "false") == 0 ? (*out = false, 0) : -EINVAL;
 	if (j->p >= j->end)
-		return jp_fail(j, "");
-	return jp_type(j, type_msg);
+		return wire_jp_fail(j, "");
+	return wire_jp_type(j, type_msg);
 }
 
 static int
-jp_field(struct jp *j, int k, struct wire_json_req *r)
+jp_field(struct wire_jp *j, int k, struct wire_json_req *r)
 {
 	struct jp_vec v = { NULL, 0 };
 	int rc;
 
 	switch (k) {
 	case K_RESIDUAL:
-		rc = jp_array(j, RESIDUAL_MSG, &r->n_residual, residual_one,
+		rc = wire_jp_array(j, RESIDUAL_MSG, &r->n_residual, residual_one,
 			      &v);
 		r->residual = v.a;
 		if (rc == 0 && r->residual == NULL &&
@@ -594,20 +599,20 @@ jp_field(struct jp *j, int k, struct wire_json_req *r)
 		if (jp_null(j))
 			return 0;
 		r->has_layer = true;
-		return jp_uint(j, &r->layer,
+		return wire_jp_uint(j, &r->layer,
 			       "'layer' must be a non-negative integer");
 	case K_LAYERS:
 		if (jp_null(j))
 			return 0;
-		rc = jp_array(j, LAYERS_MSG, &r->n_layers, layer_one, &v);
+		rc = wire_jp_array(j, LAYERS_MSG, &r->n_layers, layer_one, &v);
 		r->layers = v.a;
 		r->has_layers = true;
 		return rc;
 	case K_SEQ_LEN:
-		return jp_uint(j, &r->seq_len,
+		return wire_jp_uint(j, &r->seq_len,
 			       "'seq_len' must be a non-negative integer");
 	case K_TOP_K:
-		return jp_uint(j, &r->top_k,
+		return wire_jp_uint(j, &r->top_k,
 			       "'top_k' must be a non-negative integer");
 	case K_FULL_OUTPUT:
 		return jp_bool(j, &r->full_output,
@@ -624,21 +629,21 @@ struct jp_req {
 };
 
 static int
-request_member(struct jp *j, void *arg, size_t i)
+request_member(struct wire_jp *j, void *arg, size_t i)
 {
 	struct jp_req *q = arg;
-	char key[JP_KEY_MAX];
+	char key[WIRE_JP_KEY_MAX];
 	size_t kl;
 	int rc, k;
 
 	(void)i;
-	if ((rc = jp_key(j, key, &kl)) != 0)
+	if ((rc = wire_jp_key(j, key, &kl)) != 0)
 		return rc;
 	for (k = 0; k < K_COUNT; k++)
 		if (kl == strlen(KEYS[k]) && memcmp(key, KEYS[k], kl) == 0)
 			break;
 	if (k == K_COUNT)
-		return jp_skip(j);
+		return wire_jp_skip(j);
 	if (q->seen & 1u << k)
 		return wire_error_set(j->err, 400, "invalid JSON: "
 				      "duplicate field `%s`", KEYS[k]);
@@ -648,7 +653,7 @@ request_member(struct jp *j, void *arg, size_t i)
 
 /* The top-level object, j->p at its '{'. */
 static int
-jp_request(struct jp *j, struct wire_json_req *r)
+jp_request(struct wire_jp *j, struct wire_json_req *r)
 {
 	struct jp_req q = { r, 0 };
 	size_t count;
@@ -656,13 +661,13 @@ jp_request(struct jp *j, struct wire_json_req *r)
 
 	j->p++;
 	j->depth = 1;
-	if ((rc = jp_seq(j, '}', request_member, &q, &count)) != 0)
+	if ((rc = wire_jp_seq(j, '}', request_member, &q, &count)) != 0)
 		return rc;
-	jp_ws(j);
+	wire_jp_ws(j);
 	if (j->p < j->end)
-		return jp_fail(j, "trailing characters");
+		return wire_jp_fail(j, "trailing characters");
 	if (!(q.seen & 1u << K_RESIDUAL))
-		return jp_type(j, "missing field `residual`");
+		return wire_jp_type(j, "missing field `residual`");
 	return 0;
 }
 
@@ -670,7 +675,7 @@ int
 wire_json_req_parse(struct wire_json_req *r, const char *body, size_t len,
 		    struct wire_error *err)
 {
-	struct jp j = {
+	struct wire_jp j = {
 		.s = (const unsigned char *)body,
 		.p = (const unsigned char *)body,
 		.end = (const unsigned char *)body + len,
@@ -681,11 +686,11 @@ wire_json_req_parse(struct wire_json_req *r, const char *body, size_t len,
 	memset(r, 0, sizeof(*r));
 	r->seq_len = 1;		/* §6 defaults */
 	r->top_k = 8092;
-	jp_ws(&j);
+	wire_jp_ws(&j);
 	if (j.p >= j.end)
-		rc = jp_fail(&j, "");
+		rc = wire_jp_fail(&j, "");
 	else if (*j.p != '{')
-		rc = jp_type(&j, "expected an object");
+		rc = wire_jp_type(&j, "expected an object");
 	else
 		rc = jp_request(&j, r);
 	if (rc != 0) {

@@ -27,16 +27,14 @@ wire_error_set(struct wire_error *e, int status, const char *fmt, ...)
 }
 
 int
-wire_error_json(const struct wire_error *e, char *buf, size_t cap)
+wire_json_str(char *buf, size_t cap, const char *str)
 {
 	static const char hex[] = "0123456789abcdef";
-	static const char head[] = "{\"error\":\"";
 	size_t o = 0;
 
 #define PUT(c) do { if (o + 1 >= cap) return -ENOSPC; buf[o++] = (c); } while (0)
-	for (const char *h = head; *h; h++)
-		PUT(*h);
-	for (const unsigned char *s = (const unsigned char *)e->msg; *s; s++) {
+	PUT('"');
+	for (const unsigned char *s = (const unsigned char *)str; *s; s++) {
 		unsigned char c = *s;
 
 		/* serde_json's escapes; everything else, UTF-8 included, as is */
@@ -58,10 +56,28 @@ wire_error_json(const struct wire_error *e, char *buf, size_t cap)
 		}
 	}
 	PUT('"');
-	PUT('}');
 #undef PUT
 	buf[o] = '\0';
 	return (int)o;
+}
+
+int
+wire_error_json(const struct wire_error *e, char *buf, size_t cap)
+{
+	static const char head[] = "{\"error\":";
+	int n;
+
+	if (cap < sizeof(head))
+		return -ENOSPC;
+	memcpy(buf, head, sizeof(head) - 1);
+	n = wire_json_str(buf + sizeof(head) - 1, cap - (sizeof(head) - 1),
+			  e->msg);
+	if (n < 0 || (size_t)n + sizeof(head) >= cap)
+		return -ENOSPC;
+	n += sizeof(head) - 1;
+	buf[n++] = '}';
+	buf[n] = '\0';
+	return n;
 }
 
 uint32_t
