@@ -28,6 +28,7 @@ enum ktype {
 	K_LOGLEVEL,
 	K_Q6K,
 	K_RATE,		/* "N/sec|min|hour": two u32, N then seconds */
+	K_EXPERTS,	/* "A-B", spaces allowed: two u32 */
 };
 
 struct key {
@@ -67,7 +68,8 @@ static const struct key port_keys[] = {
 };
 static const struct key unit_keys[] = {
 	{ "model", K_STR, U(model), 0, 0, true },
-	{ "layers", K_LAYERS, U(layer_first), 0, 65535, true },
+	/* required unless experts / expert_units (conf_parse_sections) */
+	{ "layers", K_LAYERS, U(layer_first), 0, 65535, false },
 	{ "listen", K_UINT, U(listen), 1, 65535, true },
 	{ "port", K_UINT, U(port), 0, CONF_MAX_PORTS - 1, false },
 	{ "numa_node", K_UINT, U(numa_node), 0, RTE_MAX_NUMA_NODES - 1,
@@ -98,6 +100,9 @@ static const struct key unit_keys[] = {
 	{ "q6k_layout", K_Q6K, U(q6k_layout), 0, 0, false },
 	{ "mmap_weights", K_BOOL, U(mmap_weights), 0, 0, false },
 	{ "kq_q8k", K_BOOL, U(kq_q8k), 0, 0, false },
+	{ "experts", K_EXPERTS, U(expert_first), 0, UINT32_MAX, false },
+	{ "expert_units", K_STR, U(expert_units), 0, 0, false },
+	{ "f16_guard", K_BOOL, U(f16_guard), 0, 0, false },
 	{ NULL },
 };
 
@@ -245,6 +250,38 @@ parse_layers(const char *v, uint32_t *first, uint32_t *last, uint64_t max,
 			(unsigned long long)b, (unsigned long long)max);
 		return why;
 	}
+	*first = a;
+	*last = b;
+	return NULL;
+}
+
+/* spec/moe.md §2: --experts "A-B" (or "A"), spaces around the numbers
+ * allowed, A <= B. */
+static const char *
+parse_experts(const char *v, uint32_t *first, uint32_t *last, uint64_t max)
+{
+	static const char bad[] = "not an expert range \"first-last\"";
+	uint64_t a, b;
+	const char *end;
+
+	v += strspn(v, " \t");
+	if (parse_u64(v, &a, &end) != NULL)
+		return bad;
+	end += strspn(end, " \t");
+	b = a;
+	if (*end == '-') {
+		end++;
+		end += strspn(end, " \t");
+		if (parse_u64(end, &b, &end) != NULL)
+			return bad;
+		end += strspn(end, " \t");
+	}
+	if (*end != '\0')
+		return bad;
+	if (a > b)
+		return "first > last";
+	if (b > max)
+		return "expert id beyond 4294967295";
 	*first = a;
 	*last = b;
 	return NULL;
@@ -411,6 +448,10 @@ parse_key(const struct conf *c, const struct key *k, const char *sec,
 		else
 			snprintf((char *)dst, k->sz, "%s", v);
 		break;
+	case K_EXPERTS:
+		e = parse_experts(v, (uint32_t *)dst, (uint32_t *)dst + 1,
+			k->max);
+		break;
 	case K_RATE:
 		e = parse_rate(v, k->min, k->max, (uint32_t *)dst,
 			       (uint32_t *)dst + 1, why, sizeof(why));
@@ -454,6 +495,7 @@ unit_defaults(struct conf_unit *u)
 	u->split_min_rows = 0;	/* split only when asked: a split job's
 				 * slices cost a sum and a hand-off */
 	u->q6k_layout = CONF_Q6K_PRIVATE;
+	u->f16_guard = true;	/* spec/moe.md §7 */
 }
 
 static bool
@@ -500,6 +542,28 @@ parse_section(struct conf *c, struct rte_cfgfile *cfg, const char *sec,
 		if (k->req && conf_line_of(c, sec, k->name) == 0)
 			return conf_errf(c, err, errlen, sec, NULL, NULL,
 				"missing required key \"%s\"", k->name);
+	return 0;
+}
+
+/* spec/moe.md §2: experts and expert_units exclude each other, and
+ * either makes layers optional (an expert-only unit). */
+static int
+unit_experts(struct conf *c, struct conf_unit *u, char *err, size_t errlen)
+{
+	const char *sec = u->section;
+
+	u->has_layers = conf_line_of(c, sec, "layers") != 0;
+	u->has_experts = conf_line_of(c, sec, "experts") != 0;
+	if (u->has_experts && u->expert_units[0] != '\0')
+		return conf_errf(c, err, errlen, sec, "expert_units",
+			u->expert_units, "experts and expert_units are "
+			"mutually exclusive \u2014 use experts for "
+			"layer-uniform ranges, expert_units for fine-grained "
+			"ownership");
+	if (!u->has_layers && !u->has_experts && u->expert_units[0] == '\0')
+		return conf_errf(c, err, errlen, sec, NULL, NULL,
+			"missing required key \"layers\" (or experts / "
+			"expert_units for an expert-only unit)");
 	return 0;
 }
 
@@ -583,6 +647,11 @@ conf_parse_sections(struct conf *c, struct rte_cfgfile *cfg, char *err,
 		rc = parse_section(c, cfg, sec, keys, base, err, errlen);
 		if (rc < 0)
 			return rc;
+		if (keys == unit_keys) {
+			rc = unit_experts(c, base, err, errlen);
+			if (rc < 0)
+				return rc;
+		}
 	}
 	if (!eal)
 		return conf_errf(c, err, errlen, NULL, NULL, NULL,

@@ -25,7 +25,9 @@
  *   [shard NAME]   NAME: [A-Za-z0-9_-]{1,31}, one per served unit
  *                  model       vindex directory; relative paths are
  *                              resolved from the working directory (req.)
- *                  layers      owned range "first-last" or "n", incl. (req.)
+ *                  layers      owned range "first-last" or "n", incl.
+ *                              (required unless experts or expert_units
+ *                              is set: absent then, an expert-only unit)
  *                  listen      TCP port 1..65535 (req.)
  *                  port        index of a [port N] (0)
  *                  numa_node   node that holds the weights (0)
@@ -68,6 +70,14 @@
  *                  mmap_weights  on: serve the weights from the mapped
  *                              files (fast start), off: copy them to the
  *                              node's memory, huge pages if any (off)
+ *                  experts     "A-B" (spaces allowed): expert ids A..B
+ *                              of every layer with a layer file are
+ *                              served (spec/moe.md §2, issue 23)
+ *                  expert_units  path of the reference's --units JSON:
+ *                              per-layer expert ranges; not with experts
+ *                  f16_guard   on: a negotiated f16 answer that would
+ *                              overflow a finite value goes in f32
+ *                              (spec/moe.md §7; dense routes too) (on)
  *                  kq_q8k      on: K-quant layers dot inputs quantised to
  *                              Q8_K with integer instructions (faster,
  *                              ~1.5% further from f32), off: f32 (off)
@@ -179,6 +189,12 @@ struct conf_unit {
 	uint32_t batch_wait_us;
 	uint32_t split_min_rows;	/* 0: never split a job's layers */
 	enum conf_q6k_layout q6k_layout;
+	bool has_layers;		/* false: an expert-only unit */
+	bool has_experts;		/* experts = A-B */
+	uint32_t expert_first;
+	uint32_t expert_last;		/* inclusive */
+	char expert_units[CONF_STR_MAX]; /* "": none */
+	bool f16_guard;
 };
 
 struct conf_line;	/* private: where each section and key was read */
@@ -236,10 +252,16 @@ struct conf_facts {
 	 * *key, the key at fault. */
 	int (*port_check)(const struct conf_port *p, void *arg,
 			const char **key, char *why, size_t whylen);
+	/* 0 if the unit's experts can be served (the model is a hybrid
+	 * MoE, its expert_units file reads), else -EINVAL with why and
+	 * *key. Called only for units with experts or expert_units. */
+	int (*experts_check)(const struct conf_unit *u, void *arg,
+			const char **key, char *why, size_t whylen);
 };
 
 /* Runtime checks: ports exist and pass port_check, lcores exist and
- * workers sit on the unit's numa_node, layer ranges within the model.
+ * workers sit on the unit's numa_node, layer ranges within the model,
+ * experts servable (experts_check).
  * 0 or -EINVAL with err. */
 int conf_check_runtime(const struct conf *c, const struct conf_facts *f,
 		char *err, size_t errlen);

@@ -184,6 +184,7 @@ check_units(struct conf *c, struct rte_cfgfile *cfg, char *err, size_t errlen)
 					"already used by [%s] on [port %u]",
 					osec, u->port);
 			if (same_model(o->model, u->model) &&
+			    u->has_layers && o->has_layers &&
 			    u->layer_first <= o->layer_last &&
 			    o->layer_first <= u->layer_last)
 				return conf_errf(c, err, errlen, sec, "layers",

@@ -188,11 +188,23 @@ conf_check_runtime(const struct conf *c, const struct conf_facts *f,
 				return conf_errf(c, err, errlen, sec, "model",
 					u->model, "%s", why[0] ? why :
 					"cannot read the model");
-			if (u->layer_last >= (unsigned int)n)
+			if (u->has_layers && u->layer_last >= (unsigned int)n)
 				return conf_errf(c, err, errlen, sec, "layers",
 					conf_value_of(c, sec, "layers"),
 					"the model has %d layers (0-%d)", n,
 					n - 1);
+		}
+		if (f->experts_check &&
+		    (u->has_experts || u->expert_units[0] != '\0')) {
+			const char *key = u->has_experts ? "experts" :
+					  "expert_units";
+
+			why[0] = '\0';
+			if (f->experts_check(u, f->arg, &key, why,
+					     sizeof(why)) < 0)
+				return conf_errf(c, err, errlen, sec, key,
+					conf_value_of(c, sec, key), "%s",
+					why[0] ? why : "cannot serve experts");
 		}
 	}
 	return 0;
@@ -250,10 +262,24 @@ conf_print_plan(const struct conf *c, FILE *out)
 		fmt_size(u->max_header, s2, sizeof(s2));
 		fprintf(out, "  shard %s: %s:%u (port %u)\n", u->name, a,
 			u->listen, u->port);
-		fprintf(out, "    model %s, layers %u-%u (%u), q6k layout %s\n",
-			u->model, u->layer_first, u->layer_last,
-			u->layer_last - u->layer_first + 1,
-			u->q6k_layout == CONF_Q6K_GGML ? "ggml" : "private");
+		if (u->has_layers)
+			fprintf(out, "    model %s, layers %u-%u (%u), q6k "
+				"layout %s\n", u->model, u->layer_first,
+				u->layer_last,
+				u->layer_last - u->layer_first + 1,
+				u->q6k_layout == CONF_Q6K_GGML ? "ggml" :
+				"private");
+		else
+			fprintf(out, "    model %s, no dense layers "
+				"(expert-only)\n", u->model);
+		if (u->has_experts)
+			fprintf(out, "    experts %u-%u of every layer with a "
+				"layer file; f16 guard %s\n", u->expert_first,
+				u->expert_last, u->f16_guard ? "on" : "off");
+		else if (u->expert_units[0] != '\0')
+			fprintf(out, "    experts per layer from %s; f16 "
+				"guard %s\n", u->expert_units,
+				u->f16_guard ? "on" : "off");
 		if (u->single_lcore)
 			fprintf(out, "    NUMA node %d; lcores %s: network and "
 				"compute (single-lcore mode)\n",

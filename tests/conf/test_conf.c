@@ -719,10 +719,115 @@ test_wire_env(void **state)
 	conf_free(&c);
 }
 
+/* --- experts (spec/moe.md §2, issue 23) -------------------------------- */
+
+#define UNIT_X "[shard x]\nmodel = m\nlisten = 8080\nnet_lcores = 0\n"
+								/* 6-9 */
+
+static void
+test_experts_keys(void **state)
+{
+	struct conf c;
+
+	(void)state;
+	/* layers optional with experts: an expert-only unit */
+	expect_ok(EAL PORT0 UNIT_X "experts =  2 - 5 \n", &c);
+	assert_false(c.units[0].has_layers);
+	assert_true(c.units[0].has_experts);
+	assert_int_equal(c.units[0].expert_first, 2);
+	assert_int_equal(c.units[0].expert_last, 5);
+	assert_true(c.units[0].f16_guard);	/* on by default */
+	assert_string_equal(c.units[0].expert_units, "");
+	conf_free(&c);
+	expect_ok(EAL PORT0 UNIT_X "expert_units = u.json\n"
+		  "f16_guard = off\n", &c);
+	assert_false(c.units[0].has_experts);
+	assert_string_equal(c.units[0].expert_units, "u.json");
+	assert_false(c.units[0].f16_guard);
+	conf_free(&c);
+	/* dense and experts in one unit; a dense unit says it has layers */
+	expect_ok(BASE "experts = 7\n", &c);
+	assert_true(c.units[0].has_layers);
+	assert_int_equal(c.units[0].expert_first, 7);
+	assert_int_equal(c.units[0].expert_last, 7);
+	conf_free(&c);
+	/* two expert-only units of one model do not "overlap" in layers */
+	expect_ok(EAL PORT0 UNIT_X
+		  "experts = 0-3\n[shard y]\nmodel = m\nlisten = 8081\n"
+		  "net_lcores = 1\nexperts = 4-7\n", &c);
+	conf_free(&c);
+	expect_error(EAL PORT0 UNIT_X, ":6: [shard x]: missing required "
+		"key \"layers\" (or experts / expert_units for an "
+		"expert-only unit)");
+	expect_error(EAL PORT0 UNIT_X "experts = 0-3\nexpert_units = u\n",
+		":11: [shard x] expert_units: \"u\": experts and "
+		"expert_units are mutually exclusive \u2014 use experts for "
+		"layer-uniform ranges, expert_units for fine-grained "
+		"ownership");
+	expect_error(EAL PORT0 UNIT_X "experts = 5-2\n",
+		":10: [shard x] experts: \"5-2\": first > last");
+	expect_error(EAL PORT0 UNIT_X "experts = 1-\n",
+		":10: [shard x] experts: \"1-\": not an expert range "
+		"\"first-last\"");
+	expect_error(EAL PORT0 UNIT_X "experts = a\n",
+		":10: [shard x] experts: \"a\": not an expert range "
+		"\"first-last\"");
+	expect_error(EAL PORT0 UNIT_X "experts = 0-4294967296\n",
+		":10: [shard x] experts: \"0-4294967296\": expert id beyond "
+		"4294967295");
+	expect_error(EAL PORT0 UNIT_X "experts = 1\nf16_guard = sure\n",
+		":11: [shard x] f16_guard: \"sure\": not on or off");
+}
+
+static int
+fake_experts(const struct conf_unit *u, void *arg, const char **key,
+	     char *why, size_t n)
+{
+	(void)arg;
+	if (strcmp(u->name, "x") != 0)
+		return 0;
+	*key = "model";
+	snprintf(why, n, "not a hybrid-MoE vindex");
+	return -EINVAL;
+}
+
+static void
+test_experts_runtime(void **state)
+{
+	struct fake fk = { .split = 32, .max_lcore = 63, .layers = 32 };
+	struct conf_facts f = { fake_socket, fake_port, fake_layers, &fk,
+				fake_port_check, fake_experts };
+	char err[CONF_ERR_MAX];
+	const char *path;
+	struct conf c;
+
+	(void)state;
+	/* the callback's refusal names its key, on that key's line; an
+	 * expert-only unit's missing layers are not checked against the
+	 * model */
+	path = write_tmp(EAL PORT0 UNIT_X "experts = 0-3\n");
+	assert_int_equal(conf_load(path, &c, err, sizeof(err)), 0);
+	unlink(path);
+	assert_int_equal(conf_check_runtime(&c, &f, err, sizeof(err)),
+			 -EINVAL);
+	assert_non_null(strstr(err, ":7: [shard x] model: \"m\": not a "
+			       "hybrid-MoE vindex"));
+	conf_free(&c);
+	/* not called for a unit without experts */
+	path = write_tmp(BASE);
+	assert_int_equal(conf_load(path, &c, err, sizeof(err)), 0);
+	unlink(path);
+	c.units[0].name[0] = 'x';
+	assert_int_equal(conf_check_runtime(&c, &f, err, sizeof(err)), 0);
+	conf_free(&c);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_experts_keys),
+		cmocka_unit_test(test_experts_runtime),
 		cmocka_unit_test(test_shipped_tap_dev),
 		cmocka_unit_test(test_shipped_two_numa),
 		cmocka_unit_test(test_shipped_two_host),
