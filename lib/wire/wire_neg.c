@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "wire.h"
+#include "wire_priv.h"
 
 #define CT_F32 "application/x-larql-ffn"
 #define CT_F16 "application/x-larql-ffn-f16"
@@ -74,38 +74,13 @@ wire_fmt_enabled(const struct wire_opts *o, enum wire_fmt fmt)
 	       *(const bool *)((const char *)o + fmts[fmt].opt);
 }
 
-/*
- * The reference reads headers with HeaderValue::to_str(), which fails (and
- * the header then counts as absent) unless every byte is visible ASCII or
- * HTAB.
- */
-static bool
-header_usable(const char *v, size_t len)
-{
-	if (v == NULL)
-		return false;
-	for (size_t i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)v[i];
-
-		if (c != '\t' && (c < 0x20 || c > 0x7e))
-			return false;
-	}
-	return true;
-}
-
-static bool
-contains(const char *v, size_t len, const char *needle)
-{
-	return memmem(v, len, needle, strlen(needle)) != NULL;
-}
-
 bool
 wire_request_format(const char *ct, size_t len, enum wire_fmt *fmt)
 {
-	if (!header_usable(ct, len) || !contains(ct, len, CT_F32))
+	if (!wire_header_usable(ct, len) || !wire_contains(ct, len, CT_F32))
 		return false;	/* §3: anything else is the JSON path */
 	for (size_t i = 0; i < N_BINARY; i++)
-		if (contains(ct, len, fmts[binary_order[i]].content_type)) {
+		if (wire_contains(ct, len, fmts[binary_order[i]].content_type)) {
 			*fmt = binary_order[i];
 			break;
 		}
@@ -123,11 +98,11 @@ wire_response_format(const char *accept, size_t len,
 	 * wire.h for what this means for the default client Accept. A
 	 * format the server has switched off is never chosen.
 	 */
-	if (!header_usable(accept, len))
+	if (!wire_header_usable(accept, len))
 		return WIRE_FMT_F32;
 	for (size_t i = 0; i < N_BINARY; i++)
 		if (wire_fmt_enabled(o, binary_order[i]) &&
-		    contains(accept, len,
+		    wire_contains(accept, len,
 			     fmts[binary_order[i]].content_type))
 			return binary_order[i];
 	return WIRE_FMT_F32;

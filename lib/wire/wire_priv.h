@@ -8,6 +8,8 @@
 #ifndef FFN_WIRE_PRIV_H
 #define FFN_WIRE_PRIV_H
 
+#include <string.h>
+
 #include "wire.h"
 
 /* A layer list in one of the forms the two paths hold. */
@@ -107,6 +109,31 @@ wire_put_le32(uint8_t *p, uint32_t v)
 	p[1] = (uint8_t)(v >> 8);
 	p[2] = (uint8_t)(v >> 16);
 	p[3] = (uint8_t)(v >> 24);
+}
+
+/*
+ * The reference reads headers with HeaderValue::to_str(), which fails (and
+ * the header then counts as absent) unless every byte is visible ASCII or
+ * HTAB.
+ */
+static inline bool
+wire_header_usable(const char *v, size_t len)
+{
+	if (v == NULL)
+		return false;
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)v[i];
+
+		if (c != '\t' && (c < 0x20 || c > 0x7e))
+			return false;
+	}
+	return true;
+}
+
+static inline bool
+wire_contains(const char *v, size_t len, const char *needle)
+{
+	return memmem(v, len, needle, strlen(needle)) != NULL;
 }
 
 #endif /* FFN_WIRE_PRIV_H */
