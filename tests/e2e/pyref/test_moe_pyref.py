@@ -4,7 +4,8 @@
 """Unit tests of pyref's MoE oracle (moe.py) against spec/moe.md's own
 numbers: §6's example written here from the spec's bytes (Q4_K and F32),
 its intermediate values and its output bits, every §6 frame both ways,
-the §5.3 checks, Q8_K (§3.5) and the §7 answer formats.
+the §5.3 checks, Q8_K (§3.5) and the §7 answer formats; moe_expect.py's
+gen and check on every route.
 
     python3 tests/e2e/pyref/test_moe_pyref.py
 """
@@ -22,6 +23,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import moe  # noqa: E402
+import moe_expect  # noqa: E402
 import wire  # noqa: E402
 from vindex import VindexError  # noqa: E402
 
@@ -444,6 +446,139 @@ class Frames(unittest.TestCase):
         self.assertEqual(json.loads(moe.encode_topology(mv, (0, 1))),
                          {"model_id": "tiny-moe", "num_experts": 2,
                           "num_layers": 1, "owned_start": 0, "owned_end": 1})
+
+
+
+class Expect(unittest.TestCase):
+    """moe_expect.py: gen's requests decode to its expectations, and check
+    accepts an answer encoded from them and refuses a wrong one."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="moe-expect.")
+        cls.vx = os.path.join(cls.tmp, "vx")
+        write_example(cls.vx, dump(F32_FILE), 2)
+        cls.req = os.path.join(cls.tmp, "req")
+        cls.exp = os.path.join(cls.tmp, "exp")
+        cls.resp = os.path.join(cls.tmp, "resp")
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp)
+
+    def run_main(self, *argv):
+        import contextlib
+        import io
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            rc = moe_expect.main(list(argv))
+        return rc, out.getvalue()
+
+    def gen(self, route, *more):
+        rc, out = self.run_main("gen", self.vx, "--route", route, "--body",
+                                self.req, "--expect", self.exp, "--seed",
+                                "4", *more)
+        self.assertEqual(rc, 0)
+        with open(self.exp) as f:
+            exp = json.load(f)
+        with open(self.req, "rb") as f:
+            return exp, f.read(), out
+
+    def answer(self, exp, fmt, bump=0.0):
+        """An answer body encoded from the expectation (f32 values)."""
+        vs = [np.float32(o["values"]) + np.float32(bump)
+              for o in exp["outputs"]]
+        r = exp["route"]
+        if r.startswith("layer"):
+            return moe.encode_layer_answer(vs[0], fmt)
+        if r.startswith("multi"):
+            return moe.encode_multi_answer(
+                [(o["layer"], v) for o, v in zip(exp["outputs"], vs)], fmt)
+        res = [(o["layer"], o["expert"], v)
+               for o, v in zip(exp["outputs"], vs)]
+        if r == "expert-batch-bin":
+            return moe.encode_expert_batch_answer(res)
+        if r == "expert-batch-json":
+            return moe.encode_batch_json_answer(res)
+        return moe.encode_single_answer(vs[0])
+
+    def check(self, body, ctype, *more):
+        with open(self.resp, "wb") as f:
+            f.write(body)
+        args = ["check", "--expect", self.exp, "--body", self.resp]
+        if ctype is not None:
+            args += ["--content-type", ctype]
+        return self.run_main(*args, *more)
+
+    def test_routes(self):
+        mv = moe.load(self.vx)
+        for route, fmt, ctype in (
+                ("layer-batch", "f32", moe.CT_LAYER),
+                ("layer-batch-f16", "f16", None),
+                ("layer-batch-i8", "i8", moe.CT_LAYER + "-i8"),
+                ("multi-layer-batch", "f32", moe.CT_MULTI),
+                ("expert-batch-bin", "f32", moe.CT_EXPERT),
+                ("expert-batch-json", "f32", moe.CT_JSON),
+                ("expert-single", "f32", moe.CT_JSON)):
+            exp, req, out = self.gen(route)
+            self.assertIn("path=%s" % exp["path"], out)
+            self.assertEqual(exp["status"], 200)
+            if route.startswith("layer"):
+                L, _, x, pairs = moe.decode_layer_batch(req, fmt)
+                np.testing.assert_allclose(
+                    exp["outputs"][0]["values"],
+                    moe.layer_batch64(mv, L, x, pairs), rtol=1e-12)
+                self.assertEqual(len(pairs), 2)
+                self.assertAlmostEqual(sum(w for _, w in pairs), 1, 6)
+            rc, out = self.check(self.answer(exp, fmt), ctype)
+            self.assertEqual(rc, 0, (route, out))
+            self.assertIn("OK", out)
+            rc, out = self.check(self.answer(exp, fmt, bump=0.05), ctype)
+            self.assertEqual(rc, 1, (route, out))
+            self.assertIn("MISMATCH", out)
+        self.assertEqual(exp["path"], "/v1/expert/%d/%d" % (
+            exp["outputs"][0]["layer"], exp["outputs"][0]["expert"]))
+
+    def test_accept_and_guard(self):
+        exp, _, out = self.gen("multi-layer-batch", "--accept", "f16")
+        self.assertIn("accept=" + moe.CT_MULTI + "-f16", out)
+        self.assertEqual(self.check(self.answer(exp, "f16"),
+                                    moe.CT_MULTI + "-f16")[0], 0)
+        # the §7 guard: f32 instead of a requested f16 is right
+        self.assertEqual(self.check(self.answer(exp, "f32"),
+                                    moe.CT_MULTI)[0], 0)
+        # i8 was not asked for
+        self.assertEqual(self.check(self.answer(exp, "i8"),
+                                    moe.CT_MULTI + "-i8")[0], 1)
+
+    def test_errors(self):
+        exp, req, _ = self.gen("layer-batch", "--experts", "1-1",
+                               "--unheld")
+        self.assertEqual((exp["status"], exp["error"]),
+                         (400, "expert 0 of layer 0 is not held by this "
+                          "shard"))
+        body = json.dumps({"error": exp["error"]}).encode()
+        self.assertEqual(self.check(body, moe.CT_JSON, "--status",
+                                    "400")[0], 0)
+        self.assertEqual(self.check(body, moe.CT_JSON, "--status",
+                                    "200")[0], 1)
+        self.assertEqual(self.check(b'{"error":"x"}', moe.CT_JSON)[0], 1)
+        exp, _, _ = self.gen("expert-single", "--experts", "0-0",
+                             "--unheld")
+        self.assertEqual(exp["error"], "expert 1 not owned by this shard "
+                         "(owns 0\u20130)")
+        exp, _, _ = self.gen("expert-batch-bin", "--unheld")
+        self.assertEqual(exp["error"], "per-layer entry missing for layer 0 "
+                         "expert 2")
+        exp, _, _ = self.gen("multi-layer-batch-q8k")
+        self.assertEqual(exp["error"], "q8k activation needs hidden_size "
+                         "divisible by 256 (got 4)")
+        # zero weights are skipped: the expectation is unchanged
+        exp, req, _ = self.gen("layer-batch", "--zero-weights",
+                               "--experts", "0-0")
+        _, _, _, pairs = moe.decode_layer_batch(req)
+        self.assertEqual([(e, w) for e, w in pairs[1:]], [(1, 0.0), (0, 0.0)])
+        self.assertEqual(exp["status"], 200)
 
 
 if __name__ == "__main__":
