@@ -16,7 +16,7 @@
 #include "vindex_write_moe.h"
 
 #define LYRW_HDR	24u	/* magic, version, tag, E, I, H */
-#define LYRW_ENTRY	32u	/* gate_up off/bytes, down off/bytes (u64) */
+#define LYRW_ENTRY	32u	/* gate_up off, bytes, down off, bytes: u64 */
 
 /* How a layer file's payloads are encoded. */
 enum moe_enc {
@@ -111,7 +111,8 @@ grid_block(const float *v, uint8_t *blk)
 			if (lo < 0 || lo > 15 || hi < 0 || hi > 15 ||
 			    lo != (int)lo || hi != (int)hi)
 				return -EINVAL;
-			blk[16 + 32 * g + l] = (uint8_t)((int)lo | (int)hi << 4);
+			blk[16 + 32 * g + l] = (uint8_t)((int)lo |
+							 (int)hi << 4);
 		}
 	return 0;
 }
@@ -294,7 +295,8 @@ write_index(const char *dir, const struct moe_index *x)
 		"            \"router_type\": \"gemma4_top_k_softmax\",\n"
 		"            \"moe_intermediate_size\": %u, "
 		"\"hybrid\": true}}\n}\n",
-		x->dense ? "\n  " : "", x->dtype ? "  \"dtype\": \"f32\",\n" : "",
+		x->dense ? "\n  " : "",
+		x->dtype ? "  \"dtype\": \"f32\",\n" : "",
 		x->model_type, x->head_dim, x->nq, x->nkv, x->E, x->top_k,
 		x->I);
 	return fclose(f) == 0 ? 0 : -EIO;
