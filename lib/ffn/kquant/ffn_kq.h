@@ -252,6 +252,21 @@ int ffn_kq_layer_forward_q8k(const struct ffn_kq_layer *l, ffn_kq_act_fn act,
 			     const void *xq, size_t R, float *y, size_t ldy,
 			     void *scratch, size_t scratch_len);
 
+/**
+ * ffn_kq_layer_forward_q8k() with the inner activation kept in f32: gate
+ * and up dot the Q8_K input rows (same layout) with the integer kernels,
+ * then down takes a = act(g) * u in f32 with the f32 path's kernels,
+ * where ffn_kq_layer_forward_q8k() re-quantises a to Q8_K first. Used by
+ * the expert shard's Q8_K route (spec/moe.md §1, ffn_moe.h), which keeps
+ * that second rounding out (about 0.5% relative). Rows are the Q8_K rows
+ * of FFN_KQ_NBLOCKS(hidden) blocks. Scratch: ffn_kq_layer_scratch(l, R,
+ * FFN_KQ_PATH_F32). Returns 0, -EINVAL or -ENOSPC.
+ */
+int ffn_kq_layer_forward_q8k_in(const struct ffn_kq_layer *l,
+				ffn_kq_act_fn act, const void *xq, size_t R,
+				float *y, size_t ldy, void *scratch,
+				size_t scratch_len);
+
 /*
  * --- Loader (interleaved_q4k.bin + interleaved_q4k_manifest.json) --------
  */

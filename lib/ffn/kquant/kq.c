@@ -584,7 +584,10 @@ layer_forward(const struct ffn_kq_layer *l, enum ffn_kq_path path,
 		const float *xr = x != NULL ? x + r0 * ldx : NULL;
 		size_t lx = ldx;
 
-		if (path == FFN_KQ_PATH_F32) {
+		/* f32 rows on the f32 path; Q8_K rows (given, or quantised
+		 * here on the Q8_K path) take the integer dots. Given Q8_K
+		 * rows on the f32 path: ffn_kq_layer_forward_q8k_in(). */
+		if (xq == NULL && path == FFN_KQ_PATH_F32) {
 			if (s.xp != NULL) {
 				for (size_t i = 0; i < n; i++) {
 					memcpy(s.xp + i * ph, xr + i * ldx,
@@ -664,5 +667,18 @@ ffn_kq_layer_forward_q8k(const struct ffn_kq_layer *l, ffn_kq_act_fn act,
 	if (xq == NULL || l == NULL)
 		return -EINVAL;
 	return layer_forward(l, FFN_KQ_PATH_Q8K, act, 0, l->nf, NULL, 0, xq,
+			     R, y, ldy, scratch, scratch_len);
+}
+
+int
+ffn_kq_layer_forward_q8k_in(const struct ffn_kq_layer *l, ffn_kq_act_fn act,
+			    const void *xq, size_t R, float *y, size_t ldy,
+			    void *scratch, size_t scratch_len)
+{
+	if (xq == NULL || l == NULL)
+		return -EINVAL;
+	/* the f32 path's down and scratch (g, u; its xp stays unused: no
+	 * f32 input row is copied), with Q8_K dots for gate and up */
+	return layer_forward(l, FFN_KQ_PATH_F32, act, 0, l->nf, NULL, 0, xq,
 			     R, y, ldy, scratch, scratch_len);
 }
