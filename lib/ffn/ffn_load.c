@@ -286,8 +286,10 @@ ld_release(struct ld *l)
 	free(l->transpose);
 }
 
-static int
-read_index(struct ld *l)
+/* index.json of l->dir into l->idx (also the expert loader's,
+ * ffn_moe_load.c). */
+int
+ffn_load_read_index(struct ld *l)
 {
 	char path[PATH_MAX];
 
@@ -337,7 +339,7 @@ ffn_model_load(const char *dir, const struct ffn_load_opts *opts,
 	if (l.m == NULL)
 		return FFN_ERR_NOMEM;
 	l.m->info.numa_node = -1;
-	rc = read_index(&l);
+	rc = ffn_load_read_index(&l);
 	if (!rc)
 		rc = parse_model(&l);
 	if (!rc)

@@ -97,4 +97,11 @@ get_str(json_object *obj, const char *key)
 	return json_object_get_string(j);
 }
 
+/**
+ * Read l->dir/index.json into l->idx (a JSON object): 0, or FFN_ERR_IO,
+ * FFN_ERR_JSON, FFN_ERR_KEY with l->err naming the file. Only dir, err,
+ * errlen and idx of l are used.
+ */
+int ffn_load_read_index(struct ld *l);
+
 #endif /* FFN_LOAD_PRIV_H */
