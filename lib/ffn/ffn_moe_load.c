@@ -153,10 +153,12 @@ parse_index(struct mld *l)
 	    (rc = get_dim(l, moe, "index.json: model_config.moe",
 			  "num_experts", MOE_MAX_EXPERTS, &m->E)) ||
 	    (rc = get_dim(l, moe, "index.json: model_config.moe",
-			  "moe_intermediate_size", MOE_MAX_WIDTH, &m->I)) ||
-	    (rc = get_uint(&l->e, moe, "index.json: model_config.moe",
-			   "top_k", 0, &v)))
+			  "moe_intermediate_size", MOE_MAX_WIDTH, &m->I)))
 		return rc;
+	/* top_k is the client's router's: informational, never refused */
+	v = json_object_object_get_ex(moe, "top_k", &hy) &&
+	    json_object_is_type(hy, json_type_int) ?
+		json_object_get_int64(hy) : 0;
 	m->S = (uint32_t)FFN_KQ_PAD256(m->I);
 	in->num_layers = m->nl;
 	in->hidden = m->H;

@@ -646,6 +646,21 @@ test_mix_rules(void **state)
 				 -ERANGE);
 		assert_int_equal(bad, 0);
 	}
+	{	/* served from the mapping (gate_up in place): same bits */
+		struct ffn_moe_load_opts lo = { .numa_node = -1,
+						.placement = FFN_PLACE_MMAP };
+		struct ffn_moe_pair p[2] = { { 1, 0.25f }, { 0, 0.75f } };
+		struct ffn_moe *mm = load_ok(d, &lo);
+		float o2[4];
+
+		assert_int_equal(ffn_moe_info(mm)->placement, FFN_PLACE_MMAP);
+		assert_int_equal(ffn_moe_mix(m, 0, h, NULL, p, 2, out, &bad, s),
+				 0);
+		assert_int_equal(ffn_moe_mix(mm, 0, h, NULL, p, 2, o2, &bad, s),
+				 0);
+		assert_memory_equal(out, o2, sizeof(out));
+		ffn_moe_free(mm);
+	}
 	{	/* listed twice counts twice: 0.5 y0 + 0.5 y0 = y0 exactly */
 		struct ffn_moe_pair p[2] = { { 0, 0.5f }, { 0, 0.5f } };
 
