@@ -15,6 +15,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -174,11 +175,29 @@ lcores_count(const struct conf_lcores *set)
 	return n;
 }
 
+/* A unit's expert ownership from its config (spec/moe.md §2); 0 or
+ * -EINVAL with why. */
+static int
+unit_own(const struct conf_unit *cu, struct ffn_moe_own *o, char *why,
+	 size_t whylen)
+{
+	memset(o, 0, sizeof(*o));
+	if (cu->has_experts) {
+		o->kind = FFN_MOE_OWN_RANGE;
+		o->first = cu->expert_first;
+		o->last = cu->expert_last;
+		return 0;
+	}
+	return ffn_moe_own_units(o, cu->expert_units, why, whylen);
+}
+
 static int
 load_units(void)
 {
 	for (unsigned int i = 0; i < conf.n_units; i++) {
 		const struct conf_unit *cu = &conf.units[i];
+		bool moe = cu->has_experts || cu->expert_units[0] != '\0';
+		struct ffn_moe_own own;
 		struct shard_unit_conf uc = {
 			.name = cu->name,
 			.model_dir = cu->model,
@@ -192,6 +211,9 @@ load_units(void)
 			.q6k_ggml = cu->q6k_layout == CONF_Q6K_GGML,
 			.mmap_weights = cu->mmap_weights,
 			.split_min_rows = cu->split_min_rows,
+			.experts = moe ? &own : NULL,
+			.no_dense = !cu->has_layers,
+			.f16_guard = cu->f16_guard,
 		};
 		struct shard_limits lim = {
 			.max_body = cu->max_body,
@@ -211,13 +233,21 @@ load_units(void)
 		char err[512];
 		int rc;
 
+		if (moe && unit_own(cu, &own, err, sizeof(err)) < 0) {
+			fprintf(stderr, "%s: [%s] expert_units: \"%s\": %s\n",
+				conf.path, cu->section, cu->expert_units, err);
+			return -EINVAL;
+		}
 		rc = shard_unit_init(&units[i], &uc, err, sizeof(err));
+		if (moe)
+			ffn_moe_own_free(&own);
 		if (rc < 0) {
 			fprintf(stderr, "%s: [%s] model: \"%s\": %s\n",
 				conf.path, cu->section, cu->model, err);
 			return rc;
 		}
-		ffn_model_set_kq_q8k(units[i].model, cu->kq_q8k);
+		if (units[i].model != NULL)
+			ffn_model_set_kq_q8k(units[i].model, cu->kq_q8k);
 		units[i].metrics_enabled = conf.metrics;
 		units[i].metrics_extra = shard_server_metrics;
 		srv_units[i] = shard_srv_unit_create(&units[i], cu->listen,
@@ -295,6 +325,21 @@ setup_lcores(void)
 	return 0;
 }
 
+/* issue 23: an expert unit says how many experts it holds, how many
+ * bytes and how long they took to load. */
+static void
+print_experts(const struct conf_unit *cu, const struct shard_unit *u)
+{
+	const struct ffn_moe_info *mi = ffn_moe_info(u->moe);
+
+	printf("ffn-shard: [%s] experts: %" PRIu64 " held (%u experts of "
+	       "width %u a layer, %u of %u layers with a layer file), %s, "
+	       "%.1f MiB, loaded in %.0f ms\n", cu->section,
+	       mi->experts_loaded, mi->num_experts, mi->width,
+	       mi->layer_files, mi->num_layers, mi->kind,
+	       (double)mi->bytes_loaded / (1 << 20), mi->load_ms);
+}
+
 static void
 print_serving(void)
 {
@@ -302,16 +347,29 @@ print_serving(void)
 		const struct conf_unit *cu = &conf.units[i];
 		const struct conf_port *cp = conf_port_by_index(&conf,
 								cu->port);
-		const struct ffn_info *fi = ffn_model_info(units[i].model);
 		struct in_addr a = { .s_addr = htonl(cp->addr) };
 
-		printf("ffn-shard: [%s] serving layers %u-%u of %u (%s, %s, "
-		       "hidden %u) on %s:%u, %s mode, kernels %s\n",
-		       cu->section, fi->first_layer, fi->last_layer,
-		       fi->num_layers, fi->model_type, fi->dtype, fi->hidden,
-		       inet_ntoa(a), cu->listen,
-		       cu->single_lcore ? "single-lcore" : "worker",
-		       ffn_isa_name(ffn_active_isa()));
+		if (units[i].model != NULL) {
+			const struct ffn_info *fi =
+				ffn_model_info(units[i].model);
+
+			printf("ffn-shard: [%s] serving layers %u-%u of %u "
+			       "(%s, %s, hidden %u) on %s:%u, %s mode, "
+			       "kernels %s\n", cu->section, fi->first_layer,
+			       fi->last_layer, fi->num_layers,
+			       fi->model_type, fi->dtype, fi->hidden,
+			       inet_ntoa(a), cu->listen,
+			       cu->single_lcore ? "single-lcore" : "worker",
+			       ffn_isa_name(ffn_active_isa()));
+		} else {
+			printf("ffn-shard: [%s] serving experts only on "
+			       "%s:%u, %s mode, kernels %s\n", cu->section,
+			       inet_ntoa(a), cu->listen,
+			       cu->single_lcore ? "single-lcore" : "worker",
+			       ffn_isa_name(ffn_active_isa()));
+		}
+		if (units[i].moe != NULL)
+			print_experts(cu, &units[i]);
 	}
 	fflush(stdout);
 }
@@ -417,6 +475,30 @@ port_check(const struct conf_port *p, void *arg, const char **key,
 				 whylen);
 }
 
+/* conf_facts: the unit's experts can be served: a hybrid-MoE model and,
+ * with expert_units, a file that reads. */
+static int
+experts_check(const struct conf_unit *cu, void *arg, const char **key,
+	      char *why, size_t whylen)
+{
+	struct ffn_moe_own o;
+	int rc;
+
+	(void)arg;
+	rc = ffn_moe_is_hybrid(cu->model, why, whylen);
+	if (rc <= 0) {
+		*key = "model";
+		if (rc == 0)
+			snprintf(why, whylen, "not a hybrid-MoE vindex "
+				 "(index.json model_config.model_type gemma4* "
+				 "with moe.hybrid true): no experts to serve");
+		return -EINVAL;
+	}
+	rc = unit_own(cu, &o, why, whylen);
+	ffn_moe_own_free(&o);
+	return rc < 0 ? -EINVAL : 0;
+}
+
 /* EAL, then the checks that need it (lcores, ports, models); 0 or -1. */
 static int
 eal_start(const struct app_args *a, int eal_argc)
@@ -426,6 +508,7 @@ eal_start(const struct app_args *a, int eal_argc)
 		.port_exists = conf_eal_port_exists,
 		.port_check = port_check,
 		.model_layers = model_layers,
+		.experts_check = experts_check,
 	};
 	char err[CONF_ERR_MAX + 256];
 	sigset_t stop_sigs;

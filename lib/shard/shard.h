@@ -40,7 +40,9 @@
 #include <sys/uio.h>
 
 #include "ffn.h"
+#include "ffn_moe.h"
 #include "wire.h"
+#include "wire_moe.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -59,6 +61,15 @@ enum shard_route {
 	SHARD_R_METRICS,	/**< GET /metrics */
 	SHARD_R_MODELS,		/**< GET /v1/models */
 	SHARD_R_OPTIONS,	/**< OPTIONS * (the server as a whole) */
+	/* spec/moe.md §2 (issue 23) */
+	SHARD_R_EXPERT,		/**< POST /v1/expert/{layer}/{expert_id} */
+	SHARD_R_EXPERT_BATCH,	/**< POST /v1/expert/batch */
+	SHARD_R_LAYER_BATCH,	/**< POST /v1/experts/layer-batch */
+	SHARD_R_LAYER_BATCH_F16, /**< POST /v1/experts/layer-batch-f16 */
+	SHARD_R_LAYER_BATCH_I8,	/**< POST /v1/experts/layer-batch-i8 (§7) */
+	SHARD_R_MULTI,		/**< POST /v1/experts/multi-layer-batch */
+	SHARD_R_MULTI_Q8K,	/**< POST /v1/experts/multi-layer-batch-q8k */
+	SHARD_R_TOPOLOGY,	/**< GET /v1/expert/topology */
 	SHARD_R_COUNT
 };
 
@@ -86,6 +97,11 @@ struct shard_stats {
 	uint64_t bytes_out;		/**< response bodies */
 	uint64_t send_timeouts;		/**< connections reset: answers not
 					 *   read for send_timeout_ms */
+	uint64_t expert_rows;		/**< (row, expert) products computed */
+	uint64_t expert_runs;		/**< expert passes (each reads the
+					 *   expert's weights once) */
+	uint64_t f16_guard;		/**< f16 chosen, f32 sent: a finite
+					 *   value would overflow (moe.md §7) */
 	uint64_t lat_hist[SHARD_LAT_BUCKETS];
 	double lat_sum_ms;
 	uint64_t batch_hist[SHARD_BATCH_BUCKETS];
@@ -106,6 +122,14 @@ struct shard_unit_conf {
 	bool q6k_ggml;			/**< Q6_K bits: ggml (else LARQL) */
 	unsigned int split_min_rows;	/**< split jobs of this many rows
 					 *   across the workers; 0: never */
+	/** Experts (spec/moe.md, issue 23): serve those of this ownership
+	 * (NULL: none; the expert routes then hold no expert). The unit
+	 * takes a copy. */
+	const struct ffn_moe_own *experts;
+	/** No dense layers: an expert-only unit (the vindex may have
+	 * none); needs experts. */
+	bool no_dense;
+	bool f16_guard;			/**< moe.md §7's precision guard */
 };
 
 struct shard_unit {
@@ -125,6 +149,15 @@ struct shard_unit {
 	uint64_t start_ns;		/**< CLOCK_MONOTONIC at creation */
 	const char *q6k_layout;		/**< "private" or "ggml" (/v1/stats) */
 	bool metrics_enabled;		/**< GET /metrics served (else 404) */
+	/* Experts (issue 23). moe NULL: none held. */
+	struct ffn_moe *moe;
+	struct ffn_moe_own own;		/**< what the config said */
+	bool moe_on;			/**< experts configured */
+	bool moe_hybrid;		/**< the vindex is a hybrid MoE */
+	uint32_t moe_hidden;		/**< H of the vindex (0: unknown) */
+	bool f16_guard;
+	/** Per-lcore expert scratch, made by that lcore on first use. */
+	struct ffn_moe_scratch *moe_scratch[SHARD_MAX_LCORE];
 	struct shard_stats stats[SHARD_MAX_LCORE];
 	/** Extra Prometheus text appended to /metrics (the server's
 	 * TCP/net counters); may be NULL. Returns bytes written. */
@@ -214,6 +247,20 @@ struct shard_ctx {
  */
 struct shard_route_def {
 	const char *path;		/**< NULL for SHARD_R_NONE */
+	/** A path with parameters: whether path (len bytes) is this
+	 * route's (NULL: exactly .path). Exact paths win over it. */
+	bool (*match)(const char *path, size_t len);
+	/** Largest body the route takes (0: the unit's max_body); above
+	 * it, 413. */
+	uint64_t max_body;
+	/** Framework errors (413, ...) as the reference's axum answers
+	 * them: text/plain (spec/moe.md §4), not {"error":...}. */
+	bool text_errors;
+	/** Expert routes (spec/moe.md §3, §7): the residual's encoding,
+	 * the answer's own format and its family (zero: f32, f32, layer). */
+	enum wire_moe_in moe_in;
+	enum wire_fmt moe_own;
+	enum wire_moe_family moe_fam;
 	int method;			/**< enum http_method; a GET route
 					 *   answers HEAD (RFC 9110 §9.3.2) */
 	const char *name;		/**< metrics label */
@@ -410,6 +457,23 @@ char *shard_stats_json(const struct shard_unit *u, size_t *len);
 char *shard_health_json(const struct shard_unit *u, size_t *len);
 char *shard_models_json(const struct shard_unit *u, size_t *len);
 char *shard_metrics_text(const struct shard_unit *u, size_t *len);
+
+/* The expert routes (spec/moe.md §2-§4, §7; shard_expert*.c). */
+void shard_expert_layer(struct shard_unit *u, const struct shard_http_req *rq,
+			struct shard_resp *resp, const struct shard_ctx *ctx);
+void shard_expert_multi(struct shard_unit *u, const struct shard_http_req *rq,
+			struct shard_resp *resp, const struct shard_ctx *ctx);
+void shard_expert_batch(struct shard_unit *u, const struct shard_http_req *rq,
+			struct shard_resp *resp, const struct shard_ctx *ctx);
+void shard_expert_single(struct shard_unit *u,
+			 const struct shard_http_req *rq,
+			 struct shard_resp *resp, const struct shard_ctx *ctx);
+void shard_expert_topology(struct shard_unit *u,
+			   const struct shard_http_req *rq,
+			   struct shard_resp *resp,
+			   const struct shard_ctx *ctx);
+/** Whether path is /v1/expert/{a}/{b}: two non-empty segments. */
+bool shard_expert_path(const char *path, size_t len);
 
 #ifdef __cplusplus
 }

@@ -181,9 +181,12 @@ shard_worker_create(unsigned int lcore_id, struct shard_srv_unit *su)
 		return NULL;
 	w->lcore_id = lcore_id;
 	w->su = su;
-	w->scratch = ffn_scratch_new(su->u->model, su->u->batch_max_rows,
-				     socket);
-	if (w->scratch == NULL) {
+	/* An expert-only unit has no dense model, so no dense scratch:
+	 * its walk routes answer "no model loaded" before any compute. */
+	if (su->u->model != NULL)
+		w->scratch = ffn_scratch_new(su->u->model,
+					     su->u->batch_max_rows, socket);
+	if (su->u->model != NULL && w->scratch == NULL) {
 		rte_free(w);
 		return NULL;
 	}
@@ -407,7 +410,7 @@ shard_netlc_create(unsigned int lcore_id, struct net_port *port,
 	if (lc->done == NULL)
 		goto fail;
 	for (unsigned int i = 0; i < n_units; i++)
-		if (units[i]->jobs == NULL) {
+		if (units[i]->jobs == NULL && units[i]->u->model != NULL) {
 			lc->scratch[i] = ffn_scratch_new(units[i]->u->model,
 					units[i]->u->batch_max_rows, socket);
 			if (lc->scratch[i] == NULL)

@@ -108,9 +108,25 @@ shard_status_msg(int status)
 }
 
 void
+shard_resp_text(struct shard_resp *r, int status, const char *msg)
+{
+	size_t n = strlen(msg);
+	char *body = malloc(n + 1);
+
+	if (body != NULL)
+		memcpy(body, msg, n + 1);
+	shard_resp_heap(r, "text/plain; charset=utf-8", body,
+			body != NULL ? n : 0);
+	r->status = status;
+}
+
+void
 shard_resp_wire_error(struct shard_resp *r, const struct wire_error *e)
 {
-	shard_resp_error(r, e->status, e->msg);
+	if (e->text)
+		shard_resp_text(r, e->status, e->msg);
+	else
+		shard_resp_error(r, e->status, e->msg);
 }
 
 /* The appliance's own limit (spec/wire.md §4, last paragraph): a request

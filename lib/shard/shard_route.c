@@ -83,13 +83,88 @@ const struct shard_route_def shard_routes[SHARD_R_COUNT] = {
 		.path = "*", .method = HTTP_M_OPTIONS, .name = "options",
 		.throttle = true, .handle = route_options,
 	},
+	/*
+	 * spec/moe.md §2. Every expert route is served by every unit: on
+	 * a dense model they answer §4's "not a hybrid MoE". Bodies: 2 MiB
+	 * on the single route, the unit's max_body (64 MiB by default, as
+	 * the reference) on the others; framework errors in text (§4).
+	 */
+	[SHARD_R_EXPERT] = {
+		.path = "/v1/expert/{layer}/{expert_id}",
+		.match = shard_expert_path, .method = HTTP_M_POST,
+		.name = "expert", .body = true, .compute = true,
+		.auth = true, .throttle = true, .text_errors = true,
+		.max_body = 2u << 20, .handle = shard_expert_single,
+	},
+	[SHARD_R_EXPERT_BATCH] = {
+		.path = "/v1/expert/batch", .method = HTTP_M_POST,
+		.name = "expert-batch", .body = true, .compute = true,
+		.auth = true, .throttle = true, .text_errors = true,
+		.handle = shard_expert_batch,
+	},
+	[SHARD_R_LAYER_BATCH] = {
+		.path = "/v1/experts/layer-batch", .method = HTTP_M_POST,
+		.name = "experts-layer-batch", .body = true, .compute = true,
+		.auth = true, .throttle = true, .text_errors = true,
+		.handle = shard_expert_layer,
+	},
+	[SHARD_R_LAYER_BATCH_F16] = {
+		.path = "/v1/experts/layer-batch-f16", .method = HTTP_M_POST,
+		.name = "experts-layer-batch-f16", .body = true,
+		.compute = true, .auth = true, .throttle = true,
+		.text_errors = true, .handle = shard_expert_layer,
+		.moe_in = WIRE_MOE_IN_F16, .moe_own = WIRE_FMT_F16,
+	},
+	[SHARD_R_LAYER_BATCH_I8] = {
+		.path = "/v1/experts/layer-batch-i8", .method = HTTP_M_POST,
+		.name = "experts-layer-batch-i8", .body = true,
+		.compute = true, .auth = true, .throttle = true,
+		.text_errors = true, .handle = shard_expert_layer,
+		.moe_in = WIRE_MOE_IN_I8, .moe_own = WIRE_FMT_I8,
+	},
+	[SHARD_R_MULTI] = {
+		.path = "/v1/experts/multi-layer-batch",
+		.method = HTTP_M_POST, .name = "experts-multi-layer-batch",
+		.body = true, .compute = true, .auth = true, .throttle = true,
+		.text_errors = true, .handle = shard_expert_multi,
+		.moe_fam = WIRE_MOE_MULTI,
+	},
+	[SHARD_R_MULTI_Q8K] = {
+		.path = "/v1/experts/multi-layer-batch-q8k",
+		.method = HTTP_M_POST,
+		.name = "experts-multi-layer-batch-q8k", .body = true,
+		.compute = true, .auth = true, .throttle = true,
+		.text_errors = true, .handle = shard_expert_multi,
+		.moe_in = WIRE_MOE_IN_Q8K, .moe_fam = WIRE_MOE_MULTI,
+	},
+	[SHARD_R_TOPOLOGY] = {
+		.path = "/v1/expert/topology", .method = HTTP_M_GET,
+		.name = "expert-topology", .auth = true, .throttle = true,
+		.handle = shard_expert_topology,
+	},
 };
 
 static bool
-path_is(const struct shard_route_def *d, const char *path, size_t len)
+path_exact(const struct shard_route_def *d, const char *path, size_t len)
 {
-	return d->path != NULL && strlen(d->path) == len &&
-	       memcmp(d->path, path, len) == 0;
+	return d->path != NULL && d->match == NULL &&
+	       strlen(d->path) == len && memcmp(d->path, path, len) == 0;
+}
+
+/* The row of path: an exact path first, then a pattern (so
+ * /v1/expert/batch is the batch route, not the single one with layer
+ * "batch" as axum's router also decides); -1 when none. */
+static int
+route_of_path(const char *path, size_t len)
+{
+	for (int r = 0; r < SHARD_R_COUNT; r++)
+		if (path_exact(&shard_routes[r], path, len))
+			return r;
+	for (int r = 0; r < SHARD_R_COUNT; r++)
+		if (shard_routes[r].match != NULL &&
+		    shard_routes[r].match(path, len))
+			return r;
+	return -1;
 }
 
 /* Whether some route serves method (a GET route serves HEAD too). */
@@ -110,19 +185,18 @@ enum shard_route
 shard_route(const struct shard_unit *u, int method, const char *path,
 	    size_t len, int *status)
 {
-	for (int r = 0; r < SHARD_R_COUNT; r++) {
-		const struct shard_route_def *d = &shard_routes[r];
+	int r = route_of_path(path, len);
+	const struct shard_route_def *d = r >= 0 ? &shard_routes[r] : NULL;
 
-		if (!path_is(d, path, len))
-			continue;
-		if (u != NULL && d->enabled != NULL && !d->enabled(u))
-			break;	/* not served here: as unknown */
+	if (d != NULL && !(u != NULL && d->enabled != NULL &&
+			   !d->enabled(u))) {
 		if (d->method == method ||
 		    (d->method == HTTP_M_GET && method == HTTP_M_HEAD))
 			return (enum shard_route)r;
 		*status = 405;
 		return SHARD_R_NONE;
 	}
+	/* unknown, or not served here: as unknown */
 	*status = method_implemented(method) ? 404 : 501;
 	return SHARD_R_NONE;
 }
@@ -130,17 +204,14 @@ shard_route(const struct shard_unit *u, int method, const char *path,
 const char *
 shard_route_allow(const char *path, size_t len)
 {
-	for (int r = 0; r < SHARD_R_COUNT; r++) {
-		const struct shard_route_def *d = &shard_routes[r];
+	int r = route_of_path(path, len);
 
-		if (!path_is(d, path, len))
-			continue;
-		if (r == SHARD_R_OPTIONS)
-			return ALLOW_ALL;
-		return d->method == HTTP_M_GET ? "GET, HEAD" :
-		       http_method_name(d->method);
-	}
-	return NULL;
+	if (r < 0)
+		return NULL;
+	if (r == SHARD_R_OPTIONS)
+		return ALLOW_ALL;
+	return shard_routes[r].method == HTTP_M_GET ? "GET, HEAD" :
+	       http_method_name(shard_routes[r].method);
 }
 
 bool
@@ -236,6 +307,15 @@ shard_handle(struct shard_unit *u, const struct shard_http_req *rq,
 			      rq->authorization_len)) {
 		/* Issue 4: 401 with an empty body. */
 		resp->status = 401;
+		goto out;
+	}
+	if (shard_routes[route].max_body &&
+	    rq->body_len > shard_routes[route].max_body) {
+		if (shard_routes[route].text_errors)
+			shard_resp_text(resp, 413, "Failed to buffer the "
+					"request body: length limit exceeded");
+		else
+			shard_resp_error(resp, 413, shard_status_msg(413));
 		goto out;
 	}
 	if (shard_routes[route].compute && scratch == NULL &&

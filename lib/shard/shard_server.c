@@ -15,6 +15,7 @@
 #include <rte_mbuf.h>
 
 #include "shard_srv_priv.h"
+#include "shard_walk_priv.h"
 
 /* Bytes a chunked body starts with; it doubles as it grows. */
 #define CHUNKED_START (64u << 10)
@@ -75,6 +76,10 @@ pend_ready_error(struct shard_pend *p, int status, const char *msg,
 		p->resp.iov = &p->resp.one;
 		p->resp.iovcnt = 1;
 		p->resp.len = p->resp.one.iov_len;
+	} else if (shard_routes[route].text_errors && status == 413) {
+		/* spec/moe.md §4: the reference's body limit, in text */
+		shard_resp_text(&p->resp, 413, "Failed to buffer the request "
+				"body: length limit exceeded");
 	} else {
 		shard_resp_error(&p->resp, status, msg);
 	}
@@ -140,6 +145,11 @@ on_head(struct shard_conn *c)
 		p->reject = 401;
 	if (!rq->has_body)
 		return 0;
+	/* A route with its own, lower limit (the single expert route's
+	 * 2 MiB, spec/moe.md §2): 413 without reading the body in. */
+	if (!p->reject && d->body && d->max_body &&
+	    !rq->chunked && rq->content_length > d->max_body)
+		p->reject = 413;
 	if (!p->reject && d->body) {
 		p->body_cap = rq->chunked ? CHUNKED_START :
 			      rq->content_length;
@@ -182,11 +192,15 @@ shard_conn_need_buf(struct shard_conn *c)
 {
 	struct shard_pend *p = c->cur;
 	struct shard_srv_unit *su = c->su;
+	const struct shard_route_def *d = &shard_routes[p->resp.route];
 	uint64_t have = c->hp.req.body_len, cap = p->body_cap * 2;
+	uint64_t max = su->lim.max_body;
 	void *nb;
 
-	if (cap > su->lim.max_body)
-		cap = su->lim.max_body;
+	if (d->max_body && d->max_body < max)
+		max = d->max_body;
+	if (cap > max)
+		cap = max;
 	if (cap <= have)
 		return 413; /* the parser's limit answers 413 first */
 	nb = su->mem.alloc(su->mem.arg, cap);
@@ -206,14 +220,21 @@ static int
 whole_job(struct shard_pend *p, const struct shard_http_req *rq)
 {
 	struct shard_job *j = &p->job;
-	char *dst[3] = { p->rq_ct, p->rq_accept, p->rq_auth };
-	const char *src[3] = { rq->content_type, rq->accept,
-			       rq->authorization };
-	size_t len[3] = { rq->content_type_len, rq->accept_len,
-			  rq->authorization_len };
-	const char *out[3];
+	const struct shard_route_def *d = &shard_routes[p->resp.route];
+	char *dst[4] = { p->rq_ct, p->rq_accept, p->rq_auth, p->rq_path };
+	const char *src[4] = { rq->content_type, rq->accept,
+			       rq->authorization, rq->path };
+	size_t len[4] = { rq->content_type_len, rq->accept_len,
+			  rq->authorization_len, rq->path_len };
+	const char *out[4];
 
-	for (int i = 0; i < 3; i++) {
+	/* A route with parameters needs the request's path (it lives in
+	 * the head buffer); the others take the route's own. */
+	if (d->match == NULL) {
+		src[3] = d->path;
+		len[3] = strlen(d->path);
+	}
+	for (int i = 0; i < 4; i++) {
 		if (len[i] >= sizeof(p->rq_ct))
 			return -1;
 		if (src[i] != NULL)
@@ -225,9 +246,8 @@ whole_job(struct shard_pend *p, const struct shard_http_req *rq)
 	j->whole = true;
 	j->owner = p;
 	j->rq = *rq;
-	/* The route's own path: the request's lives in the head buffer. */
-	j->rq.path = shard_routes[p->resp.route].path;
-	j->rq.path_len = strlen(j->rq.path);
+	j->rq.path = out[3];
+	j->rq.path_len = len[3];
 	j->rq.content_type = out[0];
 	j->rq.accept = out[1];
 	j->rq.authorization = out[2];

@@ -56,7 +56,7 @@ struct shard_pend {
 	bool head_only;			/* HEAD request: no body sent */
 	uint32_t refs;			/* zero-copy sends not yet released */
 	/* header values a worker needs for a whole request (rq of job) */
-	char rq_ct[256], rq_accept[256], rq_auth[256];
+	char rq_ct[256], rq_accept[256], rq_auth[256], rq_path[256];
 	/* send progress */
 	char head[256];
 	uint32_t head_len, head_off;

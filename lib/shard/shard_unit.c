@@ -15,6 +15,63 @@
 #include "shard.h"
 #include "shard_prom.h"
 
+/* Copy an ownership (units' arrays included) into the unit. */
+static int
+own_copy(struct ffn_moe_own *dst, const struct ffn_moe_own *src)
+{
+	size_t nr;
+
+	*dst = *src;
+	dst->off = NULL;
+	dst->r = NULL;
+	if (src->kind != FFN_MOE_OWN_UNITS)
+		return 0;
+	nr = src->off[src->n_layers];
+	dst->off = malloc(((size_t)src->n_layers + 1) * sizeof(*dst->off));
+	dst->r = malloc((nr + 1) * sizeof(*dst->r));
+	if (dst->off == NULL || dst->r == NULL) {
+		free(dst->off);
+		free(dst->r);
+		memset(dst, 0, sizeof(*dst));
+		return -ENOMEM;
+	}
+	memcpy(dst->off, src->off, ((size_t)src->n_layers + 1) *
+	       sizeof(*dst->off));
+	memcpy(dst->r, src->r, nr * sizeof(*dst->r));
+	return 0;
+}
+
+/* The experts of the unit (spec/moe.md §5), when the config names
+ * some: only the owned ones are read. */
+static int
+load_experts(struct shard_unit *u, const struct shard_unit_conf *c,
+	     char *err, size_t errlen)
+{
+	struct ffn_moe_load_opts mo = {
+		.own = c->experts,
+		.numa_node = c->numa_node,
+		.placement = c->mmap_weights ? FFN_PLACE_MMAP : FFN_PLACE_COPY,
+	};
+	int rc = ffn_moe_is_hybrid(c->model_dir, err, errlen);
+
+	if (rc < 0)
+		return rc;
+	u->moe_hybrid = rc == 1;
+	if (c->experts == NULL)
+		return 0;
+	rc = own_copy(&u->own, c->experts);
+	if (rc < 0) {
+		snprintf(err, errlen, "out of memory for the ownership");
+		return rc;
+	}
+	rc = ffn_moe_load(c->model_dir, &mo, &u->moe, err, errlen);
+	if (rc < 0)
+		return rc;
+	u->moe_on = true;
+	u->moe_hidden = ffn_moe_info(u->moe)->hidden;
+	return 0;
+}
+
 int
 shard_unit_init(struct shard_unit *u, const struct shard_unit_conf *c,
 		char *err, size_t errlen)
@@ -25,34 +82,49 @@ shard_unit_init(struct shard_unit *u, const struct shard_unit_conf *c,
 
 	memset(u, 0, sizeof(*u));
 	snprintf(u->name, sizeof(u->name), "%s", c->name ? c->name : "shard");
-	ffn_load_opts_default(&lo);
-	lo.first_layer = c->first_layer;
-	lo.last_layer = c->last_layer;
-	lo.numa_node = c->numa_node;
-	lo.placement = c->mmap_weights ? FFN_PLACE_MMAP : FFN_PLACE_COPY;
-	lo.q6k_ggml = c->q6k_ggml;
-	rc = ffn_model_load(c->model_dir, &lo, &u->model, err, errlen);
+	if (c->no_dense && c->experts == NULL) {
+		snprintf(err, errlen, "a unit without dense layers needs "
+			 "experts");
+		return -EINVAL;
+	}
+	rc = load_experts(u, c, err, errlen);
 	if (rc < 0)
-		return rc;
-	fi = ffn_model_info(u->model);
-	u->facts.loaded = true;
-	u->facts.hidden = fi->hidden;
-	u->facts.num_layers = fi->num_layers;
-	/* No range asked for: the whole model, and errors say "out of
-	 * range" rather than "not served" (spec/wire.md §4). */
-	u->facts.owns_all = c->first_layer < 0 && c->last_layer < 0;
-
-	u->facts.first = fi->first_layer;
-	u->facts.last = fi->last_layer;
+		goto fail;
+	if (!c->no_dense) {
+		ffn_load_opts_default(&lo);
+		lo.first_layer = c->first_layer;
+		lo.last_layer = c->last_layer;
+		lo.numa_node = c->numa_node;
+		lo.placement = c->mmap_weights ? FFN_PLACE_MMAP :
+						 FFN_PLACE_COPY;
+		lo.q6k_ggml = c->q6k_ggml;
+		rc = ffn_model_load(c->model_dir, &lo, &u->model, err, errlen);
+		if (rc < 0)
+			goto fail;
+		fi = ffn_model_info(u->model);
+		u->facts.loaded = true;
+		u->facts.hidden = fi->hidden;
+		u->facts.num_layers = fi->num_layers;
+		/* No range asked for: the whole model, and errors say "out
+		 * of range" rather than "not served" (spec/wire.md §4). */
+		u->facts.owns_all = c->first_layer < 0 && c->last_layer < 0;
+		u->facts.first = fi->first_layer;
+		u->facts.last = fi->last_layer;
+		/* spec/vindex.md §2.4: no metadata says which; the config
+		 * does. */
+		u->q6k_layout = fi->q6k_ggml ? "ggml" : "private";
+	} else {
+		u->q6k_layout = c->q6k_ggml ? "ggml" : "private";
+	}
 	u->wire = c->wire;
+	u->f16_guard = c->f16_guard;
 	if (c->api_key != NULL) {
 		u->api_key_len = strlen(c->api_key);
 		if (u->api_key_len >= sizeof(u->api_key)) {
 			snprintf(err, errlen, "api_key longer than %zu bytes",
 				 sizeof(u->api_key) - 1);
-			ffn_model_free(u->model);
-			u->model = NULL;
-			return -EINVAL;
+			rc = -EINVAL;
+			goto fail;
 		}
 		memcpy(u->api_key, c->api_key, u->api_key_len);
 	}
@@ -61,11 +133,12 @@ shard_unit_init(struct shard_unit *u, const struct shard_unit_conf *c,
 	u->batch_wait_us = c->batch_wait_us;
 	u->split_min_rows = c->split_min_rows;
 	u->split_parts = 0;	/* the server sets its worker count */
-	/* spec/vindex.md §2.4: no metadata says which; the config does. */
-	u->q6k_layout = fi->q6k_ggml ? "ggml" : "private";
 	u->metrics_enabled = true;
 	u->start_ns = shard_now_ns();
 	return 0;
+fail:
+	shard_unit_fini(u);
+	return rc;
 }
 
 void
@@ -74,6 +147,13 @@ shard_unit_fini(struct shard_unit *u)
 	if (u->model != NULL)
 		ffn_model_free(u->model);
 	u->model = NULL;
+	for (unsigned int l = 0; l < SHARD_MAX_LCORE; l++) {
+		ffn_moe_scratch_free(u->moe_scratch[l]);
+		u->moe_scratch[l] = NULL;
+	}
+	ffn_moe_free(u->moe);
+	u->moe = NULL;
+	ffn_moe_own_free(&u->own);
 }
 
 void
@@ -116,12 +196,69 @@ json_take(struct json_object *o, size_t *len)
 
 #define J_ADD(o, k, v) json_object_object_add((o), (k), (v))
 
+/* The model facts of the small routes: the dense model's, or for an
+ * expert-only unit those its experts' index.json gave. */
+static const struct ffn_info *
+unit_info(const struct shard_unit *u, struct ffn_info *tmp)
+{
+	const struct ffn_moe_info *mi;
+
+	if (u->model != NULL)
+		return ffn_model_info(u->model);
+	memset(tmp, 0, sizeof(*tmp));
+	if (u->moe == NULL)
+		return tmp;
+	mi = ffn_moe_info(u->moe);
+	snprintf(tmp->model, sizeof(tmp->model), "%s", mi->model);
+	snprintf(tmp->model_type, sizeof(tmp->model_type), "%s",
+		 mi->model_type);
+	snprintf(tmp->dtype, sizeof(tmp->dtype), "f32");
+	tmp->num_layers = mi->num_layers;
+	tmp->hidden = mi->hidden;
+	tmp->act = FFN_ACT_GELU_TANH;	/* spec/moe.md §1 */
+	tmp->placement = mi->placement;
+	tmp->pages = mi->pages;
+	tmp->numa_node = mi->numa_node;
+	return tmp;
+}
+
+/* /v1/stats "experts" (issue 23): what the unit holds. */
+static struct json_object *
+experts_json(const struct shard_unit *u, const struct shard_stats *s)
+{
+	const struct ffn_moe_info *mi = ffn_moe_info(u->moe);
+	struct json_object *e = json_object_new_object();
+
+	J_ADD(e, "kind", json_object_new_string(mi->kind));
+	J_ADD(e, "num_experts", json_object_new_int64(mi->num_experts));
+	J_ADD(e, "width", json_object_new_int64(mi->width));
+	J_ADD(e, "ownership", json_object_new_string(
+		      u->own.kind == FFN_MOE_OWN_UNITS ? "units" :
+		      u->own.kind == FFN_MOE_OWN_RANGE ? "range" : "all"));
+	if (u->own.kind == FFN_MOE_OWN_RANGE) {
+		J_ADD(e, "owned_start", json_object_new_int64(u->own.first));
+		J_ADD(e, "owned_end", json_object_new_int64(u->own.last));
+	}
+	J_ADD(e, "layer_files", json_object_new_int64(mi->layer_files));
+	J_ADD(e, "experts_held", json_object_new_int64(
+		      (int64_t)mi->experts_loaded));
+	J_ADD(e, "weights_bytes", json_object_new_int64(
+		      (int64_t)mi->bytes_loaded));
+	J_ADD(e, "f16_guard", json_object_new_boolean(u->f16_guard));
+	J_ADD(e, "expert_rows", json_object_new_int64(
+		      (int64_t)s->expert_rows));
+	J_ADD(e, "expert_runs", json_object_new_int64(
+		      (int64_t)s->expert_runs));
+	return e;
+}
+
 /* spec/wire.md §2: model, family, mode, layers (the model's count),
  * hidden_size, features_per_layer, dtype; then the shard's own facts. */
 char *
 shard_stats_json(const struct shard_unit *u, size_t *len)
 {
-	const struct ffn_info *fi = ffn_model_info(u->model);
+	struct ffn_info tmp;
+	const struct ffn_info *fi = unit_info(u, &tmp);
 	struct json_object *o = json_object_new_object();
 	struct json_object *owned = json_object_new_object();
 	struct json_object *wire = json_object_new_array();
@@ -140,6 +277,10 @@ shard_stats_json(const struct shard_unit *u, size_t *len)
 	J_ADD(o, "shard", json_object_new_string(u->name));
 	J_ADD(owned, "first", json_object_new_int64(fi->first_layer));
 	J_ADD(owned, "last", json_object_new_int64(fi->last_layer));
+	if (u->model == NULL) {	/* an expert-only unit: no dense layer */
+		json_object_put(owned);
+		owned = NULL;
+	}
 	J_ADD(o, "owned_layers", owned);
 	for (int f = 0; f < WIRE_FMT_JSON; f++)	/* the binary ones */
 		if (wire_fmt_enabled(&u->wire, f))
@@ -178,6 +319,8 @@ shard_stats_json(const struct shard_unit *u, size_t *len)
 	J_ADD(w, "bytes_in", json_object_new_int64((int64_t)s.bytes_in));
 	J_ADD(w, "bytes_out", json_object_new_int64((int64_t)s.bytes_out));
 	J_ADD(o, "counters", w);
+	if (u->moe != NULL)
+		J_ADD(o, "experts", experts_json(u, &s));
 	return json_take(o, len);
 }
 
@@ -202,7 +345,8 @@ shard_health_json(const struct shard_unit *u, size_t *len)
 char *
 shard_models_json(const struct shard_unit *u, size_t *len)
 {
-	const struct ffn_info *fi = ffn_model_info(u->model);
+	struct ffn_info tmp;
+	const struct ffn_info *fi = unit_info(u, &tmp);
 	struct json_object *o = json_object_new_object();
 	struct json_object *data = json_object_new_array();
 	struct json_object *m = json_object_new_object();
@@ -243,6 +387,18 @@ static const struct {
 	  offsetof(struct shard_stats, split_jobs) },
 	{ "ffn_split_parts_total", "Parts the split jobs were cut into.",
 	  offsetof(struct shard_stats, split_parts) },
+	{ "ffn_expert_rows_total",
+	  "Expert products computed: one per (row, expert) of the expert "
+	  "routes (spec/moe.md).",
+	  offsetof(struct shard_stats, expert_rows) },
+	{ "ffn_expert_runs_total",
+	  "Expert passes, each reading the expert's weights once; "
+	  "rows / runs is how well expert batching works.",
+	  offsetof(struct shard_stats, expert_runs) },
+	{ "ffn_f16_guard_total",
+	  "Answers sent in f32 though f16 was negotiated: a finite value "
+	  "would have overflowed f16 (spec/moe.md §7).",
+	  offsetof(struct shard_stats, f16_guard) },
 	{ "ffn_send_timeouts_total",
 	  "Connections reset because the client read none of its answers "
 	  "for send_timeout_ms.",

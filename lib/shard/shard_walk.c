@@ -203,6 +203,31 @@ shard_jobs_compute(struct shard_job *const *jobs, unsigned int n,
 	}
 }
 
+/*
+ * spec/moe.md §7, the precision guard on the dense route: f16 is never
+ * walk-ffn's own format, so it was negotiated (wire.md §5.1); if some
+ * finite result would narrow to +-Inf, the whole answer goes in f32 (its
+ * Content-Type says so, and clients decode by it). f16 and f32 slots
+ * have one layout (wire_resp.c), so the slots stay as they are.
+ */
+static void
+f16_guard(struct shard_job *job, unsigned int lcore)
+{
+	size_t n = (size_t)job->req.seq_len * job->hidden;
+
+	for (uint32_t i = 0; i < job->req.n_layers; i++) {
+		const float *rows = wire_slot_f32(job->slots +
+			(size_t)i * job->slot_size, job->out_fmt,
+			job->req.seq_len, job->hidden);
+
+		if (rows != NULL && wire_moe_f16_overflows(rows, n)) {
+			job->out_fmt = WIRE_FMT_F32;
+			job->u->stats[lcore % SHARD_MAX_LCORE].f16_guard++;
+			return;
+		}
+	}
+}
+
 void
 shard_job_finish(struct shard_job *job, unsigned int lcore)
 {
@@ -220,6 +245,8 @@ shard_job_finish(struct shard_job *job, unsigned int lcore)
 	}
 	ms = (double)(job->t_end_ns - job->t_start_ns) / 1e6;
 	shard_count_latency(&job->u->stats[lcore % SHARD_MAX_LCORE], ms);
+	if (job->out_fmt == WIRE_FMT_F16 && job->u->f16_guard)
+		f16_guard(job, lcore);
 	for (uint32_t i = 0; i < job->req.n_layers; i++)
 		wire_slot_finish(job->slots + (size_t)i * job->slot_size,
 				 job->out_fmt, wire_req_layer(&job->req, i),

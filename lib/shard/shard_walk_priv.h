@@ -25,6 +25,9 @@ void shard_resp_one(struct shard_resp *r, const char *type, void *body,
 
 /* The error a wire check found (spec/wire.md §4): its status and text. */
 void shard_resp_wire_error(struct shard_resp *r, const struct wire_error *e);
+/** Fill r with a framework error: msg as a text/plain; charset=utf-8
+ * body (spec/moe.md §4; the reference's axum rejections). */
+void shard_resp_text(struct shard_resp *r, int status, const char *msg);
 
 /* Route handlers (shard_routes[], shard_route.c). */
 void shard_walk_handle(struct shard_unit *u, const struct shard_http_req *rq,

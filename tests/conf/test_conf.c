@@ -802,6 +802,13 @@ test_experts_runtime(void **state)
 	struct conf c;
 
 	(void)state;
+	/* the shipped expert config: a dense+experts and an expert-only
+	 * unit, both through the callback */
+	load_shipped("experts-dev.conf", &c);
+	assert_false(c.units[1].has_layers);
+	assert_int_equal(c.units[1].expert_first, 8);
+	assert_int_equal(conf_check_runtime(&c, &f, err, sizeof(err)), 0);
+	conf_free(&c);
 	/* the callback's refusal names its key, on that key's line; an
 	 * expert-only unit's missing layers are not checked against the
 	 * model */

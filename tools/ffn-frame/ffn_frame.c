@@ -24,6 +24,8 @@ usage(const char *argv0)
 		"          [--accept A] [--i8-enable] [--f16-disable]\n"
 		"          [--path P] [--api-key K --authorization V]\n"
 		"          [--q6k-layout private|ggml] [--kq-q8k]\n"
+		"          [--experts A-B | --expert-units FILE] [--no-dense]\n"
+		"          [--no-f16-guard]\n"
 		"          < body > response-body\n"
 		"Runs one request through the appliance's pipeline. The last\n"
 		"line on stderr is \"STATUS CONTENT-TYPE\". Environment:\n"
@@ -119,6 +121,7 @@ struct frame_opts {
 	struct shard_unit_conf uc;
 	const char *ct, *accept, *path, *auth;
 	int kq_q8k;
+	struct ffn_moe_own own;		/* --experts / --expert-units */
 };
 
 /* One option into f; 0, or the exit code. */
@@ -152,6 +155,29 @@ parse_opt(int c, const char *argv0, struct frame_opts *f)
 		f->uc.q6k_ggml = strcmp(optarg, "ggml") == 0;
 		break;
 	case 'Q': f->kq_q8k = 1; break;
+	case 'E':
+	case 'U': {
+		char why[256];
+		int rc = c == 'E' ?
+			 ffn_moe_own_range(&f->own, optarg, why, sizeof(why)) :
+			 ffn_moe_own_units(&f->own, optarg, why, sizeof(why));
+
+		if (f->uc.experts != NULL) {
+			fprintf(stderr, "ffn-frame: --experts and "
+				"--expert-units are mutually exclusive\n");
+			return 2;
+		}
+		if (rc < 0) {
+			fprintf(stderr, "ffn-frame: --%s \"%s\": %s\n",
+				c == 'E' ? "experts" : "expert-units", optarg,
+				why);
+			return 2;
+		}
+		f->uc.experts = &f->own;
+		break;
+	}
+	case 'D': f->uc.no_dense = true; break;
+	case 'G': f->uc.f16_guard = false; break;
 	case 'h': usage(argv0); exit(0);
 	default: usage(argv0); return 2;
 	}
@@ -174,6 +200,10 @@ parse_args(int argc, char **argv, struct frame_opts *f)
 		{ "authorization", required_argument, NULL, 'A' },
 		{ "q6k-layout", required_argument, NULL, 'q' },
 		{ "kq-q8k", no_argument, NULL, 'Q' },
+		{ "experts", required_argument, NULL, 'E' },
+		{ "expert-units", required_argument, NULL, 'U' },
+		{ "no-dense", no_argument, NULL, 'D' },
+		{ "no-f16-guard", no_argument, NULL, 'G' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -181,7 +211,7 @@ parse_args(int argc, char **argv, struct frame_opts *f)
 
 	*f = (struct frame_opts){
 		.uc = { .first_layer = -1, .last_layer = -1, .numa_node = -1,
-			.name = "ffn-frame" },
+			.name = "ffn-frame", .f16_guard = true },
 		.path = "/v1/walk-ffn",
 	};
 	wire_opts_default(&f->uc.wire);
@@ -206,11 +236,17 @@ parse_args(int argc, char **argv, struct frame_opts *f)
 static int
 make_request(const struct frame_opts *f, struct shard_http_req *rq)
 {
+	int status = 0;
+
 	memset(rq, 0, sizeof(*rq));
 	rq->path = f->path;
 	rq->path_len = strlen(f->path);
-	rq->method = strncmp(f->path, "/v1/walk-ffn", 12) == 0 ? HTTP_M_POST :
-		     HTTP_M_GET;
+	/* The method the path's route takes (the route table says): POST
+	 * unless that is a 405, then GET. */
+	rq->method = HTTP_M_POST;
+	if (shard_route(NULL, HTTP_M_POST, f->path, strlen(f->path),
+			&status) == SHARD_R_NONE && status == 405)
+		rq->method = HTTP_M_GET;
 	rq->content_type = f->ct;
 	rq->content_type_len = f->ct ? strlen(f->ct) : 0;
 	rq->fmt_in = shard_req_fmt(f->ct, rq->content_type_len);
@@ -245,7 +281,9 @@ main(int argc, char **argv)
 			f.uc.model_dir, err);
 		return 1;
 	}
-	ffn_model_set_kq_q8k(unit.model, f.kq_q8k);
+	ffn_moe_own_free(&f.own);	/* the unit keeps its copy */
+	if (unit.model != NULL)
+		ffn_model_set_kq_q8k(unit.model, f.kq_q8k);
 	rc = make_request(&f, &rq);
 	if (rc < 0) {
 		fprintf(stderr, "ffn-frame: reading stdin: %s\n",

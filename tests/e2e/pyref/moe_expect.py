@@ -240,8 +240,9 @@ def gen(args):
     accept = ctype
     answer = own
     if args.accept:
-        answer = args.accept
         accept = moe.CT_FAMILY[family][args.accept]
+        # §7: Accept can ask for i8 or f16; f32 only as the own format
+        answer = moe.choose_answer(family, own, accept)
     exp = {"route": args.route, "family": family, "own": own,
            "answer": answer, "method": "POST", "path": path,
            "content_type": ctype, "accept": accept, "hidden": mv.hidden,
