@@ -250,12 +250,18 @@ ffn_moe_mix(const struct ffn_moe *m, uint32_t layer, const float *h,
 			ffn_moe_expert(m, layer, p[i].expert, h, 1, s->y, s);
 		if (rc < 0)
 			return rc;
-		for (j = 0; j < m->H; j++) {
-			/* rounded product, then the add: never one FMA */
-			volatile float t = w * s->y[j];
-
-			out[j] += t;
-		}
+		ffn_moe_add(out, w, s->y, m->H);
 	}
 	return 0;
+}
+
+void
+ffn_moe_add(float *out, float w, const float *y, uint32_t n)
+{
+	for (uint32_t j = 0; j < n; j++) {
+		/* rounded product, then the add: never one FMA */
+		volatile float t = w * y[j];
+
+		out[j] += t;
+	}
 }

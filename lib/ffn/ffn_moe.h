@@ -221,6 +221,15 @@ int ffn_moe_mix(const struct ffn_moe *m, uint32_t layer, const float *h,
 		const void *hq, const struct ffn_moe_pair *p, unsigned k,
 		float *out, unsigned *bad, struct ffn_moe_scratch *s);
 
+/**
+ * One term of a layer batch's sum (§1): out[i] += fl(w * y[i]) for
+ * i < n, the product rounded before the add (never fused), so a caller
+ * that computes the experts of several requests together (grouped by
+ * expert) and then adds each request's terms in its list order gets
+ * ffn_moe_mix()'s sum.
+ */
+void ffn_moe_add(float *out, float w, const float *y, uint32_t n);
+
 #ifdef __cplusplus
 }
 #endif

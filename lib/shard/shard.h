@@ -281,6 +281,14 @@ struct shard_route_def {
 	/** The route's work; fills resp (errors included). */
 	void (*handle)(struct shard_unit *u, const struct shard_http_req *rq,
 		       struct shard_resp *resp, const struct shard_ctx *ctx);
+	/** Requests of routes with the same handle_many may be computed
+	 * together, their rows batched across requests (issue 23):
+	 * shard_handle_many() calls it with n of them (of those routes,
+	 * mixed), each resp already routed. NULL: one by one. */
+	void (*handle_many)(struct shard_unit *u,
+			    const struct shard_http_req *const *rq,
+			    struct shard_resp *const *resp, unsigned int n,
+			    const struct shard_ctx *ctx);
 };
 
 /** The routes, indexed by enum shard_route. */
@@ -337,6 +345,23 @@ void shard_resp_heap(struct shard_resp *r, const char *type, char *body,
 void shard_handle(struct shard_unit *u, const struct shard_http_req *rq,
 		  struct shard_resp *resp, const struct shard_mem *mem,
 		  struct ffn_scratch *scratch, unsigned int lcore);
+
+/**
+ * shard_handle() for n requests at once: those whose routes share a
+ * handle_many are computed together (issue 23: concurrent layer-batch
+ * calls share expert reads); the others one by one. Each resp[i] is
+ * filled and counted as shard_handle() would.
+ */
+void shard_handle_many(struct shard_unit *u,
+		       const struct shard_http_req *const *rq,
+		       struct shard_resp *const *resp, unsigned int n,
+		       const struct shard_mem *mem,
+		       struct ffn_scratch *scratch, unsigned int lcore);
+
+/** Whether a request of this path and method would be computed by a
+ * route with handle_many (batched across requests). */
+bool shard_route_batches(const struct shard_unit *u, int method,
+			 const char *path, size_t len);
 
 struct shard_job;
 
@@ -461,6 +486,10 @@ char *shard_metrics_text(const struct shard_unit *u, size_t *len);
 /* The expert routes (spec/moe.md §2-§4, §7; shard_expert*.c). */
 void shard_expert_layer(struct shard_unit *u, const struct shard_http_req *rq,
 			struct shard_resp *resp, const struct shard_ctx *ctx);
+void shard_expert_layers(struct shard_unit *u,
+			 const struct shard_http_req *const *rq,
+			 struct shard_resp *const *resp, unsigned int n,
+			 const struct shard_ctx *ctx);
 void shard_expert_multi(struct shard_unit *u, const struct shard_http_req *rq,
 			struct shard_resp *resp, const struct shard_ctx *ctx);
 void shard_expert_batch(struct shard_unit *u, const struct shard_http_req *rq,

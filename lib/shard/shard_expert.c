@@ -12,9 +12,6 @@
 #include "shard_expert_priv.h"
 #include "shard_walk_priv.h"
 
-/* Rows an lcore's expert scratch takes per call. */
-#define MOE_SCRATCH_ROWS 16
-
 struct ffn_moe_scratch *
 shard_moe_scratch(struct shard_unit *u, unsigned int lcore)
 {
@@ -23,7 +20,7 @@ shard_moe_scratch(struct shard_unit *u, unsigned int lcore)
 	/* One writer per lcore index (shard.h): no lock. Made here, on
 	 * the lcore that uses it, so its memory is that lcore's node. */
 	if (*s == NULL && u->moe != NULL)
-		*s = ffn_moe_scratch_new(u->moe, MOE_SCRATCH_ROWS, -1);
+		*s = ffn_moe_scratch_new(u->moe, SHARD_MOE_ROWS, -1);
 	return *s;
 }
 
@@ -156,11 +153,11 @@ shard_moe_one(struct shard_unit *u, uint32_t layer, uint32_t e,
  * would narrow to +-Inf: the answer goes in f32 (its Content-Type says
  * so), counted. n vectors of hidden[i] floats at v[i].
  */
-static enum wire_fmt
-answer_format(struct shard_unit *u, const struct shard_http_req *rq,
-	      enum wire_moe_family fam, enum wire_fmt own,
-	      const float *const *v, const uint32_t *hidden, uint32_t n,
-	      unsigned int lcore)
+enum wire_fmt
+shard_moe_answer_format(struct shard_unit *u, const struct shard_http_req *rq,
+			enum wire_moe_family fam, enum wire_fmt own,
+			const float *const *v, const uint32_t *hidden,
+			uint32_t n, unsigned int lcore)
 {
 	enum wire_fmt fmt = wire_moe_response_format(fam, own, rq->accept,
 						     rq->accept_len,
@@ -176,64 +173,13 @@ answer_format(struct shard_unit *u, const struct shard_http_req *rq,
 	return fmt;
 }
 
+/* One layer-batch request: the batched path with one request, so a
+ * request alone and in a batch are the same code. */
 void
 shard_expert_layer(struct shard_unit *u, const struct shard_http_req *rq,
 		   struct shard_resp *resp, const struct shard_ctx *ctx)
 {
-	uint64_t t0 = shard_now_ns();
-	const struct shard_route_def *d;
-	struct wire_moe_task t;
-	struct wire_error err;
-	enum wire_moe_family fam;
-	enum wire_fmt own, fmt;
-	enum wire_moe_in in;
-	float *out = NULL;
-	uint8_t *body;
-	size_t len;
-	float ms;
-
-	d = &shard_routes[resp->route];
-	fam = d->moe_fam;
-	own = d->moe_own;
-	in = d->moe_in;
-
-	/* §7: the i8 request route exists only with i8 on, checked first */
-	if (in == WIRE_MOE_IN_I8 && !u->wire.i8) {
-		shard_resp_error(resp, 400,
-				 "i8 expert wire is not enabled on this shard");
-		return;
-	}
-	if (wire_moe_layer_decode(&t, rq->body, rq->body_len, in, &err) < 0 ||
-	    shard_moe_task_check(u, &t, &err) < 0) {
-		shard_resp_wire_error(resp, &err);
-		return;
-	}
-	out = malloc(((size_t)t.hidden + 1) * sizeof(float));
-	if (out == NULL || shard_moe_task_run(u, &t, out, ctx->lcore) < 0) {
-		free(out);
-		shard_resp_error(resp, 500, "expert compute failed");
-		return;
-	}
-	ms = (float)shard_moe_ms_since(t0);
-	{
-		const float *v = out;
-
-		fmt = answer_format(u, rq, fam, own, &v, &t.hidden, 1,
-				    ctx->lcore);
-	}
-	len = WIRE_MOE_LAYER_HDR + wire_moe_vec_bytes(fmt, t.hidden);
-	body = malloc(len);
-	if (body == NULL) {
-		free(out);
-		shard_resp_error(resp, 503, "out of memory");
-		return;
-	}
-	wire_moe_layer_resp_hdr(body, t.hidden, ms);
-	wire_moe_vec_encode(fmt, out, t.hidden, body + WIRE_MOE_LAYER_HDR);
-	free(out);
-	shard_resp_heap(resp, wire_moe_content_type(fam, fmt), (char *)body,
-			len);
-	shard_count_latency(&u->stats[ctx->lcore % SHARD_MAX_LCORE], ms);
+	shard_expert_layers(u, &rq, &resp, 1, ctx);
 }
 
 void
@@ -299,7 +245,8 @@ shard_expert_multi(struct shard_unit *u, const struct shard_http_req *rq,
 		}
 		at += t.hidden;
 	}
-	fmt = answer_format(u, rq, fam, own, vec, hid, n, ctx->lcore);
+	fmt = shard_moe_answer_format(u, rq, fam, own, vec, hid, n,
+				      ctx->lcore);
 	len = 4;
 	for (uint32_t i = 0; i < n; i++)
 		len += 8 + wire_moe_vec_bytes(fmt, hid[i]);

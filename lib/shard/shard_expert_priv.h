@@ -46,6 +46,20 @@ int shard_moe_task_run(struct shard_unit *u, const struct wire_moe_task *t,
 int shard_moe_one(struct shard_unit *u, uint32_t layer, uint32_t e,
 		  const float *x, float *y, unsigned int lcore);
 
+/* Rows an lcore's expert scratch takes per call: one expert's rows of
+ * concurrent requests are computed in passes of this many. */
+#define SHARD_MOE_ROWS 16
+
+/* §7: the answer's format on a layer or multi-layer route, then the
+ * precision guard over the n vectors (hidden[i] floats at v[i]). */
+enum wire_fmt shard_moe_answer_format(struct shard_unit *u,
+				      const struct shard_http_req *rq,
+				      enum wire_moe_family fam,
+				      enum wire_fmt own,
+				      const float *const *v,
+				      const uint32_t *hidden, uint32_t n,
+				      unsigned int lcore);
+
 /* Milliseconds since t0_ns. */
 double shard_moe_ms_since(uint64_t t0_ns);
 

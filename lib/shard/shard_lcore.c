@@ -253,6 +253,24 @@ split_offer(struct shard_srv_unit *su, struct shard_job *job,
 	return n_mine;
 }
 
+/* Whole requests (JSON, Q8_K, the expert routes): those that batch
+ * across requests (concurrent layer-batch calls, issue 23) together,
+ * the others one by one (shard_handle_many). */
+static void
+whole_run(struct shard_unit *u, const struct shard_mem *mem,
+	  struct ffn_scratch *scratch, unsigned int lcore,
+	  struct shard_job *const *jobs, unsigned int n)
+{
+	const struct shard_http_req *rq[SHARD_LOCAL_JOBS];
+	struct shard_resp *resp[SHARD_LOCAL_JOBS];
+
+	for (unsigned int i = 0; i < n; i++) {
+		rq[i] = &jobs[i]->rq;
+		resp[i] = &jobs[i]->resp;
+	}
+	shard_handle_many(u, rq, resp, n, mem, scratch, lcore);
+}
+
 /* rte_get_tsc_cycles is inline; the worker passes this one. */
 static uint64_t
 tsc_now(void)
@@ -351,11 +369,9 @@ shard_worker_run(void *arg)
 			shard_job_finish(bin[i], w->lcore_id);
 			job_done(bin[i]);
 		}
-		for (unsigned int i = 0; i < nw; i++) {
-			shard_handle(u, &whole[i]->rq, &whole[i]->resp,
-				     &su->mem, w->scratch, w->lcore_id);
+		whole_run(u, &su->mem, w->scratch, w->lcore_id, whole, nw);
+		for (unsigned int i = 0; i < nw; i++)
 			job_done(whole[i]);
-		}
 	}
 	return 0;
 }
@@ -438,18 +454,29 @@ compute_local(struct shard_netlc *lc)
 		return;
 	for (unsigned int ui = 0; ui < lc->n_units; ui++) {
 		struct shard_job *mine[SHARD_LOCAL_JOBS];
-		unsigned int k = 0;
+		struct shard_job *whole[SHARD_LOCAL_JOBS];
+		unsigned int k = 0, nw = 0;
 
-		for (unsigned int i = 0; i < n; i++)
-			if (lc->local[i]->u == lc->units[ui]->u)
+		for (unsigned int i = 0; i < n; i++) {
+			if (lc->local[i]->u != lc->units[ui]->u)
+				continue;
+			if (lc->local[i]->whole)
+				whole[nw++] = lc->local[i];
+			else
 				mine[k++] = lc->local[i];
+		}
 		if (k > 0)
 			shard_jobs_compute(mine, k, lc->scratch[ui],
 					   lc->lcore_id);
+		/* expert layer batches of this burst, together */
+		if (nw > 0)
+			whole_run(lc->units[ui]->u, &lc->units[ui]->mem,
+				  lc->scratch[ui], lc->lcore_id, whole, nw);
 	}
 	lc->n_local = 0;
 	for (unsigned int i = 0; i < n; i++) {
-		shard_job_finish(lc->local[i], lc->lcore_id);
+		if (!lc->local[i]->whole)
+			shard_job_finish(lc->local[i], lc->lcore_id);
 		shard_conn_job_done(lc, lc->local[i]);
 	}
 }

@@ -107,12 +107,14 @@ const struct shard_route_def shard_routes[SHARD_R_COUNT] = {
 		.name = "experts-layer-batch", .body = true, .compute = true,
 		.auth = true, .throttle = true, .text_errors = true,
 		.handle = shard_expert_layer,
+		.handle_many = shard_expert_layers,
 	},
 	[SHARD_R_LAYER_BATCH_F16] = {
 		.path = "/v1/experts/layer-batch-f16", .method = HTTP_M_POST,
 		.name = "experts-layer-batch-f16", .body = true,
 		.compute = true, .auth = true, .throttle = true,
 		.text_errors = true, .handle = shard_expert_layer,
+		.handle_many = shard_expert_layers,
 		.moe_in = WIRE_MOE_IN_F16, .moe_own = WIRE_FMT_F16,
 	},
 	[SHARD_R_LAYER_BATCH_I8] = {
@@ -120,6 +122,7 @@ const struct shard_route_def shard_routes[SHARD_R_COUNT] = {
 		.name = "experts-layer-batch-i8", .body = true,
 		.compute = true, .auth = true, .throttle = true,
 		.text_errors = true, .handle = shard_expert_layer,
+		.handle_many = shard_expert_layers,
 		.moe_in = WIRE_MOE_IN_I8, .moe_own = WIRE_FMT_I8,
 	},
 	[SHARD_R_MULTI] = {
@@ -281,6 +284,46 @@ route_options(struct shard_unit *u, const struct shard_http_req *rq,
 	resp->allow = shard_route_allow(rq->path, rq->path_len);
 }
 
+/* What runs before a route's work: routing, auth, the route's body
+ * limit. true: run the route (resp->route set); false: resp holds the
+ * answer. */
+static bool
+handle_pre(struct shard_unit *u, const struct shard_http_req *rq,
+	   struct shard_resp *resp)
+{
+	const struct shard_route_def *d;
+	enum shard_route route;
+	int status = 0;
+
+	memset(resp, 0, sizeof(*resp));
+	resp->fmt_out = WIRE_FMT_NONE;
+	route = shard_route(u, rq->method, rq->path, rq->path_len, &status);
+	resp->route = route;
+	d = &shard_routes[route];
+	if (route == SHARD_R_NONE) {
+		shard_resp_error(resp, status, shard_status_msg(status));
+		if (status == 405)
+			resp->allow = shard_route_allow(rq->path,
+							rq->path_len);
+		return false;
+	}
+	if (!shard_authorized(u, route, rq->authorization,
+			      rq->authorization_len)) {
+		/* Issue 4: 401 with an empty body. */
+		resp->status = 401;
+		return false;
+	}
+	if (d->max_body && rq->body_len > d->max_body) {
+		if (d->text_errors)
+			shard_resp_text(resp, 413, "Failed to buffer the "
+					"request body: length limit exceeded");
+		else
+			shard_resp_error(resp, 413, shard_status_msg(413));
+		return false;
+	}
+	return true;
+}
+
 void
 shard_handle(struct shard_unit *u, const struct shard_http_req *rq,
 	     struct shard_resp *resp, const struct shard_mem *mem,
@@ -290,34 +333,10 @@ shard_handle(struct shard_unit *u, const struct shard_http_req *rq,
 				 .lcore = lcore };
 	struct ffn_scratch *own = NULL;
 	enum shard_route route;
-	int status = 0;
 
-	memset(resp, 0, sizeof(*resp));
-	resp->fmt_out = WIRE_FMT_NONE;
-	route = shard_route(u, rq->method, rq->path, rq->path_len, &status);
-	resp->route = route;
-	if (route == SHARD_R_NONE) {
-		shard_resp_error(resp, status, shard_status_msg(status));
-		if (status == 405)
-			resp->allow = shard_route_allow(rq->path,
-							rq->path_len);
+	if (!handle_pre(u, rq, resp))
 		goto out;
-	}
-	if (!shard_authorized(u, route, rq->authorization,
-			      rq->authorization_len)) {
-		/* Issue 4: 401 with an empty body. */
-		resp->status = 401;
-		goto out;
-	}
-	if (shard_routes[route].max_body &&
-	    rq->body_len > shard_routes[route].max_body) {
-		if (shard_routes[route].text_errors)
-			shard_resp_text(resp, 413, "Failed to buffer the "
-					"request body: length limit exceeded");
-		else
-			shard_resp_error(resp, 413, shard_status_msg(413));
-		goto out;
-	}
+	route = resp->route;
 	if (shard_routes[route].compute && scratch == NULL &&
 	    u->model != NULL) {
 		own = ffn_scratch_new(u->model, 64, -1);
@@ -328,9 +347,87 @@ shard_handle(struct shard_unit *u, const struct shard_http_req *rq,
 		ctx.scratch = own;
 	}
 	shard_routes[route].handle(u, rq, resp, &ctx);
+	resp->route = route;
 out:
 	if (own != NULL)
 		ffn_scratch_free(own);
-	resp->route = route;
 	shard_count(u, resp, rq->body_len, lcore);
+}
+
+bool
+shard_route_batches(const struct shard_unit *u, int method,
+		    const char *path, size_t len)
+{
+	int status = 0;
+	enum shard_route r = shard_route(u, method, path, len, &status);
+
+	return shard_routes[r].handle_many != NULL;
+}
+
+void
+shard_handle_many(struct shard_unit *u,
+		  const struct shard_http_req *const *rq,
+		  struct shard_resp *const *resp, unsigned int n,
+		  const struct shard_mem *mem, struct ffn_scratch *scratch,
+		  unsigned int lcore)
+{
+	struct shard_ctx ctx = { .mem = mem, .scratch = scratch,
+				 .lcore = lcore };
+	const struct shard_http_req **grq = calloc(n + 1, sizeof(*grq));
+	struct shard_resp **gresp = calloc(n + 1, sizeof(*gresp));
+	bool *done = calloc(n + 1, sizeof(*done));
+
+	if (grq == NULL || gresp == NULL || done == NULL) {
+		/* no room to group them: one by one, as ever */
+		for (unsigned int i = 0; i < n; i++)
+			shard_handle(u, rq[i], resp[i], mem, scratch, lcore);
+		goto out;
+	}
+	for (unsigned int i = 0; i < n; i++) {
+		const struct shard_route_def *d;
+		unsigned int k = 0;
+
+		if (done[i])
+			continue;
+		done[i] = true;
+		if (!handle_pre(u, rq[i], resp[i])) {	/* answered */
+			shard_count(u, resp[i], rq[i]->body_len, lcore);
+			continue;
+		}
+		if (shard_routes[resp[i]->route].handle_many == NULL) {
+			/* a route computed alone */
+			shard_handle(u, rq[i], resp[i], mem, scratch, lcore);
+			continue;
+		}
+		/* every later request of a route with the same batch
+		 * handler joins this one */
+		d = &shard_routes[resp[i]->route];
+		grq[k] = rq[i];
+		gresp[k++] = resp[i];
+		for (unsigned int j = i + 1; j < n; j++) {
+			enum shard_route r;
+			int status = 0;
+
+			if (done[j])
+				continue;
+			r = shard_route(u, rq[j]->method, rq[j]->path,
+					rq[j]->path_len, &status);
+			if (shard_routes[r].handle_many != d->handle_many ||
+			    !handle_pre(u, rq[j], resp[j]))
+				continue;	/* its own turn, later */
+			grq[k] = rq[j];
+			gresp[k++] = resp[j];
+			done[j] = true;
+		}
+		d->handle_many(u, grq, gresp, k, &ctx);
+		for (unsigned int g = 0; g < k; g++) {
+			const struct shard_http_req *q = grq[g];
+
+			shard_count(u, gresp[g], q->body_len, lcore);
+		}
+	}
+out:
+	free(done);
+	free(grq);
+	free(gresp);
 }

@@ -328,6 +328,15 @@ on_done(struct shard_conn *c)
 		pend_queue_full(p);
 		return;
 	}
+	if (su->jobs == NULL && d->handle_many != NULL &&
+	    lc->n_local < SHARD_LOCAL_JOBS && whole_job(p, &rq) == 0) {
+		/* Single-lcore mode: a request that batches across requests
+		 * (expert layer batches, issue 23) waits for the end of the
+		 * RX burst, computed with the others of that burst. */
+		p->in_flight = true;
+		lc->local[lc->n_local++] = &p->job;
+		return;
+	}
 	for (ui = 0; ui < lc->n_units && lc->units[ui] != su; ui++)
 		;
 	shard_handle(su->u, &rq, &p->resp, &su->mem,
