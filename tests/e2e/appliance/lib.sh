@@ -261,7 +261,8 @@ fsa_conf() {
 		echo "gateway = $FSA_PEER"
 		echo "[shard e2e]"
 		echo "model = $model"
-		echo "layers = $layers"
+		# "-": no layers key (an expert-only unit, issue 23)
+		[ "$layers" = - ] || echo "layers = $layers"
 		echo "listen = 8080"
 		echo "net_lcores = 0"
 		for kv in "$@"; do
