@@ -133,6 +133,7 @@ struct lg_client {
 	bool held;		/**< --active: only keeps its connections up */
 	bool want_send;		/**< step due, waiting for its connection */
 	unsigned int step;
+	unsigned int pick;	/**< tokens started: picks the pool entry */
 	struct lg_origin orig;	/**< latency origins (lg_sched.h) */
 	uint64_t restart_ns;	/**< closed loop: next token not before */
 	unsigned int nconn;
@@ -150,7 +151,7 @@ struct lg_worker {
 	struct tcp_stack *tcp[LG_MAX_PORTS];
 	/* Own copies of the prepared requests (shared bytes): their
 	 * --verify-body references are this lcore's. */
-	struct lg_req *treq;	/**< non-fan-out: one per target */
+	struct lg_req *treq;	/**< non-fan-out: npool per target */
 	struct lg_req *sreq;	/**< fan-out: one per step (layer) */
 	struct lg_client *clients;
 	unsigned int nclients;
@@ -190,7 +191,9 @@ struct lg {
 	unsigned int nports;
 	struct lg_target target[LG_MAX_TARGETS];
 	unsigned int ntargets;
-	struct lg_req *treq;	/**< non-fan-out: one per target */
+	struct lg_req *treq;	/**< non-fan-out: npool per target */
+	unsigned int npool;	/**< distinct requests per target: 1, or
+				 *   LG_EXPERT_POOL (--experts-route) */
 	unsigned int nsteps;
 	struct lg_req *sreq;	/**< fan-out: one per step (layer) */
 	unsigned int step_conn[LG_MAX_STEPS];
@@ -200,6 +203,13 @@ struct lg {
 };
 
 extern struct lg lg;
+
+/** Prepared requests: fan-out's steps, else npool per target. */
+static inline unsigned int
+lg_nreqs(void)
+{
+	return lg.fanout ? lg.nsteps : lg.ntargets * lg.npool;
+}
 
 /* lg_main.c: set by SIGINT/SIGTERM; every worker stops. */
 extern volatile sig_atomic_t lg_signal;

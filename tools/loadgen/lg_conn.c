@@ -44,11 +44,14 @@ lg_count_err(enum lg_err e)
 static void conn_connect(struct lg_conn *k);
 static void client_send(struct lg_client *cl);
 
+/* Non-fan-out: the target's pool entry of the token (clients start at
+ * different entries, each walks the pool round robin). */
 static const struct lg_req *
 step_req(const struct lg_client *cl, unsigned int step)
 {
 	return lg.fanout ? &LGW->sreq[step] :
-			   &LGW->treq[cl->conn[0].target];
+			   &LGW->treq[cl->conn[0].target * lg.npool +
+				      (cl->id + cl->pick) % lg.npool];
 }
 
 static struct lg_conn *
@@ -366,6 +369,7 @@ lg_client_start(struct lg_client *cl, uint64_t sched_ns)
 {
 	cl->active = true;
 	cl->step = 0;
+	cl->pick++;
 	lg_origin_token(&cl->orig, sched_ns);
 	client_send(cl);
 }

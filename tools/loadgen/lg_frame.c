@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "larql_client.h"
+#include "lg_expert.h"
 #include "lg_frame.h"
 
 static void
@@ -111,6 +112,8 @@ lg_frame_values_close(const struct lg_frame *f, const uint8_t *ref,
 	double tol, w = 0;
 	int rc;
 
+	if (f->expert)
+		return lg_expert_values_close(f, ref, body, worst);
 	tol = f->fmt == LC_F32 ? 1e-5 : f->fmt == LC_F16 ?
 	      1.0 / 1024 + 1e-5 : 2.0 / 127;
 	rc = lc_decode_response(&a, ref, f->body_len, (enum lc_fmt)f->fmt, 0,

@@ -15,6 +15,7 @@
  * Plain C.
  */
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -27,6 +28,7 @@ struct lg_check {
 
 struct lg_frame {
 	int fmt;		/**< enum lc_fmt of the answer */
+	bool expert;		/**< a layer-batch answer (lg_expert.h) */
 	uint64_t body_len;
 	uint32_t nchk;
 	struct lg_check *chk;	/**< sorted by offset, disjoint */
@@ -62,7 +64,8 @@ int lg_frame_check(const struct lg_frame *f, uint32_t *cursor, uint64_t off,
  * max/127 may move too).  A wrong row, layer or weight is O(1) off.
  * *worst (may be NULL) receives the largest |v - ref| / max|ref row|.
  * Returns 1 when they agree, 0 when not, -EBADMSG / -ENOMEM when a body
- * does not decode.
+ * does not decode. An expert answer (f->expert) is compared by
+ * lg_expert_values_close(), with the same tolerances.
  */
 int lg_frame_values_close(const struct lg_frame *f, const uint8_t *ref,
 			  const uint8_t *body, double *worst);

@@ -26,6 +26,7 @@
 
 #include "larql_client.h"
 #include "lg.h"
+#include "lg_expert.h"
 #include "lg_flood.h"
 #include "lg_setup.h"
 
@@ -75,6 +76,12 @@ usage(void)
 "  --body-ref FILE    ... with this answer body's instead (implies\n"
 "                     --verify-body; not with --layout)\n"
 "  --save-body FILE   write the reference answer body there at the end\n"
+"  --experts-route R  layer batches of spec/moe.md instead: R is\n"
+"                     layer-batch|layer-batch-f16|layer-batch-i8\n"
+"                     (POST /v1/experts/R; --wire: the answer asked for)\n"
+"  --num-experts E    the router's width [GET /v1/expert/topology]\n"
+"  --top-k K          pairs per request [8]\n"
+"  --expert-layer L|A,B,..  layer of each request, cycled [0]\n"
 "Exit: 0 no errors, 3 errors seen, 1 setup failure.\n");
 }
 
@@ -86,6 +93,7 @@ struct opts {
 	uint32_t layers[LG_MAX_STEPS];
 	uint32_t nlayers;
 	const char *body_ref, *save_body;
+	struct lg_expert_opts x;	/**< --experts-route (x.route >= 0) */
 };
 
 static int
@@ -254,6 +262,15 @@ parse_opt(int c, char *arg, struct opts *o)
 	case 'V': lg.verify = true; return 0;
 	case 'R': o->body_ref = arg; lg.verify = true; return 0;
 	case 'B': o->save_body = arg; return 0;
+	case 'X': return (o->x.route = lg_expert_route_parse(arg)) < 0;
+	case 'E':
+		o->x.num_experts = (uint32_t)strtoul(arg, &end, 10);
+		return *end || o->x.num_experts == 0;
+	case 'K':
+		o->x.top_k = (uint32_t)strtoul(arg, &end, 10);
+		return *end || o->x.top_k == 0 ||
+		       o->x.top_k > LG_EXPERT_MAX_K;
+	case 'Y': return parse_layers(arg, o->x.layers, &o->x.nlayers) < 0;
 	case 'h': usage(); exit(0);
 	default: usage(); return -EINVAL;
 	}
@@ -266,6 +283,12 @@ check_targets(struct opts *o)
 	int rc;
 
 	if (o->layout == NULL) {
+		if (o->x.route >= 0 && o->body_ref != NULL) {
+			fprintf(stderr, "ffn-loadgen: --body-ref is one answer"
+				", --experts-route sends %u requests\n",
+				LG_EXPERT_POOL);
+			return -EINVAL;
+		}
 		if (lg.ntargets > 0)
 			return 0;
 		fprintf(stderr, "ffn-loadgen: give --target or --layout\n");
@@ -286,6 +309,11 @@ check_targets(struct opts *o)
 		return rc;
 	}
 	lg.fanout = true;
+	if (o->x.route >= 0) {
+		fprintf(stderr, "ffn-loadgen: --experts-route goes to "
+			"--target, not a --layout walk\n");
+		return -EINVAL;
+	}
 	if (o->body_ref != NULL) {
 		fprintf(stderr, "ffn-loadgen: --body-ref is one answer"
 			", a --layout walk gets one per layer\n");
@@ -321,6 +349,10 @@ parse_args(int argc, char **argv, struct opts *o)
 		{ "verify-body", no_argument, NULL, 'V' },
 		{ "body-ref", required_argument, NULL, 'R' },
 		{ "save-body", required_argument, NULL, 'B' },
+		{ "experts-route", required_argument, NULL, 'X' },
+		{ "num-experts", required_argument, NULL, 'E' },
+		{ "top-k", required_argument, NULL, 'K' },
+		{ "expert-layer", required_argument, NULL, 'Y' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -333,6 +365,10 @@ parse_args(int argc, char **argv, struct opts *o)
 	o->seq_len = 1;
 	o->seed = 1;
 	o->nlayers = 1;
+	o->x.route = -1;
+	o->x.top_k = 8;
+	o->x.nlayers = 1;
+	lg.npool = 1;
 	lg.nconns = 16;
 	/* 198.19.0.0/16: off-link from the 198.18.x.0/24 test networks */
 	lg.flood_net_be = rte_cpu_to_be_32(0xc6130000u);
@@ -421,7 +457,7 @@ static int
 attach_refs(const struct opts *o)
 {
 	struct lg_req *reqs = lg.fanout ? lg.sreq : lg.treq;
-	unsigned int n = lg.fanout ? lg.nsteps : lg.ntargets;
+	unsigned int n = lg_nreqs();
 	uint8_t *file = NULL;
 	long flen = 0;
 
@@ -429,7 +465,8 @@ attach_refs(const struct opts *o)
 		return 0;
 	if (!reqs[0].binary) {
 		fprintf(stderr, "ffn-loadgen: --verify-body, --body-ref and "
-			"--save-body need POST /v1/walk-ffn\n");
+			"--save-body need POST /v1/walk-ffn or "
+			"--experts-route\n");
 		return -EINVAL;
 	}
 	if (o->body_ref != NULL) {
@@ -515,7 +552,7 @@ static int
 worker_reqs(struct lg_worker *w)
 {
 	struct lg_req *src = lg.fanout ? lg.sreq : lg.treq;
-	unsigned int n = lg.fanout ? lg.nsteps : lg.ntargets;
+	unsigned int n = lg_nreqs();
 	struct lg_req *dst = src;
 
 	if (w->idx > 0) {
@@ -670,7 +707,14 @@ main(int argc, char **argv)
 		printf("ffn-loadgen: /v1/stats: hidden_size %u, layers %u\n",
 		       o.hidden, layers);
 	}
-	rc = build_requests(&o);
+	if (o.x.route >= 0) {
+		o.x.wire = o.wire;
+		o.x.hidden = o.hidden;
+		o.x.seed = o.seed;
+		rc = lg_expert_prepare(&o.x);
+	} else {
+		rc = build_requests(&o);
+	}
 	if (rc < 0) {
 		fprintf(stderr, "ffn-loadgen: preparing requests: %s\n",
 			strerror(-rc));
@@ -685,12 +729,23 @@ main(int argc, char **argv)
 				"clients\n");
 		return 1;
 	}
-	printf("ffn-loadgen: %u %s, %s, %s %s, wire %s/%s, seq_len %u, "
-	       "request %u bytes, %u target(s)\n", lg.nclients,
-	       lg.fanout ? "fan-out clients" : "connections",
-	       lg.rate > 0 ? "open loop" : "closed loop", o.method, o.path,
-	       lc_fmt_name(o.req_wire), lc_fmt_name(o.wire), o.seq_len,
-	       lg.fanout ? lg.sreq[0].len : lg.treq[0].len, lg.ntargets);
+	if (o.x.route >= 0)
+		printf("ffn-loadgen: %u connections, %s, POST %s, answer %s, "
+		       "top-k %u of %u experts, %u requests per target of "
+		       "%u bytes, %u target(s)\n", lg.nclients,
+		       lg.rate > 0 ? "open loop" : "closed loop",
+		       lg_expert_path(o.x.route),
+		       lc_fmt_name((enum lc_fmt)lg_expert_answer_fmt(o.x.route,
+							       o.wire)),
+		       o.x.top_k, o.x.num_experts, lg.npool, lg.treq[0].len,
+		       lg.ntargets);
+	else
+		printf("ffn-loadgen: %u %s, %s, %s %s, wire %s/%s, seq_len %u, "
+		       "request %u bytes, %u target(s)\n", lg.nclients,
+		       lg.fanout ? "fan-out clients" : "connections",
+		       lg.rate > 0 ? "open loop" : "closed loop", o.method, o.path,
+		       lc_fmt_name(o.req_wire), lc_fmt_name(o.wire), o.seq_len,
+		       lg.fanout ? lg.sreq[0].len : lg.treq[0].len, lg.ntargets);
 	fflush(stdout);
 	if (lg_run(&errs) < 0)
 		return 1;

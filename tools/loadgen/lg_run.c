@@ -120,7 +120,7 @@ static void
 check_refs(void)
 {
 	const struct lg_worker *w0 = lg.w[0];
-	unsigned int n = lg.fanout ? lg.nsteps : lg.ntargets;
+	unsigned int n = lg_nreqs();
 
 	for (unsigned int wi = 1; wi < lg.nworkers; wi++) {
 		struct lg_worker *w = lg.w[wi];

@@ -273,20 +273,48 @@ lg_wait_links(unsigned int ms)
 }
 
 int
-lg_build_req(struct lg_req *q, const struct lg_req_spec *sp,
-	     unsigned int target)
+lg_req_bytes(struct lg_req *q, const char *method, const char *path,
+	     const char *ctype, const char *accept, const void *body,
+	     size_t blen, unsigned int target)
 {
 	const struct lg_target *t = &lg.target[target];
 	struct in_addr a = { .s_addr = t->ip_be };
 	char head[1024];
 	int hl;
+
+	memset(q, 0, sizeof(*q));
+	q->target = target;
+	hl = snprintf(head, sizeof(head),
+		"%s %s HTTP/1.1\r\nHost: %s:%u\r\n%s%s%s%s%s%s"
+		"Content-Length: %zu\r\n\r\n",
+		method, path, inet_ntoa(a), t->port,
+		ctype ? "Content-Type: " : "", ctype ? ctype : "",
+		ctype ? "\r\n" : "", accept ? "Accept: " : "",
+		accept ? accept : "", accept ? "\r\n" : "", blen);
+	if (hl < 0 || (size_t)hl >= sizeof(head) ||
+	    (uint64_t)hl + blen > UINT32_MAX)
+		return -ENAMETOOLONG;
+	q->len = (uint32_t)hl + (uint32_t)blen;
+	/* DPDK memory: a NIC may DMA the request straight from here. */
+	q->buf = rte_malloc("lg_req", q->len, 64);
+	if (q->buf == NULL)
+		return -ENOMEM;
+	memcpy(q->buf, head, (size_t)hl);
+	if (blen > 0)
+		memcpy(q->buf + hl, body, blen);
+	return 0;
+}
+
+int
+lg_build_req(struct lg_req *q, const struct lg_req_spec *sp,
+	     unsigned int target)
+{
 	ssize_t bl = 0;
 	size_t cap = 0;
 	uint8_t *body = NULL;
 	bool post = strcmp(sp->method, "POST") == 0;
+	int rc;
 
-	memset(q, 0, sizeof(*q));
-	q->target = target;
 	if (post) {
 		cap = 64 + 4 * sp->nlayers + lc_payload_bytes(sp->req_fmt,
 			sp->seq_len, sp->hidden);
@@ -301,31 +329,13 @@ lg_build_req(struct lg_req *q, const struct lg_req_spec *sp,
 			return (int)bl;
 		}
 	}
-	hl = snprintf(head, sizeof(head),
-		"%s %s HTTP/1.1\r\nHost: %s:%u\r\n%s%s%s%s%s%s"
-		"Content-Length: %zd\r\n\r\n",
-		sp->method, sp->path, inet_ntoa(a), t->port,
-		post ? "Content-Type: " : "",
-		post ? lc_fmt_ctype(sp->req_fmt) : "", post ? "\r\n" : "",
-		post ? "Accept: " : "",
-		post ? (sp->resp_fmt == LC_F32 ? lc_fmt_ctype(LC_F32) :
-			lc_fmt_accept(sp->resp_fmt)) : "",
-		post ? "\r\n" : "", (ssize_t)bl);
-	if (hl < 0 || (size_t)hl >= sizeof(head)) {
-		free(body);
-		return -ENAMETOOLONG;
-	}
-	q->len = (uint32_t)hl + (uint32_t)bl;
-	/* DPDK memory: a NIC may DMA the request straight from here. */
-	q->buf = rte_malloc("lg_req", q->len, 64);
-	if (q->buf == NULL) {
-		free(body);
-		return -ENOMEM;
-	}
-	memcpy(q->buf, head, (size_t)hl);
-	if (bl > 0)
-		memcpy(q->buf + hl, body, (size_t)bl);
+	rc = lg_req_bytes(q, sp->method, sp->path,
+		post ? lc_fmt_ctype(sp->req_fmt) : NULL,
+		!post ? NULL : sp->resp_fmt == LC_F32 ? lc_fmt_ctype(LC_F32) :
+		lc_fmt_accept(sp->resp_fmt), body, (size_t)bl, target);
 	free(body);
+	if (rc < 0)
+		return rc;
 	if (!post || strcmp(sp->path, "/v1/walk-ffn") != 0) {
 		/* The appliance's own routes answer JSON (spec/wire.md §2);
 		 * anything else is only held to a 2xx. */
@@ -349,6 +359,7 @@ struct stats_fetch {
 	size_t len, cap;
 	int done;		/* 1 ok, <0 error */
 	const char *req;
+	const char *path;
 };
 
 static void
@@ -416,13 +427,13 @@ sf_closed(void *arg, struct tcp_conn *c, int reason)
 	if (f->done == 0)
 		f->done = close_errno(reason);
 	if (f->done < 0)
-		fprintf(stderr, "ffn-loadgen: /v1/stats connection closed, "
-			"reason %d\n", reason);
+		fprintf(stderr, "ffn-loadgen: GET %s: connection closed, "
+			"reason %d\n", f->path, reason);
 }
 
 int
-lg_fetch_stats(unsigned int target, uint32_t *hidden, uint32_t *layers,
-	       unsigned int timeout_ms)
+lg_fetch_json(unsigned int target, const char *path, int *status,
+	      struct json_object **obj, unsigned int timeout_ms)
 {
 	static const struct tcp_ops ops = {
 		.connected = sf_connected,
@@ -432,16 +443,17 @@ lg_fetch_stats(unsigned int target, uint32_t *hidden, uint32_t *layers,
 	const struct lg_target *t = &lg.target[target];
 	struct in_addr a = { .s_addr = t->ip_be };
 	struct stats_fetch f;
-	char req[256];
+	char req[512];
 	uint64_t end = net_now_ns() + (uint64_t)timeout_ms * 1000000ull;
-	struct json_object *o, *v;
 	int rc;
 
+	*obj = NULL;
 	memset(&f, 0, sizeof(f));
 	lg_resp_reset(&f.r);
-	snprintf(req, sizeof(req), "GET /v1/stats HTTP/1.1\r\nHost: %s:%u"
-		 "\r\n\r\n", inet_ntoa(a), t->port);
+	snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: %s:%u"
+		 "\r\n\r\n", path, inet_ntoa(a), t->port);
 	f.req = req;
+	f.path = path;
 	f.cap = 1 << 16;
 	f.body = calloc(1, f.cap);
 	if (f.body == NULL)
@@ -459,24 +471,34 @@ lg_fetch_stats(unsigned int target, uint32_t *hidden, uint32_t *layers,
 		tcp_close(f.c);
 	}
 	rc = f.done == 0 ? -ETIMEDOUT : f.done < 0 ? f.done : 0;
-	if (rc == 0 && f.r.status != 200)
-		rc = -EPROTO;
 	if (rc == 0) {
-		o = json_tokener_parse(f.body);
-		if (o == NULL) {
+		*status = f.r.status;
+		if (f.r.status == 200 &&
+		    (*obj = json_tokener_parse(f.body)) == NULL)
 			rc = -EBADMSG;
-		} else {
-			if (json_object_object_get_ex(o, "hidden_size", &v))
-				*hidden = (uint32_t)json_object_get_int(v);
-			if (json_object_object_get_ex(o, "layers", &v))
-				*layers = (uint32_t)json_object_get_int(v);
-			json_object_put(o);
-			if (*hidden == 0)
-				rc = -EBADMSG;
-		}
 	}
 	free(f.body);
 	return rc;
+}
+
+int
+lg_fetch_stats(unsigned int target, uint32_t *hidden, uint32_t *layers,
+	       unsigned int timeout_ms)
+{
+	struct json_object *o, *v;
+	int status = 0;
+	int rc = lg_fetch_json(target, "/v1/stats", &status, &o, timeout_ms);
+
+	if (rc < 0)
+		return rc;
+	if (status != 200)
+		return -EPROTO;
+	if (json_object_object_get_ex(o, "hidden_size", &v))
+		*hidden = (uint32_t)json_object_get_int(v);
+	if (json_object_object_get_ex(o, "layers", &v))
+		*layers = (uint32_t)json_object_get_int(v);
+	json_object_put(o);
+	return *hidden == 0 ? -EBADMSG : 0;
 }
 
 /* lg_prime_targets: one handshake per target. */

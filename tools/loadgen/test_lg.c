@@ -5,7 +5,8 @@
 /* ffn-loadgen's plain-C parts: the HTTP response parser fed in every
  * possible split, the expected-frame checks against spec/wire.md §8's
  * worked frames, the histogram's bucket bounds and percentiles, and the
- * open-loop latency accounting against a stalled server (virtual clock). */
+ * open-loop latency accounting against a stalled server (virtual clock),
+ * and the expert requests (routing, frames, negotiation: spec/moe.md). */
 
 #include <errno.h>
 #include <setjmp.h>
@@ -13,11 +14,13 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
 
 #include "larql_client.h"
+#include "lg_expert.h"
 #include "lg_frame.h"
 #include "lg_hist.h"
 #include "lg_http.h"
@@ -582,6 +585,141 @@ test_sched(void **state)
 	assert_int_equal(lg_sched_backlog(&s, ~0ull), 0);
 }
 
+static uint32_t
+get_u32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	       (uint32_t)p[3] << 24;
+}
+
+/* Routing as a client does it (spec/moe.md §1-§2): owned ids only, in
+ * top-k order, weights summing to 1; the same (seed, index) gives the
+ * same request, another index another one. */
+static void
+test_expert_routing(void **state)
+{
+	struct lg_expert_spec sp = {
+		.route = LG_XR_LAYER, .hidden = 16, .layer = 3,
+		.num_experts = 32, .first = 8, .last = 15, .top_k = 4,
+		.seed = 5, .index = 0,
+	};
+	uint32_t ids[LG_EXPERT_MAX_K], ids2[LG_EXPERT_MAX_K], k, k2;
+	float w[LG_EXPERT_MAX_K], w2[LG_EXPERT_MAX_K], x[16], x2[16];
+	uint8_t *b, *b2;
+	ssize_t bl, bl2;
+	double sum = 0;
+
+	(void)state;
+	assert_int_equal(lg_expert_owned(&sp), 8);
+	assert_int_equal(lg_expert_draw(&sp, x, ids, w, &k), 0);
+	assert_int_equal(k, 4);
+	for (uint32_t j = 0; j < k; j++) {
+		assert_true(ids[j] >= 8 && ids[j] <= 15);
+		assert_true(w[j] > 0);
+		assert_true(j == 0 || w[j] <= w[j - 1]);
+		for (uint32_t i = 0; i < j; i++)
+			assert_int_not_equal(ids[i], ids[j]);
+		sum += w[j];
+	}
+	assert_true(sum > 1 - 1e-6 && sum < 1 + 1e-6);
+	for (uint32_t i = 0; i < 16; i++)
+		assert_true(x[i] >= -1 && x[i] < 1);
+	assert_int_equal(lg_expert_draw(&sp, x2, ids2, w2, &k2), 0);
+	assert_memory_equal(x, x2, sizeof(x));
+	assert_memory_equal(ids, ids2, k * sizeof(*ids));
+	sp.index = 1;
+	assert_int_equal(lg_expert_draw(&sp, x2, ids2, w2, &k2), 0);
+	assert_true(memcmp(x, x2, sizeof(x)) != 0);
+	/* top_k above the owned: all of them */
+	sp.top_k = 20;
+	assert_int_equal(lg_expert_draw(&sp, NULL, ids2, w2, &k2), 0);
+	assert_int_equal(k2, 8);
+	sp.first = 40;
+	sp.last = 50;
+	assert_int_equal(lg_expert_draw(&sp, NULL, ids2, w2, &k2), -EINVAL);
+
+	/* §3.2 and §3.3 bodies: the header, then x, then the pairs */
+	sp.first = 8;
+	sp.last = 15;
+	sp.top_k = 4;
+	sp.index = 0;
+	bl = lg_expert_body(&sp, &b);
+	assert_int_equal(bl, 12 + 4 * 16 + 8 * 4);
+	assert_int_equal(get_u32(b), 3);
+	assert_int_equal(get_u32(b + 4), 16);
+	assert_int_equal(get_u32(b + 8), 4);
+	assert_memory_equal(b + 12, x, sizeof(x));
+	for (uint32_t j = 0; j < 4; j++) {
+		uint32_t wb;
+
+		memcpy(&wb, &w[j], 4);
+		assert_int_equal(get_u32(b + 76 + 8 * j), ids[j]);
+		assert_int_equal(get_u32(b + 80 + 8 * j), wb);
+	}
+	sp.route = LG_XR_LAYER_F16;
+	bl2 = lg_expert_body(&sp, &b2);
+	assert_int_equal(bl2, 12 + 2 * 16 + 8 * 4);
+	assert_memory_equal(b2 + 44, b + 76, 32);
+	free(b2);
+	sp.route = LG_XR_LAYER_I8;
+	bl2 = lg_expert_body(&sp, &b2);
+	assert_int_equal(bl2, 12 + 8 + 16 + 8 * 4);
+	free(b2);
+	free(b);
+}
+
+/* §7 negotiation as predicted, and the answer frame with its check. */
+static void
+test_expert_answers(void **state)
+{
+	static const uint8_t ans[] = {	/* §6's layer-batch response */
+		0x04, 0, 0, 0, 0, 0, 0xc0, 0x3f,
+		0xf0, 0x8d, 0xc6, 0x3f, 0x40, 0xda, 0x8e, 0x3e,
+		0xf4, 0x00, 0xed, 0x3f, 0x80, 0x56, 0xe0, 0xbe,
+	};
+	uint8_t other[sizeof(ans)];
+	struct lg_frame f;
+	uint32_t cur = 0;
+	float v;
+
+	(void)state;
+	assert_int_equal(lg_expert_route_parse("layer-batch-f16"),
+			 LG_XR_LAYER_F16);
+	assert_int_equal(lg_expert_route_parse("layer"), -EINVAL);
+	assert_int_equal(lg_expert_answer_fmt(LG_XR_LAYER, LC_F32), LC_F32);
+	assert_int_equal(lg_expert_answer_fmt(LG_XR_LAYER, LC_F16), LC_F16);
+	assert_int_equal(lg_expert_answer_fmt(LG_XR_LAYER, LC_I8), LC_I8);
+	/* the -f16 route's own format is f16: f32 cannot be asked for */
+	assert_int_equal(lg_expert_answer_fmt(LG_XR_LAYER_F16, LC_F32),
+			 LC_F16);
+	assert_int_equal(lg_expert_answer_fmt(LG_XR_LAYER_I8, LC_F32), LC_I8);
+	assert_string_equal(lg_expert_answer_ctype(LC_F16),
+			    "application/x-larql-experts-layer-f16");
+	assert_string_equal(lg_expert_req_ctype(LG_XR_LAYER),
+			    "application/x-larql-experts-layer");
+
+	assert_int_equal(lg_expert_frame_expect(&f, LC_F32, 4), 0);
+	assert_int_equal(f.body_len, sizeof(ans));
+	assert_int_equal(lg_frame_check(&f, &cur, 0, ans, sizeof(ans)), 0);
+	cur = 0;
+	memcpy(other, ans, sizeof(ans));
+	other[0] = 5;
+	assert_int_equal(lg_frame_check(&f, &cur, 0, other, sizeof(ans)), -1);
+	/* the values: within 1e-5 of the largest agree, beyond do not */
+	memcpy(other, ans, sizeof(ans));
+	memcpy(&v, other + 12, 4);
+	v += 1e-6f;
+	memcpy(other + 12, &v, 4);
+	assert_int_equal(lg_frame_values_close(&f, ans, other, NULL), 1);
+	v += 1e-3f;
+	memcpy(other + 12, &v, 4);
+	assert_int_equal(lg_frame_values_close(&f, ans, other, NULL), 0);
+	lg_frame_free(&f);
+	assert_int_equal(lg_expert_frame_expect(&f, LC_I8, 4), 0);
+	assert_int_equal(f.body_len, 8 + 8 + 4);
+	lg_frame_free(&f);
+}
+
 int
 main(void)
 {
@@ -597,6 +735,8 @@ main(void)
 		cmocka_unit_test(test_hist_since),
 		cmocka_unit_test(test_sched),
 		cmocka_unit_test(test_open_loop_stall),
+		cmocka_unit_test(test_expert_routing),
+		cmocka_unit_test(test_expert_answers),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
