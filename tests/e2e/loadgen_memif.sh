@@ -24,6 +24,11 @@
 # agree), closed loop, fan-out, and open loop.  The lcores share this
 # machine's cores (EAL --lcores): correctness only, no timing.
 #
+# Last, expert layer batches (spec/moe.md, issue 23): A serves a
+# hybrid-MoE model with experts 0-15; ffn-loadgen --experts-route
+# layer-batch, 16 connections, --verify-body, f32 and f16 answers:
+# zero errors, every answer validated and agreeing with the first one.
+#
 # usage: loadgen_memif.sh BUILD_DIR
 set -euo pipefail
 
@@ -66,8 +71,14 @@ trap cleanup EXIT INT TERM
 
 # appliance NAME ADDR LAYERS I8 [NET_LCORES]: with 2, the port has two
 # queues, each polled by its own network lcore (on shared cores).
+# A_MODEL and A_EXPERTS, when set, are A's model and [shard] experts.
 appliance() {
-	local eal="-l 0" net=0
+	local eal="-l 0" net=0 model=$dir/model experts=
+
+	if [ "$1" = a ] && [ -n "${A_MODEL:-}" ]; then
+		model=$A_MODEL
+		experts="experts = $A_EXPERTS"
+	fi
 
 	if [ "${5:-1}" -eq 2 ]; then
 		eal="--lcores 0@0,1@1"
@@ -82,8 +93,9 @@ level = warning
 device = net_memif0
 address = $2/26
 [shard $1]
-model = $dir/model
+model = $model
 layers = $3
+$experts
 listen = 8080
 port = 0
 numa_node = 0
@@ -306,6 +318,23 @@ LG_EAL="--lcores 1@1,2@0" LG_NET=2 loadgen 0 --target $A --connections 8 \
 check_clean
 lcore_share 0
 lcore_share 1
+
+# Expert layer batches on A (B as always): a hybrid-MoE vindex, experts
+# 0-15 of both layers owned; num_experts and the owned range from
+# GET /v1/expert/topology, hidden from /v1/stats. Each answer: 200, the
+# negotiated Content-Type, 8 + vector bytes, its hidden field, and the
+# values of the first answer to the same request.
+"$mkv" --family gemma4 --hidden 512 --intermediate 256 --layers 2 \
+	--experts 16 --expert-width 256 "$dir/moe" >/dev/null
+for w in f32 f16; do
+	step="experts layer-batch, $w answers, --verify-body"
+	A_MODEL=$dir/moe A_EXPERTS=0-15 loadgen 0 --target $A \
+		--connections 16 --experts-route layer-batch --wire $w \
+		--expert-layer 0,1 --verify-body
+	check_clean
+	[ "$(field bodies)" = "$(field requests)" ]
+	grep -q "answer $w, top-k 8 of 16 experts" "$out"
+done
 
 step=done
 echo "loadgen_memif.sh: OK"
