@@ -14,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "fc_expert.h"
 #include "larql_client.h"
 #include "tool_opt.h"
 #include "vref.h"
@@ -29,6 +30,10 @@ usage(FILE *f, int rc)
 "         [--seq-len S] [--hidden H] --input FILE | --random SEED\n"
 "         [--out FILE] [--verify MODEL_DIR] [--max-err R] [--show N]\n"
 "         [--json] [--repeat N]\n"
+"       ffn-client URL --expert-route ROUTE [--layer L | --layers A,B,..]\n"
+"         [--experts e:w,e:w,... | --top-k K [--num-experts E]]\n"
+"         [--wire f32|f16|i8] [--hidden H] --input FILE | --random SEED\n"
+"         [--verify MODEL_DIR] [--max-err R] [--show N]\n"
 "  --wire         response format asked for in Accept (default f32)\n"
 "  --request-wire format of the request body (default f32)\n"
 "  --hidden       else read from GET /v1/stats hidden_size\n"
@@ -38,7 +43,16 @@ usage(FILE *f, int rc)
 "  --max-err      with --verify: exit 3 when max|err|/max|ref| > R\n"
 "  --json         use the JSON path (spec/wire.md §6, full output)\n"
 "  --repeat       send the request N times on one kept-alive connection,\n"
-"                 report wall/server latency min/p50/max; last is shown\n");
+"                 report wall/server latency min/p50/max; last is shown\n"
+"  --expert-route an expert route of spec/moe.md instead: layer-batch,\n"
+"                 layer-batch-f16, layer-batch-i8, multi-layer-batch\n"
+"                 (a task per layer), multi-layer-batch-q8k, expert-batch\n"
+"                 (binary, an item per expert), expert (JSON, a call per\n"
+"                 expert), topology; the answer is decoded by its\n"
+"                 Content-Type; --verify recomputes with lib/ffn's ffn_moe\n"
+"                 (fails above 1e-3 of max|ref|, plus the f16/i8 rounding)\n"
+"  --experts      the (expert, weight) pairs; else routed: random logits,\n"
+"                 softmax over E, top-k of the owned (topology) [8]\n");
 	exit(rc);
 }
 
@@ -98,6 +112,8 @@ struct client_opts {
 	const char *url, *input, *out_path, *verify;
 	uint32_t layers[MAX_LAYERS], nlayers, seq, hidden;
 	int wire, rwire, batch, have_seed, json;
+	const char *expert_route, *experts;
+	uint32_t top_k, num_experts;
 	double max_err;
 	unsigned repeat, show;
 };
@@ -156,6 +172,11 @@ parse_opt(int c, struct client_opts *o)
 	case 'n': o->show = opt_u32("--show", 0, UINT32_MAX); break;
 	case 'j': o->json = 1; break;
 	case 'N': o->repeat = opt_u32("--repeat", 1, 1000000); break;
+	case 'X': o->expert_route = optarg; break;
+	case 'x': o->experts = optarg; break;
+	case 'K': o->top_k = opt_u32("--top-k", 1, 1024); break;
+	case 'E': o->num_experts = opt_u32("--num-experts", 1, UINT32_MAX);
+		break;
 	case 'h': usage(stdout, 0); break;
 	default: usage(stderr, 2);
 	}
@@ -182,6 +203,10 @@ parse_args(int argc, char **argv, struct client_opts *o)
 		{ "show", required_argument, NULL, 'n' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "repeat", required_argument, NULL, 'N' },
+		{ "expert-route", required_argument, NULL, 'X' },
+		{ "experts", required_argument, NULL, 'x' },
+		{ "top-k", required_argument, NULL, 'K' },
+		{ "num-experts", required_argument, NULL, 'E' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -194,6 +219,7 @@ parse_args(int argc, char **argv, struct client_opts *o)
 	o->max_err = -1;
 	o->repeat = 1;
 	o->show = 8;
+	o->top_k = 8;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1)
 		if ((rc = parse_opt(c, o)) != 0)
 			return rc;
@@ -202,11 +228,14 @@ parse_args(int argc, char **argv, struct client_opts *o)
 			"one URL only, options before or after it");
 		usage(stderr, 2);
 	}
+	if (o->expert_route != NULL && o->nlayers == 0)
+		o->layers[o->nlayers++] = 0;	/* layer 0 by default */
 	if (o->nlayers == 0) {
 		fprintf(stderr, T ": --layer or --layers is required\n");
 		return 2;
 	}
-	if ((o->input == NULL) == !o->have_seed) {
+	if ((o->input == NULL) == !o->have_seed && (o->expert_route == NULL ||
+	    strcmp(o->expert_route, "topology") != 0)) {
 		fprintf(stderr, T ": give exactly one of --input FILE and "
 			"--random SEED\n");
 		return 2;
@@ -496,6 +525,18 @@ main(int argc, char **argv)
 	rc = parse_args(argc, argv, &o);
 	if (rc != 0)
 		return rc;
+	if (o.expert_route != NULL) {
+		struct fc_expert_opts xo = {
+			.url = o.url, .route = o.expert_route,
+			.experts = o.experts, .input = o.input,
+			.verify = o.verify, .rng = &rng, .layers = o.layers,
+			.nlayers = o.nlayers, .hidden = o.hidden,
+			.num_experts = o.num_experts, .top_k = o.top_k,
+			.wire = o.wire, .max_err = o.max_err, .show = o.show,
+		};
+
+		return fc_expert_main(&xo);
+	}
 	if (lc_http_init(&k.http, o.url) < 0) {
 		fprintf(stderr, "ffn-client: %s\n", k.http.err);
 		return 1;
