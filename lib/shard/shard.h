@@ -484,14 +484,14 @@ char *shard_models_json(const struct shard_unit *u, size_t *len);
 char *shard_metrics_text(const struct shard_unit *u, size_t *len);
 
 /* The expert routes (spec/moe.md §2-§4, §7; shard_expert*.c). */
-void shard_expert_layer(struct shard_unit *u, const struct shard_http_req *rq,
-			struct shard_resp *resp, const struct shard_ctx *ctx);
-void shard_expert_layers(struct shard_unit *u,
-			 const struct shard_http_req *const *rq,
-			 struct shard_resp *const *resp, unsigned int n,
-			 const struct shard_ctx *ctx);
-void shard_expert_multi(struct shard_unit *u, const struct shard_http_req *rq,
-			struct shard_resp *resp, const struct shard_ctx *ctx);
+/* layer-batch and multi-layer routes: one request, or n computed
+ * together (their rows grouped by expert) */
+void shard_experts_one(struct shard_unit *u, const struct shard_http_req *rq,
+		       struct shard_resp *resp, const struct shard_ctx *ctx);
+void shard_experts_many(struct shard_unit *u,
+			const struct shard_http_req *const *rq,
+			struct shard_resp *const *resp, unsigned int n,
+			const struct shard_ctx *ctx);
 void shard_expert_batch(struct shard_unit *u, const struct shard_http_req *rq,
 			struct shard_resp *resp, const struct shard_ctx *ctx);
 void shard_expert_single(struct shard_unit *u,

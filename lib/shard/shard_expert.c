@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright(c) 2026 ffn-shard authors
  *
- * The layer-batch and multi-layer expert routes (spec/moe.md §3.2-§3.5,
- * §4, §7) and the checks and compute every expert route shares.
+ * What every expert route shares (spec/moe.md §4's checks, one expert
+ * on one row, the §7 answer format and guard, the lcore's scratch); the
+ * routes are shard_expert_many.c (layer and multi-layer batches) and
+ * shard_expert_batch.c (single, batch, topology).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -70,60 +72,6 @@ shard_moe_task_check(const struct shard_unit *u,
 }
 
 int
-shard_moe_task_run(struct shard_unit *u, const struct wire_moe_task *t,
-		   float *out, unsigned int lcore)
-{
-	struct shard_stats *st = &u->stats[lcore % SHARD_MAX_LCORE];
-	struct ffn_moe_pair *p;
-	struct ffn_moe_scratch *s;
-	float *h = NULL;
-	unsigned int n = 0, bad;
-	int rc;
-
-	if (t->hidden == 0)
-		return 0;
-	/* K is bounded by the body (8 bytes a pair on the wire). */
-	p = malloc(((size_t)t->k + 1) * sizeof(*p));
-	if (p == NULL)
-		return -ENOMEM;
-	for (uint32_t k = 0; k < t->k; k++) {
-		wire_moe_task_pair(t, k, &p[k].expert, &p[k].weight);
-		n += p[k].weight != 0.0f;
-	}
-	if (n == 0) {
-		/* §4: K 0 or every weight 0: zeros, no expert looked up */
-		memset(out, 0, (size_t)t->hidden * sizeof(float));
-		free(p);
-		return 0;
-	}
-	s = shard_moe_scratch(u, lcore);
-	if (s == NULL) {
-		free(p);
-		return -ENOMEM;
-	}
-	if (t->in != WIRE_MOE_IN_Q8K) {
-		h = malloc((size_t)t->hidden * sizeof(float));
-		if (h == NULL) {
-			free(p);
-			return -ENOMEM;
-		}
-		/* §1: the raw x, normed once per request */
-		wire_moe_task_x(t, h);
-		ffn_moe_norm(u->moe, t->layer, h, h);
-	}
-	rc = ffn_moe_mix(u->moe, t->layer, h,
-			 t->in == WIRE_MOE_IN_Q8K ? t->x : NULL, p, t->k, out,
-			 &bad, s);
-	free(h);
-	free(p);
-	if (rc == 0) {
-		st->expert_rows += n;
-		st->expert_runs += n;
-	}
-	return rc;
-}
-
-int
 shard_moe_one(struct shard_unit *u, uint32_t layer, uint32_t e,
 	      const float *x, float *y, unsigned int lcore)
 {
@@ -171,107 +119,4 @@ shard_moe_answer_format(struct shard_unit *u, const struct shard_http_req *rq,
 			return WIRE_FMT_F32;
 		}
 	return fmt;
-}
-
-/* One layer-batch request: the batched path with one request, so a
- * request alone and in a batch are the same code. */
-void
-shard_expert_layer(struct shard_unit *u, const struct shard_http_req *rq,
-		   struct shard_resp *resp, const struct shard_ctx *ctx)
-{
-	shard_expert_layers(u, &rq, &resp, 1, ctx);
-}
-
-void
-shard_expert_multi(struct shard_unit *u, const struct shard_http_req *rq,
-		   struct shard_resp *resp, const struct shard_ctx *ctx)
-{
-	uint64_t t0 = shard_now_ns();
-	const struct shard_route_def *d;
-	struct wire_moe_task t;
-	struct wire_error err;
-	enum wire_moe_family fam;
-	enum wire_fmt own, fmt;
-	enum wire_moe_in in;
-	uint32_t n = 0, *hid = NULL, *lay = NULL;
-	const float **vec = NULL;
-	float *f32 = NULL;
-	uint8_t *body = NULL;
-	size_t pos, len, vals = 0, at;
-
-	d = &shard_routes[resp->route];
-	fam = d->moe_fam;
-	own = d->moe_own;
-	in = d->moe_in;
-	if (wire_moe_multi_check(rq->body, rq->body_len, in, &n, &err) < 0) {
-		shard_resp_wire_error(resp, &err);
-		return;
-	}
-	/* Every task is checked before any is computed: one bad task
-	 * fails the whole request (§4). n is bounded by the body (each
-	 * task has at least 12 bytes), so these are too. */
-	hid = malloc(((size_t)n + 1) * sizeof(*hid));
-	lay = malloc(((size_t)n + 1) * sizeof(*lay));
-	vec = malloc(((size_t)n + 1) * sizeof(*vec));
-	if (hid == NULL || lay == NULL || vec == NULL)
-		goto nomem;
-	pos = 4;
-	for (uint32_t i = 0; i < n; i++) {
-		wire_moe_multi_next(rq->body, &pos, in, &t);
-		/* §7: on the Q8_K route, hidden must be whole blocks */
-		if (in == WIRE_MOE_IN_Q8K && t.hidden % 256 != 0) {
-			wire_error_set(&err, 400, "q8k activation needs "
-				"hidden_size divisible by 256 (got %u)",
-				t.hidden);
-			goto fail;
-		}
-		if (shard_moe_task_check(u, &t, &err) < 0)
-			goto fail;
-		hid[i] = t.hidden;
-		lay[i] = t.layer;
-		vals += t.hidden;
-	}
-	f32 = malloc((vals + 1) * sizeof(float));
-	if (f32 == NULL)
-		goto nomem;
-	pos = 4;
-	at = 0;
-	for (uint32_t i = 0; i < n; i++) {
-		wire_moe_multi_next(rq->body, &pos, in, &t);
-		vec[i] = f32 + at;
-		if (shard_moe_task_run(u, &t, f32 + at, ctx->lcore) < 0) {
-			wire_error_set(&err, 500, "expert compute failed");
-			goto fail;
-		}
-		at += t.hidden;
-	}
-	fmt = shard_moe_answer_format(u, rq, fam, own, vec, hid, n,
-				      ctx->lcore);
-	len = 4;
-	for (uint32_t i = 0; i < n; i++)
-		len += 8 + wire_moe_vec_bytes(fmt, hid[i]);
-	body = malloc(len);
-	if (body == NULL)
-		goto nomem;
-	wire_moe_multi_resp_count(body, n);
-	at = 4;
-	for (uint32_t i = 0; i < n; i++) {
-		wire_moe_multi_resp_task(body + at, lay[i], hid[i]);
-		wire_moe_vec_encode(fmt, vec[i], hid[i], body + at + 8);
-		at += 8 + wire_moe_vec_bytes(fmt, hid[i]);
-	}
-	shard_resp_heap(resp, wire_moe_content_type(fam, fmt), (char *)body,
-			len);
-	shard_count_latency(&u->stats[ctx->lcore % SHARD_MAX_LCORE],
-			    shard_moe_ms_since(t0));
-	goto out;
-nomem:
-	wire_error_set(&err, 503, "out of memory");
-fail:
-	shard_resp_wire_error(resp, &err);
-out:
-	free(f32);
-	free(vec);
-	free(lay);
-	free(hid);
 }

@@ -36,11 +36,6 @@ int shard_moe_task_check(const struct shard_unit *u,
 			 const struct wire_moe_task *t,
 			 struct wire_error *err);
 
-/* out (t->hidden floats) = the task's layer batch (§1); t checked. 0, or
- * -ENOMEM / a compute error (500). */
-int shard_moe_task_run(struct shard_unit *u, const struct wire_moe_task *t,
-		       float *out, unsigned int lcore);
-
 /* One expert on one raw row (the single and batch routes): y = y_e(norm
  * x). 0 or negative (500). */
 int shard_moe_one(struct shard_unit *u, uint32_t layer, uint32_t e,
