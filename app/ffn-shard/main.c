@@ -249,6 +249,7 @@ load_units(void)
 		if (units[i].model != NULL)
 			ffn_model_set_kq_q8k(units[i].model, cu->kq_q8k);
 		units[i].metrics_enabled = conf.metrics;
+		units[i].log_errors = true;
 		units[i].metrics_extra = shard_server_metrics;
 		srv_units[i] = shard_srv_unit_create(&units[i], cu->listen,
 						     &lim, cu->numa_node);

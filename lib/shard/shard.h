@@ -105,6 +105,10 @@ struct shard_stats {
 	uint64_t lat_hist[SHARD_LAT_BUCKETS];
 	double lat_sum_ms;
 	uint64_t batch_hist[SHARD_BATCH_BUCKETS];
+	/* not counters (shard_stats_sum leaves them): the error log's
+	 * rate limit, per lcore */
+	uint64_t log_ns;		/**< last error line written */
+	uint64_t log_held;		/**< errors not written since */
 } __attribute__((aligned(64)));
 
 /** What a unit needs to exist (from the config's [shard NAME]). */
@@ -156,6 +160,8 @@ struct shard_unit {
 	bool moe_hybrid;		/**< the vindex is a hybrid MoE */
 	uint32_t moe_hidden;		/**< H of the vindex (0: unknown) */
 	bool f16_guard;
+	/** Write log_errors routes' errors to stderr (the appliance). */
+	bool log_errors;
 	/** Per-lcore expert scratch, made by that lcore on first use. */
 	struct ffn_moe_scratch *moe_scratch[SHARD_MAX_LCORE];
 	struct shard_stats stats[SHARD_MAX_LCORE];
@@ -256,6 +262,10 @@ struct shard_route_def {
 	/** Framework errors (413, ...) as the reference's axum answers
 	 * them: text/plain (spec/moe.md §4), not {"error":...}. */
 	bool text_errors;
+	/** Its error answers are also logged (rate limited): the expert
+	 * routes, whose batched client hides shard errors (spec/moe.md §2),
+	 * so the log and /metrics are all an operator sees of them. */
+	bool log_errors;
 	/** Expert routes (spec/moe.md §3, §7): the residual's encoding,
 	 * the answer's own format and its family (zero: f32, f32, layer). */
 	enum wire_moe_in moe_in;

@@ -161,11 +161,45 @@ status_bucket(int status)
 	return SHARD_N_STATUS - 1; /* "other" */
 }
 
+/*
+ * An error answer of a log_errors route, on stderr: at most one line a
+ * second per lcore (a flood of bad requests must not become a flood of
+ * writes on the data path), saying how many were held back since.
+ */
+static void
+log_error(const struct shard_unit *u, struct shard_stats *st,
+	  const struct shard_resp *r)
+{
+	uint64_t now = shard_now_ns();
+	const char *body = r->iovcnt ? r->iov[0].iov_base : "";
+	int len = r->iovcnt ? (int)r->iov[0].iov_len : 0;
+
+	if (st->log_ns != 0 && now - st->log_ns < 1000000000ull) {
+		st->log_held++;
+		return;
+	}
+	if (len > 200)
+		len = 200;
+	fprintf(stderr, "ffn-shard: [%s] %s answered %d: %.*s", u->name,
+		shard_routes[r->route].name, r->status, len, body);
+	if (st->log_held)
+		fprintf(stderr, " (and %llu more errors in the last %.1f s)",
+			(unsigned long long)st->log_held,
+			(double)(now - st->log_ns) / 1e9);
+	fputc('\n', stderr);
+	st->log_ns = now;
+	st->log_held = 0;
+}
+
 void
 shard_count(struct shard_unit *u, const struct shard_resp *r,
 	    size_t bytes_in, unsigned int lcore)
 {
 	struct shard_stats *st = &u->stats[lcore % SHARD_MAX_LCORE];
+
+	if (r->status >= 400 && u->log_errors &&
+	    shard_routes[r->route].log_errors)
+		log_error(u, st, r);
 
 	st->requests[r->route][status_bucket(r->status)]++;
 	st->bytes_in += bytes_in;

@@ -377,6 +377,24 @@ drop_hold(struct shard_conn *c)
 	c->hold_off = 0;
 }
 
+/* The route a parse error is answered for: a body over max_body (413,
+ * from the head's Content-Length) of a route whose framework errors are
+ * text (the expert routes, spec/moe.md §4) is its route's, so it is
+ * answered in text and counted there; any other is before routing. */
+static enum shard_route
+parse_error_route(struct shard_conn *c)
+{
+	const struct http_request *rq = &c->hp.req;
+	enum shard_route r;
+	int status = 0;
+
+	if (c->hp.status != 413 || rq->path.len == 0)
+		return SHARD_R_NONE;
+	r = shard_route(c->su->u, rq->method, rq->path.p, rq->path.len,
+			&status);
+	return shard_routes[r].text_errors ? r : SHARD_R_NONE;
+}
+
 /* Consume held input until it is gone, the pipeline is full, or the
  * connection stops reading. */
 static void
@@ -410,7 +428,7 @@ conn_process(struct shard_conn *c)
 			if (p != NULL) {
 				enqueue(c, p);
 				pend_ready_error(p, c->hp.status, c->hp.err,
-						 SHARD_R_NONE);
+						 parse_error_route(c));
 			}
 			/* Framing is lost: answer, then close. */
 			c->closing = true;

@@ -103,6 +103,17 @@ def routes():
     r = c.request("GET", "/v1/health")
     C.eq(r.status, 200, "the connection after the 413")
     c.close()
+    # a Content-Length over the unit's max_body (64M) fails at the head:
+    # in text on an expert route too, then the connection closes
+    c = Http(A.host, A.port)
+    c.send(b"POST /v1/experts/layer-batch HTTP/1.1\r\nHost: fsa\r\n"
+           b"Content-Length: 67108865\r\n\r\n")
+    r = c.read_response()
+    C.eq((r.status, r.header("content-type"), r.body),
+         (413, "text/plain; charset=utf-8",
+          b"Failed to buffer the request body: length limit exceeded"),
+         "layer-batch over max_body")
+    c.close()
 
 
 def prom(name):

@@ -8,7 +8,8 @@
 #   worker mode, dense layers + experts 0-5, batch_wait_us 100 ms: every
 #     route and format, the 2 MiB single-route limit, pipelined and
 #     concurrent layer-batch calls computed together (expert rows in
-#     fewer runs, /metrics);
+#     fewer runs, /metrics); the start-up log's expert count, the error
+#     log;
 #   single-lcore mode, an expert-only unit (no layers key), experts 2-7:
 #     the same routes, pipelined calls computed together (one RX burst).
 # Namespace fsa-experts-*, 198.18.3.0/24; about 40 s.
@@ -34,6 +35,11 @@ fsa_client 300 "$FSA_PY" "$HERE/experts_http.py" --host "$FSA_IP" \
 	--expect-batching --burst-batching
 FSA_STEP="start-up log"
 grep '^ffn-shard: \[shard e2e\] experts: 12 held' "$FSA_DIR/shard.out"
+# errors of the expert routes are logged (spec/moe.md §2: the batched
+# client hides them); the unheld-expert call was the first
+FSA_STEP="error log"
+grep '^ffn-shard: \[e2e\] experts-layer-batch answered 400: {"error":"expert' \
+	"$FSA_DIR/shard.out"
 fsa_stop
 
 fsa_conf "$FSA_DIR/single.conf" "$m" - experts=2-7 i8=on
