@@ -188,6 +188,19 @@ good | sed "s|^model = .*|model = $FSA_DIR/nope|" |
 		worker_lcores '^worker_lcores'
 good | sed 's/^device = net_tap0/device = net_tap7/' |
 	expect runtime "no such device" "port 0" device '^device'
+# Experts (issue 23): the model (llama) is no hybrid MoE; a units file
+# that does not read; both keys at once.
+(good; echo "experts = 0-3") |
+	expect runtime "experts of a dense model" "shard e2e" model '^model'
+(good; echo "expert_units = $FSA_DIR/nope.json") |
+	expect runtime "expert_units on a dense model" "shard e2e" model \
+		'^model'
+(good; echo "experts = 0-3"; echo "expert_units = u.json") |
+	expect static "experts and expert_units" "shard e2e" expert_units \
+		'^expert_units'
+good | sed '/^layers/d' |
+	expect static "no layers and no experts" "shard e2e" layers \
+		'^\[shard'
 
 # AF_XDP (issue 17): --check reads the kernel interface behind the port.
 # fsax0 is one end of a veth pair with one RX queue, fsaq0 of one with
