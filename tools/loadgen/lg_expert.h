@@ -25,7 +25,7 @@
 #include "lg_frame.h"
 
 /** Distinct requests prepared per target (picked round robin). */
-#define LG_EXPERT_POOL 8
+#define LG_EXPERT_POOL 8	/* at least; one per client if more */
 /** Pairs per request at most (--top-k). */
 #define LG_EXPERT_MAX_K 256
 

@@ -95,7 +95,12 @@ lg_expert_prepare(struct lg_expert_opts *o)
 			"topology (404): give --num-experts\n");
 		return -EINVAL;
 	}
-	/* A list of layers cycles over the pool: room for each. */
+	/* One distinct request per client at least: concurrent clients
+	 * sending the same experts would batch better than real tokens
+	 * do (each token routes its own). A list of layers cycles over
+	 * the pool: room for each. */
+	if (lg.nconns > npool)
+		npool = lg.nconns;
 	if (o->nlayers > npool)
 		npool = o->nlayers;
 	lg.npool = npool;

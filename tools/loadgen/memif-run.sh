@@ -25,6 +25,8 @@
 #          the network lcore's CPU (a correctness setup on 2 CPUs),
 #        NET_LCORES: the appliance's network lcores = queues (1 or 2;
 #          with several ffn-loadgen lcores, as many as those),
+#        EXPERTS: the unit's experts = A-B (issue 23; MODEL a hybrid
+#          MoE), with LAYERS=0 for an expert-only unit (no layers key),
 #        RUNS: up to this many runs (1), each with a fresh appliance,
 #          until one gives a RESULT line and the telemetry asked for;
 #          the output is the last run's
@@ -104,7 +106,8 @@ address = 198.18.4.2/24
 ${GATEWAY:+gateway = $GATEWAY}
 [shard run]
 model = $model
-layers = 0-$((layers - 1))
+$([ "$layers" -gt 0 ] && echo "layers = 0-$((layers - 1))")
+${EXPERTS:+experts = $EXPERTS}
 listen = 8080
 port = 0
 numa_node = 0
