@@ -101,26 +101,17 @@ shortest_digits(double v, char digits[24], int *e10)
 	return n;
 }
 
+/*
+ * Shortest digits d (len of them, no point) with the point after kk
+ * digits, at buf + o, in ryu's layout as serde_json prints it: plain
+ * while -kmin < kk <= kmax (f64: 16 and 5, f32: 13 and 6), else with an
+ * exponent. NUL-terminated; returns the new length.
+ */
 int
-wire_json_fmt_f64(char *buf, double v)
+wire_json_layout(char *buf, int o, const char *d, int len, int kk,
+		 int kmax, int kmin)
 {
-	char d[24];
-	int o = 0, e10, len, kk;
-
-	if (!isfinite(v)) {
-		memcpy(buf, "null", 5);	/* serde_json: non-finite -> null */
-		return 4;
-	}
-	if (signbit(v))
-		buf[o++] = '-';
-	v = fabs(v);
-	if (v == 0) {
-		memcpy(buf + o, "0.0", 4);
-		return o + 3;
-	}
-	len = shortest_digits(v, d, &e10);
-	kk = e10 + 1;		/* decimal point after kk digits (ryu) */
-	if (kk >= len && kk <= 16) {
+	if (kk >= len && kk <= kmax) {
 		/* 1234e7 -> 12340000000.0 */
 		memcpy(buf + o, d, len);
 		o += len;
@@ -128,14 +119,14 @@ wire_json_fmt_f64(char *buf, double v)
 			buf[o++] = '0';
 		buf[o++] = '.';
 		buf[o++] = '0';
-	} else if (kk > 0 && kk <= 16) {
+	} else if (kk > 0 && kk <= kmax) {
 		/* 1234e-2 -> 12.34 */
 		memcpy(buf + o, d, kk);
 		o += kk;
 		buf[o++] = '.';
 		memcpy(buf + o, d + kk, len - kk);
 		o += len - kk;
-	} else if (kk > -5 && kk <= 0) {
+	} else if (kk > -kmin && kk <= 0) {
 		/* 1234e-6 -> 0.001234 */
 		buf[o++] = '0';
 		buf[o++] = '.';
@@ -155,6 +146,28 @@ wire_json_fmt_f64(char *buf, double v)
 	}
 	buf[o] = '\0';
 	return o;
+}
+
+int
+wire_json_fmt_f64(char *buf, double v)
+{
+	char d[24];
+	int o = 0, e10, len;
+
+	if (!isfinite(v)) {
+		memcpy(buf, "null", 5);	/* serde_json: non-finite -> null */
+		return 4;
+	}
+	if (signbit(v))
+		buf[o++] = '-';
+	v = fabs(v);
+	if (v == 0) {
+		memcpy(buf + o, "0.0", 4);
+		return o + 3;
+	}
+	len = shortest_digits(v, d, &e10);
+	/* decimal point after e10 + 1 digits (ryu's format64 bounds) */
+	return wire_json_layout(buf, o, d, len, e10 + 1, 16, 5);
 }
 
 /* ---------------- response bodies ---------------- */

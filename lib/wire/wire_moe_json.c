@@ -57,7 +57,7 @@ int
 wire_json_fmt_f32(char *buf, float v)
 {
 	char d[16];
-	int o = 0, e10, len, kk;
+	int o = 0, e10, len;
 
 	if (!isfinite(v)) {
 		memcpy(buf, "null", 5);	/* serde_json: non-finite -> null */
@@ -71,42 +71,8 @@ wire_json_fmt_f32(char *buf, float v)
 		return o + 3;
 	}
 	len = shortest_digits_f32(v, d, &e10);
-	kk = e10 + 1;	/* the point after kk digits; ryu's format32 bounds */
-	if (kk >= len && kk <= 13) {
-		/* 1234e7 -> 12340000000.0 */
-		memcpy(buf + o, d, len);
-		o += len;
-		for (int i = len; i < kk; i++)
-			buf[o++] = '0';
-		buf[o++] = '.';
-		buf[o++] = '0';
-	} else if (kk > 0 && kk <= 13) {
-		/* 1234e-2 -> 12.34 */
-		memcpy(buf + o, d, kk);
-		o += kk;
-		buf[o++] = '.';
-		memcpy(buf + o, d + kk, len - kk);
-		o += len - kk;
-	} else if (kk > -6 && kk <= 0) {
-		/* 1234e-6 -> 0.001234 */
-		buf[o++] = '0';
-		buf[o++] = '.';
-		for (int i = kk; i < 0; i++)
-			buf[o++] = '0';
-		memcpy(buf + o, d, len);
-		o += len;
-	} else {
-		/* 1e30, 1.234e-33: exponent without '+' */
-		buf[o++] = d[0];
-		if (len > 1) {
-			buf[o++] = '.';
-			memcpy(buf + o, d + 1, len - 1);
-			o += len - 1;
-		}
-		o += sprintf(buf + o, "e%d", kk - 1);
-	}
-	buf[o] = '\0';
-	return o;
+	/* the point after e10 + 1 digits; ryu's format32 bounds */
+	return wire_json_layout(buf, o, d, len, e10 + 1, 13, 6);
 }
 
 /* ---------------- reading ---------------- */

@@ -136,4 +136,9 @@ wire_contains(const char *v, size_t len, const char *needle)
 	return memmem(v, len, needle, strlen(needle)) != NULL;
 }
 
+/* ryu's layout of shortest digits (wire_json.c): wire_json_fmt_f64 and
+ * wire_json_fmt_f32 differ only in kmax/kmin. */
+int wire_json_layout(char *buf, int o, const char *d, int len, int kk,
+		     int kmax, int kmin);
+
 #endif /* FFN_WIRE_PRIV_H */
