@@ -98,25 +98,6 @@ ffn_act_mul(enum ffn_act act, float *g, const float *u, size_t n)
 
 /* ---- scratch ---- */
 
-static void *
-scratch_alloc(size_t len, int node, int *numa)
-{
-	void *p;
-
-	if (numa_available() >= 0) {
-		if (node < 0)
-			node = ffn_mem_current_node();
-		p = numa_alloc_onnode(len, node < 0 ? 0 : node);
-		if (p != NULL) {
-			*numa = 1;
-			return p;
-		}
-	}
-	*numa = 0;
-	if (posix_memalign(&p, 64, len) != 0)
-		return NULL;
-	return p;
-}
 
 struct ffn_scratch *
 ffn_scratch_new(const struct ffn_model *m, unsigned max_rows, int numa_node)
@@ -141,7 +122,7 @@ ffn_scratch_new(const struct ffn_model *m, unsigned max_rows, int numa_node)
 	s->bytes = 2 * nfb + 2 * hb + (((size_t)s->max_nf * 4 + 63) & ~63ul);
 	s->eng_len = m->eng->scratch(m, max_rows);
 	s->bytes += s->eng_len;
-	p = scratch_alloc(s->bytes, numa_node, &s->numa);
+	p = ffn_mem_scratch_alloc(s->bytes, numa_node, &s->numa);
 	if (p == NULL) {
 		free(s);
 		return NULL;
@@ -160,10 +141,7 @@ ffn_scratch_free(struct ffn_scratch *s)
 {
 	if (s == NULL)
 		return;
-	if (s->numa)
-		numa_free(s->g, s->bytes);
-	else
-		free(s->g);
+	ffn_mem_scratch_free(s->g, s->bytes, s->numa);
 	free(s);
 }
 

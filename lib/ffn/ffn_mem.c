@@ -11,6 +11,7 @@
 #include <numaif.h>
 #include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -143,4 +144,35 @@ ffn_mem_free(void *p, size_t len)
 {
 	if (p != NULL)
 		munmap(p, round_up(len ? len : 1, HUGE_2M));
+}
+
+/* Work memory (scratch) on node (-1: the caller's); *numa says how it
+ * must be freed (ffn_mem_scratch_free). 64-byte aligned. */
+void *
+ffn_mem_scratch_alloc(size_t len, int node, int *numa)
+{
+	void *p;
+
+	if (numa_available() >= 0) {
+		if (node < 0)
+			node = ffn_mem_current_node();
+		p = numa_alloc_onnode(len, node < 0 ? 0 : node);
+		if (p != NULL) {
+			*numa = 1;
+			return p;
+		}
+	}
+	*numa = 0;
+	if (posix_memalign(&p, 64, len) != 0)
+		return NULL;
+	return p;
+}
+
+void
+ffn_mem_scratch_free(void *p, size_t len, int numa)
+{
+	if (numa)
+		numa_free(p, len);
+	else
+		free(p);
 }

@@ -32,26 +32,6 @@ align64(size_t n)
 
 /* ---- scratch ---- */
 
-/* On numa_node (-1: the caller's), as ffn_scratch_new() does. */
-static void *
-scratch_alloc(size_t len, int node, int *numa)
-{
-	void *p;
-
-	if (numa_available() >= 0) {
-		if (node < 0)
-			node = ffn_mem_current_node();
-		p = numa_alloc_onnode(len, node < 0 ? 0 : node);
-		if (p != NULL) {
-			*numa = 1;
-			return p;
-		}
-	}
-	*numa = 0;
-	if (posix_memalign(&p, 64, len) != 0)
-		return NULL;
-	return p;
-}
 
 /* The largest need of any kind held: every layer may be asked for. */
 static size_t
@@ -91,7 +71,7 @@ ffn_moe_scratch_new(const struct ffn_moe *m, unsigned max_rows,
 	pb = align64((size_t)max_rows * sizeof(void *));
 	s->eng_len = align64(kinds_scratch(m, max_rows));
 	s->bytes = yb + xb + 2 * gb + 2 * pb + s->eng_len;
-	p = scratch_alloc(s->bytes, numa_node, &s->numa);
+	p = ffn_mem_scratch_alloc(s->bytes, numa_node, &s->numa);
 	if (p == NULL) {
 		free(s);
 		return NULL;
@@ -117,10 +97,7 @@ ffn_moe_scratch_free(struct ffn_moe_scratch *s)
 {
 	if (s == NULL)
 		return;
-	if (s->numa)
-		numa_free(s->y, s->bytes);
-	else
-		free(s->y);
+	ffn_mem_scratch_free(s->y, s->bytes, s->numa);
 	free(s);
 }
 

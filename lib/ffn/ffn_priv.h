@@ -112,5 +112,7 @@ void *ffn_mem_alloc(size_t len, int node, int no_huge, enum ffn_pages *pages,
 		    int *bound);
 void ffn_mem_free(void *p, size_t len);
 int ffn_mem_current_node(void);
+void *ffn_mem_scratch_alloc(size_t len, int node, int *numa);
+void ffn_mem_scratch_free(void *p, size_t len, int numa);
 
 #endif /* FFN_PRIV_H */
