@@ -204,7 +204,9 @@ norm_read(struct mld *l, const char *file, uint64_t off, uint64_t len,
 }
 
 /* One manifest entry: the norm of its layer when the key is
- * layers.{L}.pre_feedforward_layernorm_2.weight, L < num_layers. */
+ * layers.{L}.pre_feedforward_layernorm_2.weight, L < num_layers. buf
+ * takes the vector's bytes (4 H) before the norms are allocated, so an
+ * entry out of its file (ignored, §5.2) allocates nothing. */
 static int
 norm_entry(struct mld *l, json_object *ent, size_t i, uint16_t *buf)
 {
@@ -255,19 +257,20 @@ norm_entry(struct mld *l, json_object *ent, size_t i, uint16_t *buf)
 		return fail(&l->e, FFN_ERR_KEY,
 			    "%s: key 'file' must name a file of the vindex",
 			    what);
+	rc = norm_read(l, file, (uint64_t)off, (uint64_t)len, buf, &ok);
+	if (rc || !ok)
+		return rc;
 	if (m->norms == NULL) {
 		m->norms = calloc((size_t)m->nl * m->H, sizeof(float));
 		if (m->norms == NULL)
 			return fail(&l->e, FFN_ERR_NOMEM, "out of memory");
 	}
 	dst = m->norms + (size_t)L * m->H;
-	rc = norm_read(l, file, (uint64_t)off, (uint64_t)len,
-		       len == 2 * n ? (void *)buf : (void *)dst, &ok);
-	if (rc || !ok)
-		return rc;
 	if (len == 2 * n)
 		for (h = 0; h < m->H; h++)
 			dst[h] = ffn_kq_f16_to_f32(buf[h]);
+	else
+		memcpy(dst, buf, (size_t)len);
 	m->layers[L].norm = dst;
 	m->info.norms++;
 	return 0;
@@ -294,7 +297,7 @@ read_norms(struct mld *l)
 		json_object_put(man);
 		return fail(&l->e, FFN_ERR_KEY, "%s: not a JSON array", path);
 	}
-	buf = malloc((size_t)l->m->H * 2);
+	buf = malloc((size_t)l->m->H * 4);
 	if (buf == NULL) {
 		json_object_put(man);
 		return fail(&l->e, FFN_ERR_NOMEM, "out of memory");
@@ -518,6 +521,12 @@ layers_place(struct mld *l, uint8_t *arena)
 	float *tmp;
 	uint32_t L, e;
 
+	/* nothing to place: no buffer sized by index.json's I and H alone
+	 * (only a layer file that passed layer_check bounds them) */
+	for (L = 0; L < m->nl && !l->need[L]; L++)
+		;
+	if (L == m->nl)
+		return 0;
 	tmp = malloc(l->tmp_floats * sizeof(float));
 	if (tmp == NULL)
 		return fail(&l->e, FFN_ERR_NOMEM, "out of memory");

@@ -421,6 +421,39 @@ test_missing_layer_file(void **state)
 	tu_rmtree(d);
 }
 
+/* Dimensions index.json claims but no file backs (fuzz-moe-vindex):
+ * with no layer file nothing is placed, and a norm entry out of its
+ * file is ignored (§5.2), so neither may allocate by I x H or
+ * num_layers x H (2^43 and 2^34 bytes here) and fail the load. */
+static void
+test_huge_dims_no_files(void **state)
+{
+	static const char idx[] =
+		"{\"model\": \"x/huge\", \"num_layers\": 4096,"
+		" \"hidden_size\": 1048576,"
+		" \"model_config\": {\"model_type\": \"gemma4\","
+		" \"moe\": {\"num_experts\": 4,"
+		" \"moe_intermediate_size\": 1048576, \"hybrid\": true}}}";
+	struct ffn_moe *m;
+	char d[64];
+
+	(void)state;
+	make_example(d, sizeof(d), 1);
+	assert_int_equal(tu_unlink(d, "layers/layer_00.weights"), 0);
+	assert_int_equal(tu_write_str(d, "index.json", idx), 0);
+	assert_int_equal(tu_write_str(d, "weight_manifest.json",
+		"[{\"key\":\"layers.0.pre_feedforward_layernorm_2.weight\","
+		"\"kind\":\"vector\",\"shape\":[1048576],\"offset\":0,"
+		"\"length\":4194304,\"file\":\"norms.bin\"}]"), 0);
+	m = load_ok(d, NULL);
+	assert_int_equal(ffn_moe_info(m)->hidden, 1048576);
+	assert_int_equal(ffn_moe_info(m)->experts_loaded, 0);
+	assert_int_equal(ffn_moe_info(m)->norms, 0);
+	assert_string_equal(ffn_moe_info(m)->kind, "none");
+	ffn_moe_free(m);
+	tu_rmtree(d);
+}
+
 /* ---- §5.1: index.json ---- */
 
 static void
@@ -707,6 +740,7 @@ main(void)
 		cmocka_unit_test(test_missing_layer_file),
 		cmocka_unit_test(test_index),
 		cmocka_unit_test(test_own_range),
+		cmocka_unit_test(test_huge_dims_no_files),
 		cmocka_unit_test(test_own_units),
 		cmocka_unit_test(test_own_load),
 		cmocka_unit_test(test_mix_rules),
