@@ -466,6 +466,75 @@ def vindex_seeds():
     return out
 
 
+def moe_vindex_seeds(mk=None):
+    """Hybrid-MoE vindexes (spec/moe.md §5, §6) for fuzz-moe-vindex:
+    §6's example (Q4_K and F32) and small mkvindex models (Q4_K at H 8
+    and 256, F32 with one layer file), packed with their layers/
+    directory, under each ownership (none, a range text, a units file,
+    all), copy and mmap placement, the mix with a pair not held; and
+    the first with a file dropped or a layer file cut short."""
+    import shutil
+    import subprocess
+    import tempfile
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    vp = __import__('vindex-pack')
+    for b in ('build-dev', 'build'):
+        p = os.path.join(ROOT, b, 'tools', 'mkvindex', 'mkvindex')
+        if mk is None and os.access(p, os.X_OK):
+            mk = p
+    if mk is None:
+        print('moe-vindex: no mkvindex: skipped', file=sys.stderr)
+        return []
+    units = [b'{"layer_experts": {"0": [[0,0]], "1": [[1,3],[0,0]]}}\n',
+             b'{"layer_experts": {"1": [[0,1]]}, "other": 1}\n']
+    models = [  # mkvindex arguments, (ctl, units.json or None)...
+        (['--example-moe'], [('00ffff', None), ('0c0000', None),
+                             ('010001', b' 1 - 2 \n')]),
+        (['--example-moe-f32'], [('000000', None), ('050102', None),
+                                 ('120000', units[0])]),
+        (['--experts', '4', '--expert-width', '16', '--hidden', '8',
+          '--layers', '2', '--no-dense', '--seed', '3'],
+         [('120000', units[0]), ('160000', units[1]), ('1b0000', None),
+          ('090002', None)]),
+        (['--experts', '1', '--expert-width', '4', '--hidden', '256',
+          '--layers', '1', '--no-dense'],
+         [('030000', None), ('0f0000', None), ('010000', b'0-0')]),
+        (['--experts', '3', '--expert-width', '5', '--hidden', '8',
+          '--layers', '2', '--expert-layers', '1-1', '--expert-quant',
+          'f32', '--no-dense'],
+         [('000000', None), ('120000', units[1]), ('1c0000', None)]),
+    ]
+    out = []
+    tmp = tempfile.mkdtemp(prefix='fuzz-moe-vindex-seed.')
+    try:
+        for i, (args, ctls) in enumerate(models):
+            d = os.path.join(tmp, 'm%d' % i)
+            subprocess.run([mk] + args + [d], check=True,
+                           stdout=subprocess.DEVNULL)
+            for f in ('embeddings.bin', 'tokenizer.json'):  # unread
+                if os.path.exists(os.path.join(d, f)):
+                    os.remove(os.path.join(d, f))
+            for c, u in ctls:
+                up = os.path.join(d, 'units.json')
+                if u is not None:
+                    open(up, 'wb').write(u)
+                out.append(vp.pack(d, bytes.fromhex(c), subdirs=True))
+                if u is not None:
+                    os.remove(up)
+        d = os.path.join(tmp, 'm0')
+        files = vp._files(d, True)
+        for drop in files:          # each file missing in turn
+            out.append(vp.pack(d, b'\x00\xff\xff',
+                               [f for f in files if f != drop], True))
+        p = os.path.join(d, 'layers', 'layer_00.weights')
+        data = open(p, 'rb').read()
+        open(p, 'wb').write(data[:len(data) * 3 // 4])
+        out.append(vp.pack(d, b'\x00\xff\xff', subdirs=True))
+    finally:
+        shutil.rmtree(tmp)
+    return out
+
+
 # ---------------------------------------------------------------------------
 
 
@@ -500,6 +569,7 @@ def main():
     write(a.out, 'conf', conf_seeds(), a.max)
     write(a.out, 'tcp', tcp_seeds(), a.max)
     write(a.out, 'vindex', vindex_seeds(), a.max)
+    write(a.out, 'moe-vindex', moe_vindex_seeds(), a.max)
     return 0
 
 

@@ -10,7 +10,10 @@ name length u8, name, length u32 LE, the bytes. Kind bit 0 set: no bytes
 follow; the harness writes `length` % 1 MiB bytes of a pattern seeded by
 kind instead.
 
-usage: tools/fuzz/vindex-pack.py [--ctl HEX] DIR OUT       pack
+With --subdirs the files of DIR's subdirectories go in too, named
+"SUB/NAME" (fuzz-moe-vindex reads "layers/layer_LL.weights" so).
+
+usage: tools/fuzz/vindex-pack.py [--ctl HEX] [--subdirs] DIR OUT  pack
        tools/fuzz/vindex-pack.py --unpack INPUT DIR       unpack
 """
 
@@ -20,15 +23,26 @@ import struct
 import sys
 
 
-def pack(d, ctl=b'\x00\xff\xff', only=None):
+def _files(d, subdirs):
+    """Names of d's files (sorted); with subdirs, "SUB/NAME" too."""
+    names = []
+    for name in sorted(os.listdir(d)):
+        p = os.path.join(d, name)
+        if os.path.isfile(p):
+            names.append(name)
+        elif subdirs and os.path.isdir(p):
+            names += [name + '/' + n for n in sorted(os.listdir(p))
+                      if os.path.isfile(os.path.join(p, n))]
+    return names
+
+
+def pack(d, ctl=b'\x00\xff\xff', only=None, subdirs=False):
     """Bytes of the fuzz input for directory d (files in sorted order)."""
     out = bytearray(ctl)
-    for name in sorted(os.listdir(d)):
+    for name in _files(d, subdirs):
         if only is not None and name not in only:
             continue
         p = os.path.join(d, name)
-        if not os.path.isfile(p):
-            continue
         data = open(p, 'rb').read()
         nb = name.encode()
         out += struct.pack('<BB', 0, len(nb)) + nb
@@ -56,9 +70,13 @@ def unpack(b, d):
             i += ln
         print('%s kind %d %d bytes' % (name, kind, ln if data is None
                                        else len(data)))
-        if data is not None and name and b'/' not in name and \
-                not name.startswith(b'.'):
-            with open(os.path.join(d, name.decode('latin-1')), 'wb') as f:
+        # a file of d, or of one subdirectory ("layers/NAME")
+        if data is not None and name and name.count(b'/') <= 1 and \
+                not name.startswith((b'.', b'/')) and \
+                not name.endswith(b'/') and b'..' not in name:
+            p = os.path.join(d, name.decode('latin-1'))
+            os.makedirs(os.path.dirname(p), exist_ok=True)
+            with open(p, 'wb') as f:
                 f.write(data)
 
 
@@ -67,6 +85,8 @@ def main():
     ap.add_argument('--ctl', default='00ffff',
                     help='the 3 control bytes in hex (default 00ffff)')
     ap.add_argument('--unpack', action='store_true')
+    ap.add_argument('--subdirs', action='store_true',
+                    help='pack the files of subdirectories too')
     ap.add_argument('src')
     ap.add_argument('dst')
     a = ap.parse_args()
@@ -74,7 +94,8 @@ def main():
         unpack(open(a.src, 'rb').read(), a.dst)
     else:
         with open(a.dst, 'wb') as f:
-            f.write(pack(a.src, bytes.fromhex(a.ctl)))
+            f.write(pack(a.src, bytes.fromhex(a.ctl),
+                         subdirs=a.subdirs))
     return 0
 
 
