@@ -20,49 +20,14 @@
 
 #include <cmocka.h>
 
-#include "quant.h"
 #include "shard_test_util.h"
+#include "shard_moe_util.h"
 #include "vindex_write_moe.h"
-
-#define H 512
-#define NE 8			/* experts in the model */
-#define OWN_LAST 5		/* the unit holds experts 0..5 */
-#define MAXQ 40			/* requests per test */
-
-#define P_LB "/v1/experts/layer-batch"
-#define P_LB16 "/v1/experts/layer-batch-f16"
-#define P_LB8 "/v1/experts/layer-batch-i8"
-#define P_ML "/v1/experts/multi-layer-batch"
-#define P_MLQ "/v1/experts/multi-layer-batch-q8k"
-
-#define T_LB "application/x-larql-experts-layer"
-#define T_LB16 "application/x-larql-experts-layer-f16"
-#define T_LB8 "application/x-larql-experts-layer-i8"
-#define T_ML "application/x-larql-experts-multi-layer"
-#define T_ML16 "application/x-larql-experts-multi-layer-f16"
-#define T_ML8 "application/x-larql-experts-multi-layer-i8"
-
-enum in { IN_F32, IN_F16, IN_I8, IN_Q8K };
 
 struct env {
 	char dir[64];
 	struct shard_unit on;	/* i8 on, f16 guard on */
 	struct shard_unit off;	/* i8 off, f16 guard off */
-};
-
-/* A request under construction: its body is malloc'd. */
-struct q {
-	int method;
-	const char *path;
-	const char *ct;
-	const char *accept;
-	uint8_t *body;
-	size_t len, cap;
-};
-
-struct set {
-	struct q q[MAXQ];
-	unsigned int n;
 };
 
 static int
@@ -136,176 +101,6 @@ teardown(void **state)
 	return 0;
 }
 
-/* ---- bodies (spec/moe.md §3, §7) ---- */
-
-static void
-put(struct q *r, const void *p, size_t n)
-{
-	if (r->len + n > r->cap) {
-		r->cap = (r->len + n) * 2 + 64;
-		r->body = realloc(r->body, r->cap);
-		assert_non_null(r->body);
-	}
-	memcpy(r->body + r->len, p, n);
-	r->len += n;
-}
-
-static void
-put32(struct q *r, uint32_t v)
-{
-	put(r, &v, 4);
-}
-
-static void
-putf(struct q *r, float v)
-{
-	put(r, &v, 4);
-}
-
-/* A residual of hidden values, deterministic by seed, in [-2, 2). */
-static void
-residual(float *x, uint32_t hidden, uint32_t seed)
-{
-	uint32_t s = seed * 2654435761u + 1;
-
-	for (uint32_t i = 0; i < hidden; i++) {
-		s = s * 1664525u + 1013904223u;
-		x[i] = (float)(s >> 8) / (float)(1u << 24) * 4.0f - 2.0f;
-	}
-}
-
-/* The input of one layer batch as kind in encodes it. */
-static void
-put_input(struct q *r, enum in in, uint32_t hidden, uint32_t seed)
-{
-	float x[H * 2];
-	uint32_t nb = hidden / 256;
-
-	residual(x, hidden, seed);
-	switch (in) {
-	case IN_F32:
-		put(r, x, 4 * (size_t)hidden);
-		break;
-	case IN_F16:
-		for (uint32_t i = 0; i < hidden; i++) {
-			uint16_t h = quant_f32_to_f16_1(x[i]);
-
-			put(r, &h, 2);
-		}
-		break;
-	case IN_I8:
-		putf(r, 2.0f / 127.0f);		/* scale */
-		putf(r, 0.25f);			/* zero point */
-		for (uint32_t i = 0; i < hidden; i++) {
-			int8_t v = (int8_t)lrintf(x[i] * 63.0f);
-
-			put(r, &v, 1);
-		}
-		break;
-	case IN_Q8K: {
-		/* §3.5: qs (as a client quantises an h in [-2, 2)), d per
-		 * block, sums per 32 */
-		int8_t qs[H * 2];
-		int16_t sums[H * 2 / 32];
-
-		for (uint32_t i = 0; i < hidden; i++)
-			qs[i] = (int8_t)lrintf(x[i] * 63.0f);
-		put(r, qs, hidden);
-		for (uint32_t b = 0; b < nb; b++)
-			putf(r, 2.0f / 127.0f + (float)b / 1024.0f);
-		for (uint32_t g = 0; g < nb * 8; g++) {
-			int s = 0;
-
-			for (int i = 0; i < 32; i++)
-				s += qs[32 * g + i];
-			sums[g] = (int16_t)s;
-		}
-		put(r, sums, 2 * 8 * (size_t)nb);
-		break;
-	}
-	}
-}
-
-static struct q *
-newq(struct set *s, int method, const char *path, const char *ct,
-     const char *accept)
-{
-	struct q *r;
-
-	assert_true(s->n < MAXQ);
-	r = &s->q[s->n++];
-	memset(r, 0, sizeof(*r));
-	r->method = method;
-	r->path = path;
-	r->ct = ct;
-	r->accept = accept;
-	return r;
-}
-
-/* §3.2/3.3/§7: one layer batch of k pairs (e[i], w[i]). */
-static struct q *
-lb(struct set *s, enum in in, const char *accept, uint32_t layer,
-   uint32_t hidden, uint32_t seed, unsigned int k, const uint32_t *e,
-   const float *w)
-{
-	static const char *const path[] = { P_LB, P_LB16, P_LB8 };
-	static const char *const ct[] = { T_LB, T_LB16, T_LB8 };
-	struct q *r = newq(s, HTTP_M_POST, path[in], ct[in], accept);
-
-	put32(r, layer);
-	put32(r, hidden);
-	put32(r, k);
-	put_input(r, in, hidden, seed);
-	for (unsigned int i = 0; i < k; i++) {
-		put32(r, e[i]);
-		putf(r, w[i]);
-	}
-	return r;
-}
-
-/* One task of a multi-layer body (§3.4/§3.5). */
-struct task {
-	uint32_t layer, hidden, seed;
-	unsigned int ne;
-	uint32_t e[20];
-	float w[20];
-};
-
-static struct q *
-ml(struct set *s, bool q8k, const char *accept, const struct task *t,
-   unsigned int n)
-{
-	struct q *r = newq(s, HTTP_M_POST, q8k ? P_MLQ : P_ML, T_ML, accept);
-
-	put32(r, n);
-	for (unsigned int i = 0; i < n; i++) {
-		put32(r, t[i].layer);
-		put32(r, t[i].hidden);
-		put32(r, t[i].ne);
-		put_input(r, q8k ? IN_Q8K : IN_F32, t[i].hidden, t[i].seed);
-		for (unsigned int k = 0; k < t[i].ne; k++)
-			put32(r, t[i].e[k]);
-		for (unsigned int k = 0; k < t[i].ne; k++)
-			putf(r, t[i].w[k]);
-	}
-	return r;
-}
-
-static void
-set_free(struct set *s)
-{
-	for (unsigned int i = 0; i < s->n; i++)
-		free(s->q[i].body);
-	s->n = 0;
-}
-
-static void
-mkreq(struct shard_http_req *rq, const struct q *r)
-{
-	st_req(rq, r->method, r->path, r->ct, r->accept, NULL, r->body,
-	       r->len);
-}
-
 /* Every request alone (a[i]) and all together (b[i]). */
 static void
 run_both(struct shard_unit *u, const struct set *s, struct shard_resp *a,
@@ -316,7 +111,8 @@ run_both(struct shard_unit *u, const struct set *s, struct shard_resp *a,
 	struct shard_resp *pb[MAXQ];
 
 	for (unsigned int i = 0; i < s->n; i++) {
-		mkreq(&rq[i], &s->q[i]);
+		st_req(&rq[i], s->q[i].method, s->q[i].path, s->q[i].ct,
+		       s->q[i].accept, NULL, s->q[i].body, s->q[i].len);
 		prq[i] = &rq[i];
 		pb[i] = &b[i];
 		if (a != NULL)
@@ -329,14 +125,25 @@ run_both(struct shard_unit *u, const struct set *s, struct shard_resp *a,
 static void
 release_all(struct shard_resp *r, unsigned int n)
 {
-	for (unsigned int i = 0; r != NULL && i < n; i++)
-		shard_resp_release(&r[i]);
+	while (n-- > 0)
+		shard_resp_release(&r[n]);
 }
 
 /* ---- comparing answers ---- */
 
 /* The largest difference seen, in f32 ulps of the row's max. */
 static double worst_ulps;
+
+/* The answer format a Content-Type names: 16 (f16), 8 (i8) or 32. */
+static int
+fmt_of(const char *ct)
+{
+	size_t L = strlen(ct);
+
+	if (L > 4 && strcmp(ct + L - 4, "-f16") == 0)
+		return 16;
+	return L > 3 && strcmp(ct + L - 3, "-i8") == 0 ? 8 : 32;
+}
 
 static int
 f16_key(uint16_t h)
@@ -350,9 +157,7 @@ static void
 vec_close(const char *what, const char *ct, const uint8_t *a,
 	  const uint8_t *b, uint32_t n)
 {
-	size_t L = strlen(ct);
-
-	if (L > 4 && strcmp(ct + L - 4, "-f16") == 0) {
+	if (fmt_of(ct) == 16) {
 		for (uint32_t i = 0; i < n; i++) {
 			uint16_t x, y;
 
@@ -362,7 +167,7 @@ vec_close(const char *what, const char *ct, const uint8_t *a,
 				fail_msg("%s: f16 value %u: %04x vs %04x",
 					 what, i, x, y);
 		}
-	} else if (L > 3 && strcmp(ct + L - 3, "-i8") == 0) {
+	} else if (fmt_of(ct) == 8) {
 		float sa = st_getf(a), sb = st_getf(b);
 		float step = fmaxf(sa, sb) * 1.0001f;
 
@@ -402,13 +207,9 @@ vec_close(const char *what, const char *ct, const uint8_t *a,
 static size_t
 vec_bytes(const char *ct, uint32_t n)
 {
-	size_t L = strlen(ct);
-
-	if (L > 4 && strcmp(ct + L - 4, "-f16") == 0)
-		return 2 * (size_t)n;
-	if (L > 3 && strcmp(ct + L - 3, "-i8") == 0)
+	if (fmt_of(ct) == 8)
 		return n ? 8 + (size_t)n : 0;
-	return 4 * (size_t)n;
+	return (size_t)fmt_of(ct) / 8 * n;
 }
 
 /* Two answers to the same request: same status, type and length; the
