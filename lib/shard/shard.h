@@ -368,11 +368,6 @@ void shard_handle_many(struct shard_unit *u,
 		       const struct shard_mem *mem,
 		       struct ffn_scratch *scratch, unsigned int lcore);
 
-/** Whether a request of this path and method would be computed by a
- * route with handle_many (batched across requests). */
-bool shard_route_batches(const struct shard_unit *u, int method,
-			 const char *path, size_t len);
-
 struct shard_job;
 
 /** One feature slice of a split job (in the job memory). */

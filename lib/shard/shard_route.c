@@ -363,16 +363,6 @@ out:
 	shard_count(u, resp, rq->body_len, lcore);
 }
 
-bool
-shard_route_batches(const struct shard_unit *u, int method,
-		    const char *path, size_t len)
-{
-	int status = 0;
-	enum shard_route r = shard_route(u, method, path, len, &status);
-
-	return shard_routes[r].handle_many != NULL;
-}
-
 void
 shard_handle_many(struct shard_unit *u,
 		  const struct shard_http_req *const *rq,

@@ -87,9 +87,6 @@ shard_unit_init(struct shard_unit *u, const struct shard_unit_conf *c,
 			 "experts");
 		return -EINVAL;
 	}
-	rc = load_experts(u, c, err, errlen);
-	if (rc < 0)
-		goto fail;
 	if (!c->no_dense) {
 		ffn_load_opts_default(&lo);
 		lo.first_layer = c->first_layer;
@@ -116,6 +113,10 @@ shard_unit_init(struct shard_unit *u, const struct shard_unit_conf *c,
 	} else {
 		u->q6k_layout = c->q6k_ggml ? "ggml" : "private";
 	}
+	/* after the dense layers, whose loader's messages come first */
+	rc = load_experts(u, c, err, errlen);
+	if (rc < 0)
+		goto fail;
 	u->wire = c->wire;
 	u->f16_guard = c->f16_guard;
 	if (c->api_key != NULL) {
