@@ -5,9 +5,11 @@
  * JSON object per line, for tests that cover every route without a list
  * of their own (tests/e2e/appliance/conformance.py, issue 24):
  *
- *   {"path": "/v1/health", "method": "GET", "allow": "GET, HEAD",
- *    "auth": false, "body": false}
+ *   {"path": "/v1/health", "target": "/v1/health", "method": "GET",
+ *    "allow": "GET, HEAD", "auth": false, "body": false}
  *
+ * "target" is a request target for the route: its path, with each
+ * {parameter} of a pattern route (/v1/expert/{layer}/{expert_id}) as 0.
  * Rows with a path only (SHARD_R_NONE, the unknown path, has none).
  * "allow" is shard_route_allow(path): what a 405 or OPTIONS lists.
  */
@@ -33,6 +35,29 @@ put_str(const char *s)
 	putchar('"');
 }
 
+/* A target of the route's path: every {parameter} becomes "0". */
+static void
+put_target(const char *path)
+{
+	char t[256];
+	size_t o = 0;
+
+	for (const char *s = path; *s != '\0' && o + 2 < sizeof(t); s++) {
+		if (*s == '{') {
+			const char *e = strchr(s, '}');
+
+			if (e != NULL) {
+				t[o++] = '0';
+				s = e;
+				continue;
+			}
+		}
+		t[o++] = *s;
+	}
+	t[o] = '\0';
+	put_str(t);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -52,6 +77,8 @@ main(int argc, char **argv)
 		allow = shard_route_allow(d->path, strlen(d->path));
 		fputs("{\"path\": ", stdout);
 		put_str(d->path);
+		fputs(", \"target\": ", stdout);
+		put_target(d->path);
 		fputs(", \"method\": ", stdout);
 		put_str(m != NULL ? m : "");
 		fputs(", \"allow\": ", stdout);

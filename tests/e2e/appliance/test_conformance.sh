@@ -22,9 +22,13 @@ fsa_init conf "${1:-build}"
 
 key="conf-key-0123456789abcdef"
 FSA_STEP="model"
+# a hybrid MoE with experts served, so that every route of the table
+# answers: GET /v1/expert/topology is 404 without experts = A-B
+# (spec/moe.md §2)
 "$FSA_BUILD/tools/mkvindex/mkvindex" --hidden 64 --intermediate 128 \
-	--layers 2 "$FSA_DIR/model" >/dev/null
-fsa_conf "$FSA_DIR/conf.conf" "$FSA_DIR/model" 0-1 api_key=$key \
+	--layers 2 --experts 4 --expert-width 32 "$FSA_DIR/model" >/dev/null
+fsa_conf "$FSA_DIR/conf.conf" "$FSA_DIR/model" 0-1 experts=0-3 \
+	api_key=$key \
 	max_body=4K max_header=1K header_timeout_ms=1000 \
 	body_timeout_ms=1000 idle_timeout_ms=3000 \
 	rate_limit=600/hour trust_forwarded_for=on
