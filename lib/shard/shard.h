@@ -102,6 +102,9 @@ struct shard_stats {
 					 *   expert's weights once) */
 	uint64_t f16_guard;		/**< f16 chosen, f32 sent: a finite
 					 *   value would overflow (moe.md §7) */
+	/** Rows per expert run, buckets as batch_hist: how well
+	 * cross-request batching works for experts. */
+	uint64_t expert_hist[SHARD_BATCH_BUCKETS];
 	uint64_t lat_hist[SHARD_LAT_BUCKETS];
 	double lat_sum_ms;
 	uint64_t batch_hist[SHARD_BATCH_BUCKETS];
@@ -206,6 +209,10 @@ struct shard_http_req {
 	size_t authorization_len;
 	const uint8_t *body;
 	size_t body_len;
+	/** CLOCK_MONOTONIC (shard_now_ns) when the body was in; 0:
+	 * unknown (the handler's start is used). spec/moe.md §2's
+	 * latency_ms counts from here, compute-slot waits included. */
+	uint64_t t_body_ns;
 };
 
 /** A response: status, type and a body as iovecs, plus what to free. */

@@ -88,10 +88,8 @@ shard_moe_one(struct shard_unit *u, uint32_t layer, uint32_t e,
 	ffn_moe_norm(u->moe, layer, x, h);
 	rc = ffn_moe_expert(u->moe, layer, e, h, 1, y, s);
 	free(h);
-	if (rc == 0) {
-		st->expert_rows++;
-		st->expert_runs++;
-	}
+	if (rc == 0)
+		shard_count_expert_run(st, 1);
 	return rc;
 }
 

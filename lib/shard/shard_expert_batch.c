@@ -306,7 +306,8 @@ shard_expert_batch(struct shard_unit *u, const struct shard_http_req *rq,
 		   struct shard_resp *resp, const struct shard_ctx *ctx)
 {
 	static const char bin[] = "application/x-larql-expert";
-	uint64_t t0 = shard_now_ns();
+	/* §2: from the body's arrival, queue waits included */
+	uint64_t t0 = rq->t_body_ns ? rq->t_body_ns : shard_now_ns();
 
 	/* §2: binary when Content-Type contains the type (case-sensitive;
 	 * ...-experts-layer contains it too), JSON otherwise */

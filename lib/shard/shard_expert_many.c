@@ -215,8 +215,7 @@ run_groups(struct shard_unit *u, const struct moe_task *ts,
 		for (uint32_t r = 0; r < R; r++)
 			memcpy(ys + (size_t)rows[i + r].slot * H,
 			       yb + (size_t)r * H, fb);
-		st->expert_rows += R;
-		st->expert_runs++;
+		shard_count_expert_run(st, R);
 		i += R;
 	}
 out:
@@ -315,7 +314,9 @@ gather(struct shard_unit *u, const struct shard_http_req *const *rq,
 	/* counts first: a multi-layer n is bounded by its body (12 bytes
 	 * a task at least), so the sum is too */
 	for (unsigned int i = 0; i < n; i++) {
-		rs[i].t0 = shard_now_ns();
+		/* §2: from the body's arrival, queue waits included */
+		rs[i].t0 = rq[i]->t_body_ns ? rq[i]->t_body_ns :
+			   shard_now_ns();
 		if (count_tasks(u, rq[i], resp[i], &cnt) == 0) {
 			rs[i].ok = true;
 			rs[i].n = cnt;

@@ -227,13 +227,27 @@ shard_count_latency(struct shard_stats *st, double ms)
 	st->lat_sum_ms += ms;
 }
 
-void
-shard_count_batch(struct shard_stats *st, unsigned int rows)
+/* Buckets 1, 2, 4, ..., 64, +Inf. */
+static int
+rows_bucket(unsigned int rows)
 {
 	int b = 0;
 
-	/* Buckets 1, 2, 4, ..., 64, +Inf. */
 	while (b < SHARD_BATCH_BUCKETS - 1 && rows > (1u << b))
 		b++;
-	st->batch_hist[b]++;
+	return b;
+}
+
+void
+shard_count_batch(struct shard_stats *st, unsigned int rows)
+{
+	st->batch_hist[rows_bucket(rows)]++;
+}
+
+void
+shard_count_expert_run(struct shard_stats *st, unsigned int rows)
+{
+	st->expert_rows += rows;
+	st->expert_runs++;
+	st->expert_hist[rows_bucket(rows)]++;
 }

@@ -274,6 +274,7 @@ on_done(struct shard_conn *c)
 		.authorization_len = hr->authorization.len,
 		.body = p->body,
 		.body_len = p->body ? hr->body_len : 0,
+		.t_body_ns = shard_now_ns(),
 	};
 	const struct shard_route_def *d = &shard_routes[p->resp.route];
 	unsigned int ui;

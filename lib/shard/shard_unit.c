@@ -461,6 +461,30 @@ prom_traffic(struct shard_prom *b, const struct shard_unit *u,
 			(unsigned long long)s->bytes_out);
 }
 
+/* A rows histogram (buckets 1, 2, 4, ..., +Inf), cumulative. */
+static void
+prom_rows_hist(struct shard_prom *b, const struct shard_unit *u,
+	       const char *name, const char *help, const uint64_t *hist)
+{
+	uint64_t cum = 0;
+
+	shard_prom_family(b, name, "histogram", help);
+	for (int i = 0; i < SHARD_BATCH_BUCKETS; i++) {
+		char le[16];
+
+		cum += hist[i];
+		if (i == SHARD_BATCH_BUCKETS - 1)
+			snprintf(le, sizeof(le), "+Inf");
+		else
+			snprintf(le, sizeof(le), "%u", 1u << i);
+		shard_prom_line(b, "%s_bucket{shard=\"%s\",le=\"%s\"} "
+				"%llu\n", name, u->name, le,
+				(unsigned long long)cum);
+	}
+	shard_prom_line(b, "%s_count{shard=\"%s\"} %llu\n", name, u->name,
+			(unsigned long long)cum);
+}
+
 /* The compute-time and rows-per-pass histograms (cumulative buckets). */
 static void
 prom_histograms(struct shard_prom *b, const struct shard_unit *u,
@@ -484,23 +508,12 @@ prom_histograms(struct shard_prom *b, const struct shard_unit *u,
 	shard_prom_line(b, "ffn_compute_ms_sum{shard=\"%s\"} %.6f\n"
 			"ffn_compute_ms_count{shard=\"%s\"} %llu\n", u->name,
 			s->lat_sum_ms, u->name, (unsigned long long)cum);
-	shard_prom_family(b, "ffn_batch_rows", "histogram",
-			  "Rows per compute pass.");
-	cum = 0;
-	for (int i = 0; i < SHARD_BATCH_BUCKETS; i++) {
-		char le[16];
-
-		cum += s->batch_hist[i];
-		if (i == SHARD_BATCH_BUCKETS - 1)
-			snprintf(le, sizeof(le), "+Inf");
-		else
-			snprintf(le, sizeof(le), "%u", 1u << i);
-		shard_prom_line(b, "ffn_batch_rows_bucket{shard=\"%s\","
-				"le=\"%s\"} %llu\n", u->name, le,
-				(unsigned long long)cum);
-	}
-	shard_prom_line(b, "ffn_batch_rows_count{shard=\"%s\"} %llu\n",
-			u->name, (unsigned long long)cum);
+	prom_rows_hist(b, u, "ffn_batch_rows", "Rows per compute pass.",
+		       s->batch_hist);
+	prom_rows_hist(b, u, "ffn_expert_rows_per_run",
+		       "Rows per expert run (spec/moe.md: one read of the "
+		       "expert's weights for that many rows).",
+		       s->expert_hist);
 }
 
 /* Prometheus text exposition format 0.0.4. */

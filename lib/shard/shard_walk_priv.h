@@ -15,6 +15,10 @@
 /* Count one compute pass of rows in the rows-per-pass histogram. */
 void shard_count_batch(struct shard_stats *st, unsigned int rows);
 
+/* Count one expert run over rows rows (issue 23): rows, runs and the
+ * rows-per-run histogram. */
+void shard_count_expert_run(struct shard_stats *st, unsigned int rows);
+
 /* Count one request's compute time in the latency histogram. */
 void shard_count_latency(struct shard_stats *st, double ms);
 

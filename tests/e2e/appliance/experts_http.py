@@ -136,6 +136,7 @@ def pipelined():
             for i in range(n)]
     rows0, runs0 = prom("ffn_expert_rows_total"), prom(
         "ffn_expert_runs_total")
+    hist0 = prom("ffn_expert_rows_per_run_count")
     c = Http(A.host, A.port)
     c.send(b"".join(fsa.build(m, p, b, h) for m, p, h, b, _ in reqs))
     for i in range(n):
@@ -146,6 +147,8 @@ def pipelined():
     print("  pipelined: expert rows %d in %d runs" % (rows - rows0,
                                                       runs - runs0))
     C.eq(rows - rows0, 2 * n, "pipelined rows = weighted pairs")
+    C.eq(prom("ffn_expert_rows_per_run_count") - hist0, runs - runs0,
+         "the rows-per-run histogram counts every run")
     if A.expect_batching:
         C.check(runs - runs0 < rows - rows0,
                 "pipelined calls shared expert runs",
