@@ -340,6 +340,57 @@ gather(struct shard_unit *u, const struct shard_http_req *const *rq,
 	return 0;
 }
 
+/*
+ * Count every task's weighted pairs (the rows it computes: one y of H
+ * floats each, held until its sum). A request whose rows need more than
+ * the shard's response limit is answered 413 and dropped (spec/wire.md
+ * §4, last paragraph: no request makes the shard allocate without
+ * bound; a few bytes of wire per pair would otherwise ask for 4 H).
+ * Returns whether the remaining requests' rows fit together.
+ */
+static bool
+rows_fit(struct shard_unit *u, struct shard_resp *const *resp,
+	 struct moe_req *rs, struct moe_task *all, unsigned int n,
+	 uint32_t H)
+{
+	uint64_t total = 0;
+
+	for (unsigned int i = 0; i < n; i++) {
+		uint64_t rows = 0;
+		uint32_t e;
+		float w;
+
+		if (!rs[i].ok)
+			continue;
+		for (uint32_t j = rs[i].first; j < rs[i].first + rs[i].n;
+		     j++) {
+			const struct wire_moe_task *t = &all[j].t;
+
+			all[j].n_pairs = 0;
+			for (uint32_t k = 0; t->hidden && k < t->k; k++) {
+				wire_moe_task_pair(t, k, &e, &w);
+				all[j].n_pairs += w != 0.0f;
+			}
+			rows += all[j].n_pairs + 1;	/* + its output */
+		}
+		if (rows * H * sizeof(float) > u->max_response) {
+			shard_resp_too_large(resp[i], u, "%llu expert rows x "
+					     "%u values",
+					     (unsigned long long)rows, H);
+			rs[i].ok = false;
+			/* its tasks stay in the list: computed as nothing */
+			for (uint32_t j = rs[i].first;
+			     j < rs[i].first + rs[i].n; j++) {
+				all[j].n_pairs = 0;
+				all[j].t.hidden = 0;
+			}
+			continue;
+		}
+		total += rows;
+	}
+	return total * H * sizeof(float) <= u->max_response;
+}
+
 void
 shard_experts_many(struct shard_unit *u,
 		    const struct shard_http_req *const *rq,
@@ -356,21 +407,25 @@ shard_experts_many(struct shard_unit *u,
 
 	if (rs == NULL || gather(u, rq, resp, n, rs, &all, &n_all) < 0)
 		goto fail;
-	/* every task's output, and its weighted pairs */
+	/* every task's weighted pairs; a request whose rows alone would
+	 * exceed the shard's response limit is refused, a batch whose rows
+	 * together would is computed one request at a time */
+	if (!rows_fit(u, resp, rs, all, n, H)) {
+		rc = 0;
+		for (unsigned int i = 0; i < n; i++)
+			if (rs[i].ok)
+				shard_experts_many(u, &rq[i], &resp[i], 1,
+						   ctx);
+		for (unsigned int i = 0; i < n; i++)
+			rs[i].ok = false;	/* answered above */
+		goto fail;
+	}
 	outs = malloc(((size_t)n_all * H + 1) * sizeof(float));
 	if (outs == NULL)
 		goto fail;
 	for (uint32_t i = 0; i < n_all; i++) {
-		const struct wire_moe_task *t = &all[i].t;
-		uint32_t e;
-		float w;
-
 		all[i].out = outs + (size_t)i * H;
 		all[i].first_slot = n_rows;
-		for (uint32_t k = 0; t->hidden && k < t->k; k++) {
-			wire_moe_task_pair(t, k, &e, &w);
-			all[i].n_pairs += w != 0.0f;
-		}
 		n_rows += all[i].n_pairs;
 	}
 	rows = malloc(((size_t)n_rows + 1) * sizeof(*rows));

@@ -265,6 +265,14 @@ def test_errors():
         expect(m, lb, layer_body(L, H, [(3, 0.5), (e, 0.25)]), 400,
                jerr("expert %d of layer %d is not held by this shard"
                     % (bad, L)), args=a)
+    # a few wire bytes a pair ask for 4 H bytes a pair: past the shard's
+    # response limit (1 GiB by default), 413 before any allocation
+    many = 600000
+    body = layer_body(0, H, [(2, 0.5)] * many)
+    expect(m, lb, body, 413,
+           jerr("response of %d expert rows x %d values exceeds the "
+                "shard's limit of 1073741824 bytes" % (many + 1, H)),
+           args=a)
     # hidden 0: 200, an 8-byte answer; K 0 / zero weights: H zeros
     st, ct, b = frame(m, lb, layer_body(0, 0, [(9, 1.0)], []), args=a)
     ok(st == 200 and len(b) == 8 and b[:4] == b"\0\0\0\0",

@@ -621,6 +621,57 @@ test_guard(void **state)
 	set_free(&s);
 }
 
+/* spec/wire.md §4's last paragraph, for experts: a request whose rows
+ * (4 H bytes each, held until its sum) would pass the shard's response
+ * limit is 413; requests that fit alone but not together are computed
+ * one at a time, answering exactly as alone. */
+static void
+test_response_limit(void **state)
+{
+	static const uint32_t e10[] = { 0, 1, 2, 3, 4, 5, 0, 1, 2, 3 };
+	static const float w10[] = { 0.1f, 0.1f, 0.1f, 0.1f, 0.1f, 0.1f,
+				     0.1f, 0.1f, 0.1f, 0.1f };
+	uint32_t e20[20];
+	float w20[20];
+	struct env *e = *state;
+	struct shard_unit *u = &e->on;
+	struct shard_resp a[MAXQ], b[MAXQ];
+	struct set s = { .n = 0 };
+	uint64_t keep = u->max_response;
+	char want[160];
+	uint8_t *body;
+
+	for (unsigned int i = 0; i < 20; i++) {
+		e20[i] = i % 6;
+		w20[i] = 0.05f;
+	}
+	/* 11 rows (10 pairs + the output) of 2 KiB fit in 32 KiB alone,
+	 * two such requests together do not; 21 rows never do */
+	u->max_response = 32 << 10;
+	lb(&s, IN_F32, NULL, 0, H, 61, 10, e10, w10);
+	lb(&s, IN_F32, NULL, 1, H, 62, 10, e10, w10);
+	lb(&s, IN_F32, NULL, 0, H, 63, 20, e20, w20);
+	run_both(u, &s, a, b);
+	u->max_response = keep;
+	assert_int_equal(b[0].status, 200);
+	assert_int_equal(b[1].status, 200);
+	for (unsigned int i = 0; i < 2; i++)
+		same_answer(i, &s.q[i], &a[i], &b[i], true);
+	snprintf(want, sizeof(want), "{\"error\":\"response of 21 expert "
+		 "rows x %u values exceeds the shard's limit of 32768 "
+		 "bytes\"}", H);
+	assert_int_equal(b[2].status, 413);
+	assert_int_equal(a[2].status, 413);
+	assert_int_equal(b[2].len, strlen(want));
+	body = st_flat(&b[2]);
+	assert_non_null(body);
+	assert_memory_equal(body, want, strlen(want));
+	free(body);
+	release_all(a, s.n);
+	release_all(b, s.n);
+	set_free(&s);
+}
+
 int
 main(void)
 {
@@ -629,6 +680,7 @@ main(void)
 		cmocka_unit_test(test_isolation),
 		cmocka_unit_test(test_counters),
 		cmocka_unit_test(test_guard),
+		cmocka_unit_test(test_response_limit),
 	};
 
 	st_filter();
