@@ -2,9 +2,12 @@
  * Copyright(c) 2026 ffn-shard authors
  *
  * What the AVX-512 K-quant kernel files share (kq_avx512.c, the f32 path;
- * kq_avx512_int.c, the several-row Q8_K path): the f16 read of a block's
- * scales, the Q6_K block decoded into vectors, the Q4_K scales and mins in
- * one vector. Static inline, compiled with each file's AVX-512 flags.
+ * kq_avx512_int.c, the several-row Q8_K path; kq_avx512_q8k.c, the
+ * one-row Q8_K path): the f16 read of a block's scales, the Q6_K block
+ * decoded into vectors, the Q4_K scales and mins in one vector, the input
+ * permutations that match a 64-byte load of weight nibbles, and the scale
+ * lanes of two packed dot products. Static inline, compiled with each
+ * file's AVX-512 flags.
  */
 #ifndef FFN_KQ_AVX512_H
 #define FFN_KQ_AVX512_H
@@ -102,6 +105,70 @@ q4k_scales_v(const uint8_t *blk)
 						  0x30303030));
 
 	return _mm_or_si128(lo, hi);
+}
+
+/*
+ * Q4_K: a 64-byte load of qs[64k..64k+63] gives, in its low nibbles, the
+ * values 128k + 0..31 and 128k + 64..95, in its high nibbles 128k +
+ * 32..63 and 128k + 96..127 (vindex.md §2.4). So the input's 32-byte
+ * chunks go in the order 0, 2, 1, 3, 4, 6, 5, 7.
+ */
+static inline void
+kq_perm_q4k(const uint8_t *q8, size_t nb, uint8_t *ap)
+{
+	static const uint8_t ord[8] = { 0, 2, 1, 3, 4, 6, 5, 7 };
+
+	for (size_t b = 0; b < nb; b++)
+		for (int c = 0; c < 8; c++)
+			_mm256_storeu_si256((__m256i *)(ap + 256 * b + 32 * c),
+				_mm256_loadu_si256((const __m256i *)
+					(q8 + 256 * b + 32 * ord[c])));
+}
+
+/*
+ * Q6_K, LARQL-private arrangement: 64 bytes of ql hold the values
+ * 128n + 2k in their low nibbles and 128n + 2k + 1 in their high ones, so
+ * the input goes as [even values | odd values] per 128.
+ */
+static inline void
+kq_perm_q6k_private(const uint8_t *q8, size_t nb, uint8_t *ap)
+{
+	__m512i ie = _mm512_set_epi8(
+		126, 124, 122, 120, 118, 116, 114, 112, 110, 108, 106, 104,
+		102, 100, 98, 96, 94, 92, 90, 88, 86, 84, 82, 80, 78, 76, 74,
+		72, 70, 68, 66, 64, 62, 60, 58, 56, 54, 52, 50, 48, 46, 44, 42,
+		40, 38, 36, 34, 32, 30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10,
+		8, 6, 4, 2, 0);
+	__m512i io = _mm512_add_epi8(ie, _mm512_set1_epi8(1));
+
+	for (size_t h = 0; h < 2 * nb; h++) {
+		__m512i a0 = _mm512_loadu_si512(q8 + 128 * h);
+		__m512i a1 = _mm512_loadu_si512(q8 + 128 * h + 64);
+
+		_mm512_storeu_si512(ap + 128 * h,
+				    _mm512_permutex2var_epi8(a0, ie, a1));
+		_mm512_storeu_si512(ap + 128 * h + 64,
+				    _mm512_permutex2var_epi8(a0, io, a1));
+	}
+}
+
+/* vpshufb control for packs_epi32 of two dpbusd results whose i32 lanes
+ * hold sub-blocks (s0 | s2) and (s1 | s3) by 256-bit halves: i16 lanes of
+ * 128-bit lanes 0-1 <- byte s0 x4 then s1 x4, of lanes 2-3 <- s2, s3. */
+static inline __m512i
+kq_sc_ctl2(int s0, int s1, int s2, int s3)
+{
+	__m128i a = _mm_setr_epi16((short)(0x8000 | s0), (short)(0x8000 | s0),
+		(short)(0x8000 | s0), (short)(0x8000 | s0),
+		(short)(0x8000 | s1), (short)(0x8000 | s1),
+		(short)(0x8000 | s1), (short)(0x8000 | s1));
+	__m128i c = _mm_setr_epi16((short)(0x8000 | s2), (short)(0x8000 | s2),
+		(short)(0x8000 | s2), (short)(0x8000 | s2),
+		(short)(0x8000 | s3), (short)(0x8000 | s3),
+		(short)(0x8000 | s3), (short)(0x8000 | s3));
+
+	return _mm512_inserti64x4(_mm512_castsi256_si512(
+		_mm256_set_m128i(a, a)), _mm256_set_m128i(c, c), 1);
 }
 
 #endif /* FFN_KQ_AVX512_H */

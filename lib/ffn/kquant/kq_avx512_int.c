@@ -69,66 +69,128 @@ hsum8x16(const __m512i s[8])
 }
 
 /*
- * Several input rows: the integer sums of all rows are reduced together
- * and combined in one vector, lane r doing exactly the scalar's
- * acc + (dx*d)*isc - (dx*dmin)*imin (no FMA): equal bit for bit.
+ * Software prefetch for the several-row kernels. They read a matrix in
+ * (row, window) runs of n blocks; the cursor runs KQ_PF_BYTES ahead in
+ * that order. The hardware prefetchers alone left the DRAM stream at
+ * 5-8 GB/s at 8 rows (Zen 5: Q6_K 2560 x 10240 from DRAM 5.6 ns a row-block,
+ * in L2 2.0).
+ */
+#ifndef KQ_PF_BYTES
+#define KQ_PF_BYTES 2560
+#endif
+
+struct kq_pf {
+	const uint8_t *row;	/* the run the cursor is in */
+	size_t bw;		/* its block in the run */
+};
+
+static inline void
+kq_pf_start(struct kq_pf *p, const uint8_t *w, size_t row_bytes, size_t b0,
+	    size_t n, size_t bb)
+{
+	size_t d = KQ_PF_BYTES / bb;
+
+	p->row = w + (d / n) * row_bytes + b0 * bb;
+	p->bw = d % n;
+}
+
+/* Prefetch the block the cursor is at (lines covering bb bytes), then
+ * move it one block on. */
+static inline void
+kq_pf_next(struct kq_pf *p, size_t row_bytes, size_t n, size_t bb)
+{
+	const char *a = (const char *)(p->row + p->bw * bb);
+
+	for (size_t o = 0; o < bb + 63; o += 64)
+		_mm_prefetch(a + o, _MM_HINT_T0);
+	if (++p->bw == n) {
+		p->bw = 0;
+		p->row += row_bytes;
+	}
+}
+
+/*
+ * Several input rows. Per block the weights are decoded once (two 64-byte
+ * loads, the nibbles masked) and the scales laid out once; per input row
+ * four vpdpbusd (u8 weights x i8 inputs, sums of 4, |.| <= 4 * 15 * 128:
+ * exact in i16), two vpackssdw and two VNNI vpdpwssd with the scales: six
+ * multiply micro-ops per 256 values where vpmaddubsw and a vpdpwssd per 64
+ * took eight. The input rows are permuted once per window into the order
+ * of the nibbles (kq_perm_q4k), as the one-row kernel's. The sums of all
+ * rows are reduced together and combined in one vector, lane r doing
+ * exactly the scalar's acc + (dx*d)*isc - (dx*dmin)*imin (no FMA): equal
+ * bit for bit.
  */
 static void
 q4k_q8k_rows(const uint8_t *w, size_t row_bytes, size_t nrows, size_t nb,
 	     const uint8_t *q8, size_t R, float *y, size_t ldy)
 {
-	const __m512i m4 = _mm512_set1_epi8(15);
+	const __m512i m4 = _mm512_set1_epi8(15), z = _mm512_setzero_si512();
+	const __m512i ctl0 = kq_sc_ctl2(0, 1, 2, 3);
+	const __m512i ctl1 = kq_sc_ctl2(4, 5, 6, 7);
 	size_t q8_row = nb * FFN_KQ_Q8K_BYTES;
 	struct kq_q8_win win __attribute__((aligned(64)));
+	struct kq_pf pf;
 
 	for (size_t b0 = 0; b0 < nb; b0 += KQ_WIN) {
 		size_t n = nb - b0 < KQ_WIN ? nb - b0 : KQ_WIN;
 
 		kq_win_prep(q8, nb, R, b0, n, 1, &win);
+		kq_pf_start(&pf, w, row_bytes, b0, n, FFN_KQ_Q4K_BYTES);
+		for (size_t r = 0; r < R; r++)
+			kq_perm_q4k((const uint8_t *)kq_q8_qs(q8 + r * q8_row,
+				    nb, b0), n, win.a[r][0]);
 		for (size_t i = 0; i < nrows; i++) {
 			const uint8_t *row = w + i * row_bytes;
 			__m256 acc = kq_acc_in(y, ldy, i, R, b0);
 
 			for (size_t bw = 0; bw < n; bw++) {
-				size_t b = b0 + bw;
-				const uint8_t *blk = row + b * FFN_KQ_Q4K_BYTES;
+				const uint8_t *blk = row + (b0 + bw) *
+						     FFN_KQ_Q4K_BYTES;
+
+				kq_pf_next(&pf, row_bytes, n, FFN_KQ_Q4K_BYTES);
 				float d = f16(blk + KQ4_D);
 				float dmin = f16(blk + KQ4_DMIN);
 				__m128i scm = q4k_scales_v(blk);
-				__m512i qv[4], sv[4], sr[8];
-				__m512i s16 = _mm512_castsi128_si512(
-					_mm_cvtepu8_epi16(scm));
+				__m512i bc = _mm512_broadcast_i32x4(scm);
+				__m512i sv0 = _mm512_shuffle_epi8(bc, ctl0);
+				__m512i sv1 = _mm512_shuffle_epi8(bc, ctl1);
+				__m512i q0 = _mm512_loadu_si512(blk + KQ4_QS);
+				__m512i q1 = _mm512_loadu_si512(blk + KQ4_QS +
+								64);
+				__m512i l0 = _mm512_and_si512(q0, m4);
+				__m512i h0 = _mm512_and_si512(
+					_mm512_srli_epi16(q0, 4), m4);
+				__m512i l1 = _mm512_and_si512(q1, m4);
+				__m512i h1 = _mm512_and_si512(
+					_mm512_srli_epi16(q1, 4), m4);
 				__m128i mv = _mm_cvtepu8_epi16(
 					_mm_srli_si128(scm, 8));
+				__m512i sr[8];
 				__m256i imin;
 				__m256 dx = _mm256_load_ps(win.dx[bw]);
 
-				for (int g = 0; g < 4; g++) {
-					__m512i q = _mm512_broadcast_i64x4(
-						_mm256_loadu_si256(
-						(const __m256i *)(blk + KQ4_QS +
-								  32 * g)));
-
-					qv[g] = _mm512_and_si512(
-						_mm512_mask_srli_epi16(q,
-						0xffff0000u, q, 4), m4);
-					sv[g] = scale_lanes(s16, 2 * g, 32);
-				}
 #pragma GCC unroll 8
 				for (size_t r = 0; r < 8; r++) {
-					const int8_t *a = kq_q8_qs(q8 +
-						r * q8_row, nb, b);
+					const uint8_t *a = win.a[r][bw];
+					__m512i p01, p23;
 
-					sr[r] = _mm512_setzero_si512();
+					sr[r] = z;
 					if (r >= R)
 						continue;
-					for (int g = 0; g < 4; g++)
-						sr[r] = _mm512_dpwssd_epi32(
-							sr[r],
-							_mm512_maddubs_epi16(
-							qv[g],
-							_mm512_loadu_si512(
-							a + 64 * g)), sv[g]);
+					p01 = _mm512_packs_epi32(
+						_mm512_dpbusd_epi32(z, l0,
+						_mm512_load_si512(a)),
+						_mm512_dpbusd_epi32(z, h0,
+						_mm512_load_si512(a + 64)));
+					p23 = _mm512_packs_epi32(
+						_mm512_dpbusd_epi32(z, l1,
+						_mm512_load_si512(a + 128)),
+						_mm512_dpbusd_epi32(z, h1,
+						_mm512_load_si512(a + 192)));
+					sr[r] = _mm512_dpwssd_epi32(
+						_mm512_dpwssd_epi32(z, p01,
+						sv0), p23, sv1);
 				}
 				imin = kq_win_mins(&win, bw, mv);
 				acc = _mm256_sub_ps(_mm256_add_ps(acc,
@@ -217,74 +279,158 @@ ffn_kq_avx512_q4k_q8k(const uint8_t *w, size_t row_bytes, size_t nrows,
 	}
 }
 
-/* Several input rows, as q4k_q8k_rows: lane r is the scalar's
- * acc + (dx*d)*isum with isum = sum q*a*sc - 32 * sum sc * (sum of a). */
+/*
+ * i16 lane 8k + j (128-bit lane k) of the scales of half n of a Q6_K block
+ * for the packed dot products of q6k_q8k_rows: LARQL-private, groups
+ * 8n + 2k + (j / 2) % 2 (the even and odd values of 8 consecutive ones);
+ * ggml, groups 8n + k + 4 (j / 4) (values 64 apart).
+ */
+static inline __m512i
+q6_sc_idx(enum ffn_kq_q6_layout q6, int n)
+{
+	short v[32];
+
+	for (int l = 0; l < 32; l++) {
+		int k = l / 8, j = l % 8;
+
+		v[l] = (short)(q6 == FFN_KQ_Q6_PRIVATE ?
+			8 * n + 2 * k + (j / 2) % 2 : 8 * n + k + 4 * (j / 4));
+	}
+	return _mm512_loadu_si512(v);
+}
+
+/*
+ * Several input rows, Q6_K: per half of 128 values, the low and high
+ * nibbles with their 2 high bits (values 0..63) as two vectors, each
+ * against its input values with vpdpbusd (sums of 4, |.| <= 4 * 63 * 128:
+ * exact in i16), packed and multiplied by the group scales with vpdpwssd,
+ * as q4k_q8k_rows. The -32 of every value is sum_g sc_g S_g, S_g the sums
+ * of the input's groups of 16, for all rows in four vpmaddwd per block.
+ * Lane r does exactly the scalar's acc + (dx*d)*isum: equal bit for bit.
+ */
 static void
 q6k_q8k_rows(const uint8_t *w, size_t row_bytes, size_t nrows, size_t nb,
-	     enum ffn_kq_q6_layout q6, const uint8_t *q8, const int16_t *s16,
-	     size_t R, float *y, size_t ldy)
+	     enum ffn_kq_q6_layout q6, const uint8_t *q8, size_t R, float *y,
+	     size_t ldy)
 {
+	const __m512i m4 = _mm512_set1_epi8(15), m30 = _mm512_set1_epi8(0x30);
+	const __m512i z = _mm512_setzero_si512();
+	const __m512i six0 = q6_sc_idx(q6, 0), six1 = q6_sc_idx(q6, 1);
+	const int priv = q6 == FFN_KQ_Q6_PRIVATE;
 	size_t q8_row = nb * FFN_KQ_Q8K_BYTES;
-	const __m512i k32 = _mm512_set1_epi8(32);
 	struct kq_q8_win win __attribute__((aligned(64)));
+	struct kq_pf pf;
 
 	for (size_t b0 = 0; b0 < nb; b0 += KQ_WIN) {
 		size_t n = nb - b0 < KQ_WIN ? nb - b0 : KQ_WIN;
 
 		kq_win_prep(q8, nb, R, b0, n, 0, &win);
+		kq_pf_start(&pf, w, row_bytes, b0, n, FFN_KQ_Q6K_BYTES);
+		kq_win_s6(q8, nb, R, b0, n, &win);
+		for (size_t r = 0; priv && r < R; r++)
+			kq_perm_q6k_private((const uint8_t *)kq_q8_qs(q8 +
+				r * q8_row, nb, b0), n, win.a[r][0]);
 		for (size_t i = 0; i < nrows; i++) {
 			const uint8_t *row = w + i * row_bytes;
 			__m256 acc = kq_acc_in(y, ldy, i, R, b0);
 
 			for (size_t bw = 0; bw < n; bw++) {
-				size_t b = b0 + bw;
-				const uint8_t *blk = row + b * FFN_KQ_Q6K_BYTES;
+				const uint8_t *blk = row + (b0 + bw) *
+						     FFN_KQ_Q6K_BYTES;
+
+				kq_pf_next(&pf, row_bytes, n, FFN_KQ_Q6K_BYTES);
 				float d = f16(blk + KQ6_D);
-				__m256i sc16 = _mm256_cvtepi8_epi16(
-					_mm_loadu_si128((const __m128i *)
-						(blk + KQ6_SC)));
-				__m512i sv[4], qv[4], sr[8], cr[8];
+				__m512i sc = _mm512_castsi256_si512(
+					_mm256_cvtepi8_epi16(_mm_loadu_si128(
+					(const __m128i *)(blk + KQ6_SC))));
+				__m512i sv0 = _mm512_permutexvar_epi16(six0,
+								       sc);
+				__m512i sv1 = _mm512_permutexvar_epi16(six1,
+								       sc);
+				__m512i v[4], sr[8], c = z;
 				__m256i corr;
 				__m256 dx = _mm256_load_ps(win.dx[bw]);
 
-				q6_decode_z(blk, q6, qv);
-				for (int c = 0; c < 4; c++)
-					sv[c] = scale_lanes(
-						_mm512_castsi256_si512(sc16),
-						4 * c, 16);
+				for (int h = 0; h < 2; h++) {
+					__m512i l = _mm512_loadu_si512(blk +
+						KQ6_QL + 64 * h);
+					__m512i e, o;
+
+					if (priv) {
+						/* as q6k_block (one row) */
+						__m512i h4 =
+						_mm512_cvtepu32_epi64(
+						_mm256_loadu_si256(
+						(const __m256i *)(blk +
+						KQ6_QH + 32 * h)));
+
+						e = _mm512_multishift_epi64_epi8(
+						_mm512_set1_epi64(
+						0x1814100c0804003cLL), h4);
+						o = _mm512_multishift_epi64_epi8(
+						_mm512_set1_epi64(
+						0x1a16120e0a06023eLL), h4);
+					} else {
+						__m512i hb =
+						_mm512_broadcast_i64x4(
+						_mm256_loadu_si256(
+						(const __m256i *)(blk +
+						KQ6_QH + 32 * h)));
+
+						e = _mm512_mask_slli_epi16(
+						_mm512_slli_epi16(hb, 4),
+						0xffff0000u, hb, 2);
+						o = _mm512_mask_srli_epi16(hb,
+						0xffff0000u, hb, 2);
+					}
+					v[2 * h] = _mm512_or_si512(
+						_mm512_and_si512(l, m4),
+						_mm512_and_si512(e, m30));
+					v[2 * h + 1] = _mm512_or_si512(
+						_mm512_and_si512(
+						_mm512_srli_epi16(l, 4), m4),
+						_mm512_and_si512(o, m30));
+				}
 #pragma GCC unroll 8
 				for (size_t r = 0; r < 8; r++) {
-					const int8_t *a = kq_q8_qs(q8 +
-						r * q8_row, nb, b);
+					const uint8_t *a = priv ?
+						win.a[r][bw] :
+						(const uint8_t *)kq_q8_qs(q8 +
+						r * q8_row, nb, b0 + bw);
+					__m512i p0, p1;
 
-					sr[r] = cr[r] = _mm512_setzero_si512();
+					sr[r] = z;
 					if (r >= R)
 						continue;
-					for (int c = 0; c < 4; c++) {
-						__m512i av = _mm512_loadu_si512(
-							a + 64 * c);
-
-						sr[r] = _mm512_dpwssd_epi32(
-							sr[r],
-							_mm512_maddubs_epi16(
-							qv[c], av), sv[c]);
-						if (s16 == NULL)
-							cr[r] =
-							_mm512_dpwssd_epi32(
-							cr[r],
-							_mm512_maddubs_epi16(
-							k32, av), sv[c]);
-					}
-					if (s16 != NULL)
-						cr[r] = _mm512_zextsi256_si512(
-							_mm256_madd_epi16(sc16,
-							_mm256_loadu_si256(
-							(const __m256i *)(s16 +
-							16 * (r * nb + b)))));
+					p0 = _mm512_packs_epi32(
+						_mm512_dpbusd_epi32(z, v[0],
+						_mm512_loadu_si512(a)),
+						_mm512_dpbusd_epi32(z, v[1],
+						_mm512_loadu_si512(a + 64)));
+					p1 = _mm512_packs_epi32(
+						_mm512_dpbusd_epi32(z, v[2],
+						_mm512_loadu_si512(a + 128)),
+						_mm512_dpbusd_epi32(z, v[3],
+						_mm512_loadu_si512(a + 192)));
+					sr[r] = _mm512_dpwssd_epi32(
+						_mm512_dpwssd_epi32(z, p0,
+						sv0), p1, sv1);
 				}
-				corr = hsum8x16(cr);
-				if (s16 != NULL)
-					corr = _mm256_slli_epi32(corr, 5);
+				/* zmm j: group pairs 2j, 2j+1, i.e. i32
+				 * lanes 2j and 2j+1 of the scales */
+				for (int j = 0; j < 4; j++)
+					c = _mm512_add_epi32(c,
+						_mm512_madd_epi16(
+						_mm512_load_si512(
+						win.s6[bw][j]),
+						_mm512_permutexvar_epi32(
+						_mm512_inserti64x4(
+						_mm512_set1_epi32(2 * j),
+						_mm256_set1_epi32(2 * j + 1),
+						1), sc)));
+				corr = _mm256_slli_epi32(_mm256_add_epi32(
+					_mm512_castsi512_si256(c),
+					_mm512_extracti64x4_epi64(c, 1)), 5);
 				acc = _mm256_add_ps(acc, _mm256_mul_ps(
 					_mm256_mul_ps(dx, _mm256_set1_ps(d)),
 					_mm256_cvtepi32_ps(_mm256_sub_epi32(
@@ -301,7 +447,7 @@ ffn_kq_avx512_q6k_q8k(const uint8_t *w, size_t row_bytes, size_t nrows,
 		      const int16_t *s16, size_t R, float *y, size_t ldy)
 {
 	if (R > 1) {
-		q6k_q8k_rows(w, row_bytes, nrows, nb, q6, q8, s16, R, y, ldy);
+		q6k_q8k_rows(w, row_bytes, nrows, nb, q6, q8, R, y, ldy);
 		return;
 	}
 	if (ffn_kq_avx512_q6k_q8k_1(w, row_bytes, nrows, nb, q6, q8, s16,

@@ -23,6 +23,7 @@
  */
 #include <immintrin.h>
 
+#include "kq_avx512.h"
 #include "kq_internal.h"
 
 /* Blocks of an input row the stack permutation holds (64 KiB): rows up
@@ -31,24 +32,6 @@
 
 /* The kernels take four rows at a time, one per far-apart stream. */
 _Static_assert(FFN_KQ_STREAMS == 4, "kq_avx512_q8k.c reads 4 streams");
-
-/*
- * Q4_K: a 64-byte load of qs[64k..64k+63] gives, in its low nibbles, the
- * values 128k + 0..31 and 128k + 64..95, in its high nibbles 128k +
- * 32..63 and 128k + 96..127 (vindex.md §2.4). So the input's 32-byte
- * chunks go in the order 0, 2, 1, 3, 4, 6, 5, 7.
- */
-static void
-perm_q4k(const uint8_t *q8, size_t nb, uint8_t *ap)
-{
-	static const uint8_t ord[8] = { 0, 2, 1, 3, 4, 6, 5, 7 };
-
-	for (size_t b = 0; b < nb; b++)
-		for (int c = 0; c < 8; c++)
-			_mm256_storeu_si256((__m256i *)(ap + 256 * b + 32 * c),
-				_mm256_loadu_si256((const __m256i *)
-					(q8 + 256 * b + 32 * ord[c])));
-}
 
 /*
  * The scales and mins of four Q4_K blocks (kq_q4k_scales, vindex.md §2.4)
@@ -77,25 +60,6 @@ q4k_scales4(const uint8_t *b0, const uint8_t *b1, const uint8_t *b2,
 	hi = _mm512_and_si512(_mm512_slli_epi32(_mm512_srli_epi32(q, 6), 4),
 			      _mm512_set4_epi32(0x30303030, 0, 0x30303030, 0));
 	return _mm512_or_si512(lo, hi);
-}
-
-/* vpshufb control for packs_epi32 of two dpbusd results whose i32 lanes
- * hold sub-blocks (s0 | s2) and (s1 | s3) by 256-bit halves: i16 lanes of
- * 128-bit lanes 0-1 <- byte s0 x4 then s1 x4, of lanes 2-3 <- s2, s3. */
-static inline __m512i
-sc_ctl2(int s0, int s1, int s2, int s3)
-{
-	__m128i a = _mm_setr_epi16((short)(0x8000 | s0), (short)(0x8000 | s0),
-		(short)(0x8000 | s0), (short)(0x8000 | s0),
-		(short)(0x8000 | s1), (short)(0x8000 | s1),
-		(short)(0x8000 | s1), (short)(0x8000 | s1));
-	__m128i c = _mm_setr_epi16((short)(0x8000 | s2), (short)(0x8000 | s2),
-		(short)(0x8000 | s2), (short)(0x8000 | s2),
-		(short)(0x8000 | s3), (short)(0x8000 | s3),
-		(short)(0x8000 | s3), (short)(0x8000 | s3));
-
-	return _mm512_inserti64x4(_mm512_castsi256_si512(
-		_mm256_set_m128i(a, a)), _mm256_set_m128i(c, c), 1);
 }
 
 /* Lane k = sum of the 16 lanes of s[k], k = 0..3: the four vectors are
@@ -225,11 +189,11 @@ ffn_kq_avx512_q4k_q8k_1(const uint8_t *w, size_t row_bytes, size_t nrows,
 
 	if (nb > KQ512_PERM_BLOCKS)
 		return -1;
-	perm_q4k(q8, nb, ap);
+	kq_perm_q4k(q8, nb, ap);
 	/* packed sums of sub-blocks: 128-bit lanes 0-1 (0, 1), 2-3 (2, 3),
 	 * and (4, 5), (6, 7) */
-	ctl[0] = sc_ctl2(0, 1, 2, 3);
-	ctl[1] = sc_ctl2(4, 5, 6, 7);
+	ctl[0] = kq_sc_ctl2(0, 1, 2, 3);
+	ctl[1] = kq_sc_ctl2(4, 5, 6, 7);
 	ctlm = _mm512_broadcast_i32x4(_mm_setr_epi8(8, -1, 9, -1, 10, -1,
 		11, -1, 12, -1, 13, -1, 14, -1, 15, -1));
 	/* rows f, q + f, 2q + f, 3q + f: four streams (kq_internal.h), then
@@ -253,33 +217,6 @@ ffn_kq_avx512_q4k_q8k_1(const uint8_t *w, size_t row_bytes, size_t nrows,
 			y[ri[r]] = out[r];
 	}
 	return 0;
-}
-
-/*
- * Q6_K, LARQL-private arrangement: 64 bytes of ql hold the values
- * 128n + 2k in their low nibbles and 128n + 2k + 1 in their high ones, so
- * the input goes as [even values | odd values] per 128.
- */
-static void
-perm_q6k_private(const uint8_t *q8, size_t nb, uint8_t *ap)
-{
-	__m512i ie = _mm512_set_epi8(
-		126, 124, 122, 120, 118, 116, 114, 112, 110, 108, 106, 104,
-		102, 100, 98, 96, 94, 92, 90, 88, 86, 84, 82, 80, 78, 76, 74,
-		72, 70, 68, 66, 64, 62, 60, 58, 56, 54, 52, 50, 48, 46, 44, 42,
-		40, 38, 36, 34, 32, 30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10,
-		8, 6, 4, 2, 0);
-	__m512i io = _mm512_add_epi8(ie, _mm512_set1_epi8(1));
-
-	for (size_t h = 0; h < 2 * nb; h++) {
-		__m512i a0 = _mm512_loadu_si512(q8 + 128 * h);
-		__m512i a1 = _mm512_loadu_si512(q8 + 128 * h + 64);
-
-		_mm512_storeu_si512(ap + 128 * h,
-				    _mm512_permutex2var_epi8(a0, ie, a1));
-		_mm512_storeu_si512(ap + 128 * h + 64,
-				    _mm512_permutex2var_epi8(a0, io, a1));
-	}
 }
 
 /* d (f16 at KQ6_D) of four blocks. */
@@ -442,7 +379,7 @@ ffn_kq_avx512_q6k_q8k_1(const uint8_t *w, size_t row_bytes, size_t nrows,
 	for (size_t i = 0; i < 16 * nb; i++)
 		ns[i] = (int16_t)-s16[i];
 	if (q6 == FFN_KQ_Q6_PRIVATE) {
-		perm_q6k_private(q8, nb, ap);
+		kq_perm_q6k_private(q8, nb, ap);
 		q6k_mat(w, row_bytes, nrows, nb, FFN_KQ_Q6_PRIVATE, ap, ns, dx,
 			y);
 	} else {

@@ -19,12 +19,27 @@
 
 #include "kq_internal.h"
 
-#define KQ_WIN 128	/* blocks per window: 20 KiB on the stack */
+/*
+ * Blocks per window. The window's input rows are read once per weight row,
+ * so all 8 of them (8 x 16 x 256 B = 32 KiB) stay in L1 beside the
+ * streaming weights; each weight row is read in runs of 16 blocks (2.3 KiB
+ * Q4_K, 3.3 KiB Q6_K), long enough for the prefetchers.
+ */
+#ifndef KQ_WIN
+#define KQ_WIN 16
+#endif
 
 struct kq_q8_win {
 	float dx[KQ_WIN][8];
 	/* Q4_K: sp[b][k] = sums 2k, 2k+1 of rows 0..7, as i16 pairs */
 	int16_t sp[KQ_WIN][4][16];
+	/* Q6_K: zmm j of block b holds, for the group pairs 2j (low 256
+	 * bits) and 2j+1 (high), the i16 pairs (S_r,2k, S_r,2k+1) of rows
+	 * r = 0..7, where S_r,g = sum of the 16 values of group g */
+	int16_t s6[KQ_WIN][4][32];
+	/* the rows' values in the order the weight nibbles come out of a
+	 * 64-byte load (Q4_K; Q6_K LARQL-private), rows < R only */
+	uint8_t a[8][KQ_WIN][256];
 };
 
 /* The blocks [b0, b0 + n) of the R Q8_K rows at q8 (nb blocks each). */
@@ -43,6 +58,32 @@ kq_win_prep(const uint8_t *q8, size_t nb, size_t R, size_t b0, size_t n,
 					kq_q8_sum(in, nb, b0 + b, 2 * k);
 				w->sp[b][k][2 * r + 1] =
 					kq_q8_sum(in, nb, b0 + b, 2 * k + 1);
+			}
+		}
+	}
+}
+
+/* Q6_K: the window's per-16 sums in the pairs of kq_q8_win.s6. */
+static inline void
+kq_win_s6(const uint8_t *q8, size_t nb, size_t R, size_t b0, size_t n,
+	  struct kq_q8_win *w)
+{
+	for (size_t r = 0; r < 8; r++) {
+		const uint8_t *in = q8 + (r < R ? r : 0) * nb *
+					 FFN_KQ_Q8K_BYTES;
+
+		for (size_t b = 0; b < n; b++) {
+			const int8_t *a = kq_q8_qs(in, nb, b0 + b);
+
+			for (int g = 0; g < 16; g++) {
+				int t = 0;
+
+				for (int l = 0; l < 16; l++)
+					t += a[16 * g + l];
+				/* pair k = g / 2 sits in zmm k / 2, half
+				 * k % 2, lanes 2r + g % 2 */
+				w->s6[b][g / 4][16 * ((g / 2) % 2) + 2 * r +
+						g % 2] = (int16_t)t;
 			}
 		}
 	}

@@ -337,8 +337,8 @@ test_every_row_count(void **state)
 	}
 	run_random(&rng, FFN_KQ_Q4_K, FFN_KQ_Q6_PRIVATE, 3, 256, 17);
 	run_random(&rng, FFN_KQ_Q6_K, FFN_KQ_Q6_PRIVATE, 3, 256, 17);
-	/* 129 blocks: the Q8_K kernels' second window of 128 (the Q6_K
-	 * ones meet it in test_random_q6k) */
+	/* 129 blocks: the several-row Q8_K kernels' windows of 16 blocks,
+	 * the last one partial (the Q6_K ones meet them in test_random_q6k) */
 	run_random(&rng, FFN_KQ_Q4_K, FFN_KQ_Q6_PRIVATE, 3, 33000, 3);
 }
 
@@ -374,7 +374,8 @@ test_random_q6k(void **state)
 		run_random(&rng, FFN_KQ_Q6_K, lay, 9, 777, 8);
 		run_random(&rng, FFN_KQ_Q6_K, lay, 5, 200, 11);
 		/* 8 rows x 129 blocks: past the driver's stack of per-16
-		 * input sums, the kernels apply the -32 themselves */
+		 * input sums (the several-row kernels make their own), and
+		 * windows of 16 blocks, the last one partial */
 		run_random(&rng, FFN_KQ_Q6_K, lay, 2, 33000, 8);
 		run_random(&rng, FFN_KQ_Q6_K, lay, 7, 2048, 1);
 		run_random(&rng, FFN_KQ_Q6_K, lay, 5, 1500, 1);
