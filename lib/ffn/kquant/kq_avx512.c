@@ -200,9 +200,7 @@ KQ_PAIR_BY_R(q6k_pair, q6k_pair_n)
 
 /*
  * Several input rows: weight rows in pairs through pair(); an odd last
- * row goes through it paired with itself (one row of thousands). Both
- * rows are prefetched ahead (kq_pf_lines): from DRAM, 2 rows ran 2x and
- * 4 rows 1.4x faster, 8 rows the same (Zen 5, 102400 x 2560 Q4_K).
+ * row goes through it paired with itself (one row of thousands).
  */
 static inline __attribute__((always_inline)) void
 rows_f32(const uint8_t *w, size_t row_bytes, size_t nrows, size_t nb,
@@ -220,12 +218,9 @@ rows_f32(const uint8_t *w, size_t row_bytes, size_t nrows, size_t nb,
 
 		for (size_t r = 0; r < R; r++)
 			acc0[r] = acc1[r] = _mm512_setzero_ps();
-		for (size_t b = 0; b < nb; b++) {
-			kq_pf_lines(r0 + b * bb + KQ_PF_BYTES, bb);
-			kq_pf_lines(r1 + b * bb + KQ_PF_BYTES, bb);
+		for (size_t b = 0; b < nb; b++)
 			pair(r0 + b * bb, r1 + b * bb, q6, x, ldx, R, b, acc0,
 			     acc1);
-		}
 		store_rows(acc0, R, y, ldy, i);
 		if (i + 1 < nrows)
 			store_rows(acc1, R, y, ldy, i + 1);
