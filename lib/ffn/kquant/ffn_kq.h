@@ -30,7 +30,8 @@
  * - Q8_K (FFN_KQ_PATH_Q8K): inputs are quantised to Q8_K blocks (as
  *   llama.cpp: d = max/-127 of the value of largest magnitude, q = round(x/d)
  *   clamped to 127) and dotted with int8 instructions (vpmaddubsw, then
- *   AVX-512 VNNI vpdpwssd / AVX2 vpmaddwd). Integer sums are exact and the
+ *   AVX-512 VNNI vpdpwssd / AVX2 vpmaddwd; AVX-512 VNNI vpdpbusd sums of 4
+ *   packed to i16 before the scales). Integer sums are exact and the
  *   per-block float combination is done in the same order in every ISA, so
  *   SIMD and scalar results are identical bit for bit. Against the f32
  *   path it adds the 8-bit input rounding: 1.5% relative L2 on a synthetic
