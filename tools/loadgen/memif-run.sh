@@ -27,6 +27,8 @@
 #          with several ffn-loadgen lcores, as many as those),
 #        EXPERTS: the unit's experts = A-B (issue 23; MODEL a hybrid
 #          MoE), with LAYERS=0 for an expert-only unit (no layers key),
+#        KQ_Q8K: the unit's kq_q8k (on or off; unset: the default, off),
+#          the Q8_K integer path of K-quant layers,
 #        RUNS: up to this many runs (1), each with a fresh appliance,
 #          until one gives a RESULT line and the telemetry asked for;
 #          the output is the last run's
@@ -115,6 +117,7 @@ net_lcores = $shard_net
 f16 = on
 i8 = on
 ${MAX_CONNECTIONS:+max_connections = $MAX_CONNECTIONS}
+${KQ_Q8K:+kq_q8k = $KQ_Q8K}
 $shard_workers
 CONF
 timeout 900 "$build/app/ffn-shard/ffn-shard" -c "$dir/shard.conf" \
