@@ -248,6 +248,8 @@ load_units(void)
 		}
 		if (units[i].model != NULL)
 			ffn_model_set_kq_q8k(units[i].model, cu->kq_q8k);
+		if (units[i].moe != NULL)
+			ffn_moe_set_kq_q8k(units[i].moe, cu->kq_q8k);
 		units[i].metrics_enabled = conf.metrics;
 		units[i].log_errors = true;
 		units[i].metrics_extra = shard_server_metrics;
@@ -334,10 +336,11 @@ print_experts(const struct conf_unit *cu, const struct shard_unit *u)
 	const struct ffn_moe_info *mi = ffn_moe_info(u->moe);
 
 	printf("ffn-shard: [%s] experts: %" PRIu64 " held (%u experts of "
-	       "width %u a layer, %u of %u layers with a layer file), %s, "
+	       "width %u a layer, %u of %u layers with a layer file), %s%s, "
 	       "%.1f MiB, loaded in %.0f ms\n", cu->section,
 	       mi->experts_loaded, mi->num_experts, mi->width,
 	       mi->layer_files, mi->num_layers, mi->kind,
+	       mi->kq_q8k ? " (kq_q8k: Q8_K inputs)" : "",
 	       (double)mi->bytes_loaded / (1 << 20), mi->load_ms);
 }
 

@@ -78,9 +78,10 @@
  *                  f16_guard   on: a negotiated f16 answer that would
  *                              overflow a finite value goes in f32
  *                              (spec/moe.md §7; dense routes too) (on)
- *                  kq_q8k      on: K-quant layers dot inputs quantised to
- *                              Q8_K with integer instructions (faster,
- *                              ~1.5% further from f32), off: f32 (off)
+ *                  kq_q8k      on: K-quant layers and Q4_K experts dot
+ *                              inputs quantised to Q8_K with integer
+ *                              instructions (faster, ~1.5% further from
+ *                              f32), off: f32 (off)
  *
  * Static rules (conf_load): every value's type and range; unknown
  * sections and keys, duplicate sections and keys, lines that are not

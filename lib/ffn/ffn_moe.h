@@ -121,6 +121,9 @@ struct ffn_moe_info {
 	enum ffn_placement placement;
 	enum ffn_pages pages;
 	int numa_node;
+	int kq_q8k;			/**< 1: Q4_K experts take the Q8_K
+					 *   integer path for every input
+					 *   (ffn_moe_set_kq_q8k) */
 };
 
 struct ffn_moe;
@@ -154,6 +157,19 @@ int ffn_moe_load(const char *dir, const struct ffn_moe_load_opts *o,
 
 void ffn_moe_free(struct ffn_moe *m);
 
+/**
+ * kq_q8k for experts (the config key of the same name), off after load:
+ * on, Q4_K experts (kind "q4k") quantise h and the inner activation to
+ * Q8_K and take the integer kernels on every route, as the reference
+ * computes them (spec/moe.md §1, "Numerics": within ~1% relative per
+ * element of exact f32); off, f32 h takes the f32 path and Q8_K h the
+ * integer kernels for gate and up only. Other kinds compute as before;
+ * ffn_moe_info().kq_q8k says whether it applies. Set it before compute
+ * starts (the flag is read without synchronisation); a scratch made
+ * before covers both paths.
+ */
+void ffn_moe_set_kq_q8k(struct ffn_moe *m, int on);
+
 const struct ffn_moe_info *ffn_moe_info(const struct ffn_moe *m);
 
 /** Whether expert e of layer is held (file present, e < E, owned). */
@@ -181,7 +197,8 @@ void ffn_moe_norm(const struct ffn_moe *m, uint32_t layer, const float *x,
 /**
  * y row r = y_e(h row r) for r < rows (rows of H floats at a stride of
  * H), h already normed. Q4_K experts take the f32 path (no input
- * quantisation). rows <= the scratch's max_rows. y must not overlap h.
+ * quantisation), or with ffn_moe_set_kq_q8k() the Q8_K path. rows <= the
+ * scratch's max_rows. y must not overlap h.
  * Returns 0, -ERANGE (expert not held), -EINVAL, -ENOSPC (scratch).
  */
 int ffn_moe_expert(const struct ffn_moe *m, uint32_t layer, uint32_t e,
@@ -194,7 +211,8 @@ int ffn_moe_expert(const struct ffn_moe *m, uint32_t layer, uint32_t e,
  * sums[nb*8], nb = H / 256; rows consecutive). Q4_K experts dot them
  * with integer instructions for gate and up; the inner activation stays
  * f32 for down (it is not re-quantised, unlike the reference, which
- * costs about 0.5%). F32 experts take them dequantised
+ * costs about 0.5%), unless ffn_moe_set_kq_q8k() made it Q8_K too, the
+ * reference's own numerics. F32 experts take them dequantised
  * (h_i = d[i/256] * qs[i]). Needs H % 256 == 0 (else -EINVAL).
  */
 int ffn_moe_expert_q8k(const struct ffn_moe *m, uint32_t layer, uint32_t e,

@@ -145,10 +145,12 @@ q4k_scratch(const struct ffn_moe *m, unsigned rows)
 {
 	struct ffn_moe_x x = { NULL, NULL, NULL };
 	struct ffn_kq_layer kl = q4k_layer(m, &x);
-	/* both routes: f32 h, and ffn_kq_layer_forward_q8k_in() */
+	/* f32 h and ffn_kq_layer_forward_q8k_in() take the f32 path's;
+	 * kq_q8k, switched after the scratch exists, the Q8_K path's */
 	size_t a = ffn_kq_layer_scratch(&kl, rows, FFN_KQ_PATH_F32);
+	size_t b = ffn_kq_layer_scratch(&kl, rows, FFN_KQ_PATH_Q8K);
 
-	return align64(a);
+	return align64(a > b ? a : b);
 }
 
 static int
@@ -158,12 +160,13 @@ q4k_forward(const struct ffn_moe *m, const struct ffn_moe_x *x,
 {
 	struct ffn_kq_layer kl = q4k_layer(m, x);
 
-	return ffn_kq_layer_forward(&kl, FFN_KQ_PATH_F32, act_gelu, h, m->H,
+	return ffn_kq_layer_forward(&kl, m->info.kq_q8k ? FFN_KQ_PATH_Q8K :
+				    FFN_KQ_PATH_F32, act_gelu, h, m->H,
 				    rows, y, m->H, s->eng, s->eng_len);
 }
 
 /* gate and up by integer dots; the activation stays f32 for down
- * (ffn_moe.h ffn_moe_expert_q8k) */
+ * (ffn_moe.h ffn_moe_expert_q8k), or with kq_q8k is quantised too */
 static int
 q4k_forward_q8k(const struct ffn_moe *m, const struct ffn_moe_x *x,
 		const void *hq, unsigned rows, float *y,
@@ -171,6 +174,9 @@ q4k_forward_q8k(const struct ffn_moe *m, const struct ffn_moe_x *x,
 {
 	struct ffn_kq_layer kl = q4k_layer(m, x);
 
+	if (m->info.kq_q8k)
+		return ffn_kq_layer_forward_q8k(&kl, act_gelu, hq, rows, y,
+						m->H, s->eng, s->eng_len);
 	return ffn_kq_layer_forward_q8k_in(&kl, act_gelu, hq, rows, y, m->H,
 					   s->eng, s->eng_len);
 }
@@ -326,6 +332,7 @@ const struct ffn_moe_kind ffn_moe_kinds[] = {
 		.arena_bytes = q4k_arena_bytes,
 		.place = q4k_place,
 		.held_bytes = q4k_held_bytes,
+		.q8k_path = 1,
 		.scratch = q4k_scratch,
 		.forward = q4k_forward,
 		.forward_q8k = q4k_forward_q8k,

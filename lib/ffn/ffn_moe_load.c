@@ -676,6 +676,23 @@ ffn_moe_free(struct ffn_moe *m)
 	free(m);
 }
 
+void
+ffn_moe_set_kq_q8k(struct ffn_moe *m, int on)
+{
+	int ok = 1, any = 0;
+
+	if (m == NULL)
+		return;
+	/* the kinds' own column (ffn_moe_kinds[]): every layer that holds
+	 * experts must take the Q8_K path for it to apply */
+	for (uint32_t l = 0; l < m->nl; l++)
+		if (m->layers[l].kind != NULL) {
+			any = 1;
+			ok = ok && m->layers[l].kind->q8k_path;
+		}
+	m->info.kq_q8k = on && any && ok;
+}
+
 const struct ffn_moe_info *
 ffn_moe_info(const struct ffn_moe *m)
 {

@@ -83,7 +83,11 @@ struct ffn_moe_kind {
 		      struct ffn_moe_x *x);
 	/** Weight bytes a held expert serves from (ffn_moe_info). */
 	uint64_t (*held_bytes)(const struct ffn_moe *m);
-	/** Scratch bytes for rows rows on both paths. */
+	/** Whether ffn_moe_set_kq_q8k() applies: the kind's forward()
+	 * can quantise h and the inner activation to Q8_K and take the
+	 * integer kernels, as the reference does (spec/moe.md §1). */
+	int q8k_path;
+	/** Scratch bytes for rows rows on every path the kind takes. */
 	size_t (*scratch)(const struct ffn_moe *m, unsigned rows);
 	/** y rows = y_e(h rows) (spec/moe.md §1); 0 or -errno. */
 	int (*forward)(const struct ffn_moe *m, const struct ffn_moe_x *x,

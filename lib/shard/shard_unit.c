@@ -246,6 +246,8 @@ experts_json(const struct shard_unit *u, const struct shard_stats *s)
 	J_ADD(e, "weights_bytes", json_object_new_int64(
 		      (int64_t)mi->bytes_loaded));
 	J_ADD(e, "f16_guard", json_object_new_boolean(u->f16_guard));
+	/* kq_q8k applies to Q4_K experts only (ffn_moe_set_kq_q8k) */
+	J_ADD(e, "kq_q8k", json_object_new_boolean(mi->kq_q8k));
 	J_ADD(e, "expert_rows", json_object_new_int64(
 		      (int64_t)s->expert_rows));
 	J_ADD(e, "expert_runs", json_object_new_int64(

@@ -237,6 +237,15 @@ check_example(const char *d, const char *kind, float *out)
 		assert_float_equal(y[i], ex_y1[i], 1e-5 * fabsf(ex_y1[i]) + 1e-6);
 	assert_int_equal(ffn_moe_mix(m, 0, h, NULL, p, 2, out, &bad, s), 0);
 	check_out(out);
+	/* kq_q8k is for the "q4k" kind only: f32 and q4k-f32 compute as
+	 * before (ffn_moe_set_kq_q8k) */
+	assert_int_equal(in->kq_q8k, 0);
+	ffn_moe_set_kq_q8k(m, 1);
+	assert_int_equal(in->kq_q8k, 0);
+	assert_int_equal(ffn_moe_expert(m, 0, 1, h, 1, y, s), 0);
+	for (int i = 0; i < 4; i++)
+		assert_float_equal(y[i], ex_y1[i], 1e-5 * fabsf(ex_y1[i]) + 1e-6);
+	ffn_moe_set_kq_q8k(m, 0);
 	/* the norm in place */
 	memcpy(y, ex_x, sizeof(y));
 	ffn_moe_norm(m, 0, y, y);

@@ -356,12 +356,91 @@ test_kq_q8k_in(void **state)
 	free(sc);
 }
 
+/*
+ * kq_q8k for experts (ffn_moe_set_kq_q8k): f32 rows then take the Q8_K
+ * path, quantised as the Q8_K route's rows are (ffn_kq_quantize_q8k), so
+ * the two routes agree bit for bit, in every kernel set alike (the Q8_K
+ * path is exact integer sums, ffn_kq.h). The inner activation is
+ * quantised too: the answer moves from the f32 path's, within the
+ * reference's own tolerance of float64 (spec/moe.md §1: ~1%; here up to
+ * 1.9% of the largest value), and off again gives the f32 path's answer
+ * back. A scratch made before the switch covers the Q8_K path.
+ */
+static void
+test_kq_q8k_experts(void **state)
+{
+	uint64_t rng = test_rng_seed(29);
+	size_t qrow = 2 * FFN_KQ_Q8K_BYTES, n = RR * RH * 4;
+	float *x = malloc(n), *y = malloc(n), *yq = malloc(n);
+	float *yf = malloc(n), *y0 = malloc(n), *yb = malloc(n);
+	uint8_t *xq = malloc(RR * qrow);
+	struct ffn_moe_scratch *s;
+	struct ffn_moe *m;
+	double ref[RH];
+	uint32_t e, j, r;
+	char d[64];
+	int isa, first;
+
+	(void)state;
+	make_random(d, sizeof(d));
+	m = load_ok(d, NULL);
+	s = ffn_moe_scratch_new(m, RR, -1);
+	assert_non_null(s);
+	assert_int_equal(ffn_moe_info(m)->kq_q8k, 0);
+	for (j = 0; j < RR * RH; j++)
+		x[j] = test_rng_uniform(&rng, -2.0f, 2.0f);
+	for (r = 0; r < RR; r++)
+		ffn_kq_quantize_q8k(x + r * RH, RH, xq + r * qrow);
+	for (e = 0; e < RE; e++) {
+		ffn_moe_set_kq_q8k(m, 0);
+		assert_int_equal(ffn_moe_expert(m, 0, e, x, RR, yf, s), 0);
+		ffn_moe_set_kq_q8k(m, 1);
+		assert_int_equal(ffn_moe_info(m)->kq_q8k, 1);
+		first = 1;
+		for (isa = 0; isa < FFN_KQ_ISA_COUNT; isa++) {
+			if (ffn_kq_select((enum ffn_kq_isa)isa) != 0)
+				continue;
+			assert_int_equal(ffn_moe_expert(m, 0, e, x, RR, y, s),
+					 0);
+			assert_int_equal(ffn_moe_expert_q8k(m, 0, e, xq, RR,
+							    yq, s), 0);
+			assert_memory_equal(y, yq, n);
+			if (first)
+				memcpy(y0, y, n);
+			else
+				assert_memory_equal(y, y0, n);
+			first = 0;
+		}
+		assert_false(first);
+		assert_true(memcmp(y, yf, n) != 0);
+		for (r = 0; r < RR; r++) {
+			ref_expert(d, e, x + r * RH, ref);
+			near_ref(y + r * RH, ref, 3e-2);
+		}
+		ffn_moe_set_kq_q8k(m, 0);
+		assert_int_equal(ffn_moe_info(m)->kq_q8k, 0);
+		assert_int_equal(ffn_moe_expert(m, 0, e, x, RR, yb, s), 0);
+		assert_memory_equal(yb, yf, n);
+	}
+	ffn_moe_scratch_free(s);
+	ffn_moe_free(m);
+	tu_rmtree(d);
+	free(x);
+	free(y);
+	free(yq);
+	free(yf);
+	free(y0);
+	free(yb);
+	free(xq);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_random_q4k),
 		cmocka_unit_test(test_kq_q8k_in),
+		cmocka_unit_test(test_kq_q8k_experts),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -49,5 +49,19 @@ fsa_client 300 "$FSA_PY" "$HERE/experts_http.py" --host "$FSA_IP" \
 	--port 8080 --model "$m" --experts 2-7 --clients 8 --rounds 2 \
 	--expect-batching
 fsa_stop
+
+# kq_q8k = on: Q4_K experts compute as the reference does (Q8_K input
+# and inner activation); every route again, within the reference's
+# tolerance, and the start-up line and /v1/stats say so
+fsa_conf "$FSA_DIR/kq.conf" "$m" - experts=0-7 i8=on kq_q8k=on
+fsa_start "$FSA_DIR/kq.conf"
+FSA_STEP="kq_q8k"
+fsa_client 300 "$FSA_PY" "$HERE/experts_http.py" --host "$FSA_IP" \
+	--port 8080 --model "$m" --experts 0-7 --clients 8 --rounds 2 \
+	--expect-batching --kq-q8k
+FSA_STEP="kq_q8k start-up log"
+grep '^ffn-shard: \[shard e2e\] experts: 16 held .*q4k (kq_q8k: Q8_K inputs)' \
+	"$FSA_DIR/shard.out"
+fsa_stop
 FSA_STEP=done
 echo "test_experts.sh: ok"

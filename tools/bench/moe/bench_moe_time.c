@@ -24,6 +24,8 @@ enum bm_path {
 	BM_F32 = 0,	/* f32 h (norm + mix, or ffn_moe_expert) */
 	BM_Q8K,		/* a Q8_K row (mix with hq, ffn_moe_expert_q8k) */
 	BM_READ,	/* read the experts' bytes, compute nothing */
+	BM_KQ,		/* f32 h with kq_q8k (ffn_moe_set_kq_q8k): h and
+			 * the inner activation in Q8_K, integer dots */
 };
 
 static volatile double sink;
@@ -101,6 +103,7 @@ batch_once(struct bm_model *b, enum bm_path path, unsigned K,
 	t = bm_cpu_now();
 	switch (path) {
 	case BM_F32:
+	case BM_KQ:	/* ffn_moe_set_kq_q8k() set by the caller */
 		ffn_moe_norm(b->m, 0, in->x, in->h);
 		rc = ffn_moe_mix(b->m, 0, in->h, NULL, in->p, K, in->out,
 				 &bad, b->s);
@@ -163,7 +166,7 @@ batch_model(const struct bm_opts *o, const struct bm_floors *f,
 {
 	static const char *const input[] = {
 		"f32 x (norm + mix)", "Q8_K h (mix, hq)",
-		"read only (same bytes)",
+		"read only (same bytes)", "f32 x, kq_q8k = on",
 	};
 	unsigned K = o->K < b->E ? o->K : b->E;
 	double bytes = (double)K * b->xbytes;
@@ -171,15 +174,20 @@ batch_model(const struct bm_opts *o, const struct bm_floors *f,
 	int rc = 0;
 
 	in_make(&in, b, K, 1);
-	for (int p = BM_F32; p <= BM_READ && rc == 0; p++) {
+	for (int p = BM_F32; p <= BM_KQ && rc == 0; p++) {
 		if ((p == BM_Q8K && b->H % FFN_KQ_QK) ||
 		    (p == BM_READ && b->n_reg == 0))
+			continue;
+		/* kq_q8k applies to Q4_K experts only (ffn_moe.h) */
+		ffn_moe_set_kq_q8k(b->m, p == BM_KQ);
+		if (p == BM_KQ && !b->info->kq_q8k)
 			continue;
 		rc = batch_run(b, p, K, o->iters, &in, t);
 		if (rc == 0)
 			batch_row(b->label, input[p], t, o->iters, bytes,
 				  f->read_bw);
 	}
+	ffn_moe_set_kq_q8k(b->m, 0);
 	in_free(&in);
 	return rc;
 }
@@ -237,7 +245,7 @@ rows_run(struct bm_model *b, enum bm_path path, unsigned R,
 	for (unsigned i = 0; i < warm + iters; i++) {
 		uint32_t e = bm_next(b);
 		double s = bm_cpu_now();
-		int rc = path == BM_F32 ?
+		int rc = path != BM_Q8K ?
 			ffn_moe_expert(b->m, 0, e, in->h, R, in->y, b->s) :
 			ffn_moe_expert_q8k(b->m, 0, e, in->hq, R, in->y,
 					   b->s);
@@ -245,7 +253,7 @@ rows_run(struct bm_model *b, enum bm_path path, unsigned R,
 		s = bm_cpu_now() - s;
 		if (rc < 0) {
 			fprintf(stderr, "bench-moe: ffn_moe_expert%s: %d "
-				"(%u rows)\n", path == BM_F32 ? "" : "_q8k",
+				"(%u rows)\n", path != BM_Q8K ? "" : "_q8k",
 				rc, R);
 			return 1;
 		}
@@ -265,26 +273,33 @@ bm_rows(const struct bm_opts *o, const struct bm_floors *f,
 	int rc = 0;
 
 	printf("\n== 2. Rows per expert (cross-request batching): "
-	       "ffn_moe_expert (f32 h) and ffn_moe_expert_q8k (Q8_K h) on "
+	       "ffn_moe_expert (f32 h), ffn_moe_expert_q8k (Q8_K h) and "
+	       "ffn_moe_expert with kq_q8k on (f32 h, Q8_K path) on "
 	       "R rows of one %s expert, the next expert of the order "
 	       "each call (%s)\n", b->info->kind,
 	       (double)(b->E - 1) * b->xbytes >= BM_FROM_MEMORY ?
 	       "from memory" : "in the caches: too few experts");
 	printf("  one expert: %.2f MB, read floor %.3f ms; 3 x %u x %u = "
 	       "%.2f M multiply-adds per row, compute floor per row "
-	       "%.3f ms (f32 h: FMAs at %.1f G/s) or %.3f ms (Q8_K h: gate "
-	       "and up integer dots at %.1f G/s, down FMAs)\n",
+	       "%.3f ms (f32 h: FMAs at %.1f G/s), %.3f ms (Q8_K h: gate "
+	       "and up integer dots at %.1f G/s, down FMAs) or %.3f ms "
+	       "(kq_q8k: all integer dots)\n",
 	       b->xbytes / 1e6, rd * 1e3, b->I, b->H, macs / 1e6,
 	       f->fma > 0 ? macs / f->fma * 1e3 : 0, f->fma / 1e9,
 	       f->fma > 0 ? (2 * macs / 3 / f->idot + macs / 3 / f->fma) *
-	       1e3 : 0, f->idot / 1e9);
+	       1e3 : 0, f->idot / 1e9,
+	       f->idot > 0 ? macs / f->idot * 1e3 : 0);
 	printf("  input  rows   ms/call  (min .. p90)       us/row     "
 	       "rows/s  x R=1  read-floor  comp-floor  of read  of comp\n");
 	in_make(&in, b, 1, rows_r[ROWS_N - 1]);
-	for (int p = BM_F32; p <= BM_Q8K && rc == 0; p++) {
+	for (int p = BM_F32; p <= BM_KQ && rc == 0; p++) {
 		double r1 = 0;
 
-		if (p == BM_Q8K && b->H % FFN_KQ_QK)
+		if (p == BM_READ || (p == BM_Q8K && b->H % FFN_KQ_QK))
+			continue;
+		/* kq_q8k applies to Q4_K experts only (ffn_moe.h) */
+		ffn_moe_set_kq_q8k(b->m, p == BM_KQ);
+		if (p == BM_KQ && !b->info->kq_q8k)
 			continue;
 		for (size_t i = 0; i < ROWS_N && rc == 0; i++) {
 			unsigned R = rows_r[i];
@@ -296,6 +311,7 @@ bm_rows(const struct bm_opts *o, const struct bm_floors *f,
 			bm_stats(t, o->iters, &med, &min, &p90);
 			if (f->fma > 0)
 				cf = p == BM_F32 ? macs * R / f->fma :
+				     p == BM_KQ ? macs * R / f->idot :
 				     R * (2 * macs / 3 / f->idot +
 					  macs / 3 / f->fma);
 			rate = R / med;
@@ -303,12 +319,15 @@ bm_rows(const struct bm_opts *o, const struct bm_floors *f,
 				r1 = rate;
 			printf("  %-5s %5u %9.3f  (%.3f .. %.3f) %9.1f %10.0f"
 			       " %6.2f %11.3f %11.3f %7.0f%% %7.0f%%\n",
-			       p == BM_F32 ? "f32" : "q8k", R, med * 1e3,
+			       p == BM_F32 ? "f32" : p == BM_Q8K ? "q8k" :
+			       "kq", R, med * 1e3,
 			       min * 1e3, p90 * 1e3, med * 1e6 / R, rate,
 			       rate / r1, rd * 1e3, cf * 1e3, 100 * rd / med,
 			       100 * cf / med);
 		}
 	}
+	ffn_moe_set_kq_q8k(b->m, 0);
+	printf("  kq: f32 h with kq_q8k = on\n");
 	printf("  of read / of comp = floor / time: 100%% is the roofline "
 	       "(the larger of the two is the bound); the compute floor counts "
 	       "multiply-adds only (no block decode, scales, "
