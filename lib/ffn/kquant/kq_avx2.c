@@ -341,6 +341,13 @@ q4k_q8k(const uint8_t *w, size_t row_bytes, size_t nrows, size_t nb,
 	const __m256i m4 = _mm256_set1_epi8(15);
 	size_t q8_row = nb * FFN_KQ_Q8K_BYTES;
 
+	/* 3..8 rows: kq_avx2_q8k_rows.c; 2 rows ran 1.5x slower there (a
+	 * block's fixed cost shared by too few rows), so they stay here */
+	if (R > 2) {
+		ffn_kq_avx2_q4k_q8k_rows(w, row_bytes, nrows, nb, q8, R, y,
+					 ldy);
+		return;
+	}
 	if (R == 1 && ffn_kq_avx2_q4k_q8k_1(w, row_bytes, nrows, nb, q8,
 					    y) == 0)
 		return;
@@ -413,6 +420,11 @@ q6k_q8k(const uint8_t *w, size_t row_bytes, size_t nrows, size_t nb,
 	uint8_t q[256] __attribute__((aligned(32)));
 	const __m256i k32 = _mm256_set1_epi8(32);
 
+	if (R > 2) {
+		ffn_kq_avx2_q6k_q8k_rows(w, row_bytes, nrows, nb, q6, q8, R,
+					 y, ldy);
+		return;
+	}
 	if (R == 1 && ffn_kq_avx2_q6k_q8k_1(w, row_bytes, nrows, nb, q6, q8,
 					    s16, y) == 0)
 		return;

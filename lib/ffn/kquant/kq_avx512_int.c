@@ -69,47 +69,6 @@ hsum8x16(const __m512i s[8])
 }
 
 /*
- * Software prefetch for the several-row kernels. They read a matrix in
- * (row, window) runs of n blocks; the cursor runs KQ_PF_BYTES ahead in
- * that order. The hardware prefetchers alone left the DRAM stream at
- * 5-8 GB/s at 8 rows (Zen 5: Q6_K 2560 x 10240 from DRAM 5.6 ns a row-block,
- * in L2 2.0).
- */
-#ifndef KQ_PF_BYTES
-#define KQ_PF_BYTES 2560
-#endif
-
-struct kq_pf {
-	const uint8_t *row;	/* the run the cursor is in */
-	size_t bw;		/* its block in the run */
-};
-
-static inline void
-kq_pf_start(struct kq_pf *p, const uint8_t *w, size_t row_bytes, size_t b0,
-	    size_t n, size_t bb)
-{
-	size_t d = KQ_PF_BYTES / bb;
-
-	p->row = w + (d / n) * row_bytes + b0 * bb;
-	p->bw = d % n;
-}
-
-/* Prefetch the block the cursor is at (lines covering bb bytes), then
- * move it one block on. */
-static inline void
-kq_pf_next(struct kq_pf *p, size_t row_bytes, size_t n, size_t bb)
-{
-	const char *a = (const char *)(p->row + p->bw * bb);
-
-	for (size_t o = 0; o < bb + 63; o += 64)
-		_mm_prefetch(a + o, _MM_HINT_T0);
-	if (++p->bw == n) {
-		p->bw = 0;
-		p->row += row_bytes;
-	}
-}
-
-/*
  * Several input rows. Per block the weights are decoded once (two 64-byte
  * loads, the nibbles masked) and the scales laid out once; per input row
  * four vpdpbusd (u8 weights x i8 inputs, sums of 4, |.| <= 4 * 15 * 128:

@@ -65,7 +65,17 @@ void ffn_kq_avx512_q6k_q8k(const uint8_t *w, size_t row_bytes, size_t nrows,
 			   const uint8_t *q8, const int16_t *s16, size_t R,
 			   float *y, size_t ldy);
 
-/* The same for AVX2 (kq_avx2_q8k.c). */
+/* AVX2 Q8_K kernels for 2..FFN_KQ_RMAX input rows (kq_avx2_q8k_rows.c;
+ * kq_avx2.c takes them from 3 rows). */
+void ffn_kq_avx2_q4k_q8k_rows(const uint8_t *w, size_t row_bytes,
+			      size_t nrows, size_t nb, const uint8_t *q8,
+			      size_t R, float *y, size_t ldy);
+void ffn_kq_avx2_q6k_q8k_rows(const uint8_t *w, size_t row_bytes,
+			      size_t nrows, size_t nb,
+			      enum ffn_kq_q6_layout q6, const uint8_t *q8,
+			      size_t R, float *y, size_t ldy);
+
+/* The one-row AVX2 ones (kq_avx2_q8k.c). */
 int ffn_kq_avx2_q4k_q8k_1(const uint8_t *w, size_t row_bytes, size_t nrows,
 			  size_t nb, const uint8_t *q8, float *y);
 int ffn_kq_avx2_q6k_q8k_1(const uint8_t *w, size_t row_bytes, size_t nrows,
