@@ -169,6 +169,9 @@ ffn_kq_avx512_q4k_q8k(const uint8_t *w, size_t row_bytes, size_t nrows,
 		      size_t nb, const uint8_t *q8, size_t R, float *y,
 		      size_t ldy)
 {
+	if (R == 2 && ffn_kq_avx512_q4k_q8k_2(w, row_bytes, nrows, nb, q8,
+					      y, ldy) == 0)
+		return;
 	if (R > 1) {
 		q4k_q8k_rows(w, row_bytes, nrows, nb, q8, R, y, ldy);
 		return;
@@ -405,6 +408,9 @@ ffn_kq_avx512_q6k_q8k(const uint8_t *w, size_t row_bytes, size_t nrows,
 		      size_t nb, enum ffn_kq_q6_layout q6, const uint8_t *q8,
 		      const int16_t *s16, size_t R, float *y, size_t ldy)
 {
+	if (R == 2 && ffn_kq_avx512_q6k_q8k_2(w, row_bytes, nrows, nb, q6,
+					      q8, s16, y, ldy) == 0)
+		return;
 	if (R > 1) {
 		q6k_q8k_rows(w, row_bytes, nrows, nb, q6, q8, R, y, ldy);
 		return;

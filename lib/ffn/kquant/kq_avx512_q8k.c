@@ -122,21 +122,20 @@ dd4(const uint8_t *b0, const uint8_t *b1, const uint8_t *b2,
  * slower from DRAM (medians, Zen 5 VM: 4096 x 14336 Q4_K 3.8 vs 2.1 ms,
  * 4096 x 14336 Q6_K 5.5 vs 3.5 ms).
  */
-static inline __attribute__((always_inline)) __m128
-q4k_blk4(const uint8_t *const W[4], size_t b, const uint8_t *ap,
-	 const float *dx, const uint8_t *bsums, const __m512i ctl[4],
-	 __m512i ctlm, __m128 acc)
+static inline __attribute__((always_inline)) void
+q4k_blk4(const uint8_t *const W[4], size_t b, const int NI,
+	 const uint8_t *const ap[2], const float *const dx[2],
+	 const uint8_t *const bsums[2], const __m512i ctl[4], __m512i ctlm,
+	 __m128 acc[2])
 {
 	const __m512i m4 = _mm512_set1_epi8(15);
 	const uint8_t *B[4];
-	const uint8_t *a = ap + 256 * b;
-	__m512i a0 = _mm512_loadu_si512(a), a1 = _mm512_loadu_si512(a + 64);
-	__m512i a2 = _mm512_loadu_si512(a + 128);
-	__m512i a3 = _mm512_loadu_si512(a + 192);
-	__m512i scm, s[4];
-	__m128i isc, imin;
-	__m128 d, dm, dxv = _mm_set1_ps(dx[b]);
+	__m512i av[2][4], scm, s[2][4];
+	__m128 d, dm;
 
+	for (int i = 0; i < NI; i++)
+		for (int k = 0; k < 4; k++)
+			av[i][k] = _mm512_loadu_si512(ap[i] + 256 * b + 64 * k);
 #pragma GCC unroll 4
 	for (int r = 0; r < 4; r++)
 		B[r] = W[r] + b * FFN_KQ_Q4K_BYTES;
@@ -147,49 +146,68 @@ q4k_blk4(const uint8_t *const W[4], size_t b, const uint8_t *ap,
 		__m512i bc = _mm512_shuffle_i32x4(scm, scm, 0x55 * r);
 		__m512i q0 = _mm512_loadu_si512(qs);
 		__m512i q1 = _mm512_loadu_si512(qs + 64);
+		__m512i l0 = _mm512_and_si512(q0, m4);
+		__m512i h0 = _mm512_and_si512(_mm512_srli_epi16(q0, 4), m4);
+		__m512i l1 = _mm512_and_si512(q1, m4);
+		__m512i h1 = _mm512_and_si512(_mm512_srli_epi16(q1, 4), m4);
+		__m512i sv0 = _mm512_shuffle_epi8(bc, ctl[0]);
+		__m512i sv1 = _mm512_shuffle_epi8(bc, ctl[1]);
 		const __m512i z0 = _mm512_setzero_si512();
+
 		/* sums of 4 products, |.| <= 4 * 15 * 128: exact in i16, so
 		 * two vectors pack into one before the scales multiply */
-		__m512i p01 = _mm512_packs_epi32(
-			_mm512_dpbusd_epi32(z0, _mm512_and_si512(q0, m4), a0),
-			_mm512_dpbusd_epi32(z0, _mm512_and_si512(
-				_mm512_srli_epi16(q0, 4), m4), a1));
-		__m512i p23 = _mm512_packs_epi32(
-			_mm512_dpbusd_epi32(z0, _mm512_and_si512(q1, m4), a2),
-			_mm512_dpbusd_epi32(z0, _mm512_and_si512(
-				_mm512_srli_epi16(q1, 4), m4), a3));
+		for (int i = 0; i < NI; i++) {
+			__m512i p01 = _mm512_packs_epi32(
+				_mm512_dpbusd_epi32(z0, l0, av[i][0]),
+				_mm512_dpbusd_epi32(z0, h0, av[i][1]));
+			__m512i p23 = _mm512_packs_epi32(
+				_mm512_dpbusd_epi32(z0, l1, av[i][2]),
+				_mm512_dpbusd_epi32(z0, h1, av[i][3]));
 
-		s[r] = _mm512_dpwssd_epi32(_mm512_dpwssd_epi32(z0, p01,
-			_mm512_shuffle_epi8(bc, ctl[0])), p23,
-			_mm512_shuffle_epi8(bc, ctl[1]));
+			s[i][r] = _mm512_dpwssd_epi32(_mm512_dpwssd_epi32(z0,
+				p01, sv0), p23, sv1);
+		}
 	}
-	isc = hsum4x16(s);
-	/* mins: m_j (bytes 8..15 of each lane, widened) x the input's
-	 * sums_j of block b, the same for the four rows */
-	imin = hsum4x4(_mm512_madd_epi16(_mm512_shuffle_epi8(scm, ctlm),
-		_mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)
-			(bsums + 16 * b)))));
 	dd4(B[0], B[1], B[2], B[3], KQ4_D, &d, &dm);
-	return _mm_sub_ps(_mm_add_ps(acc, _mm_mul_ps(_mm_mul_ps(dxv, d),
-		_mm_cvtepi32_ps(isc))), _mm_mul_ps(_mm_mul_ps(dxv, dm),
-		_mm_cvtepi32_ps(imin)));
+	for (int i = 0; i < NI; i++) {
+		__m128 dxv = _mm_set1_ps(dx[i][b]);
+		__m128i isc = hsum4x16(s[i]);
+		/* mins: m_j (bytes 8..15 of each lane, widened) x the
+		 * input's sums_j of block b, the same for the four rows */
+		__m128i imin = hsum4x4(_mm512_madd_epi16(_mm512_shuffle_epi8(
+			scm, ctlm), _mm512_broadcast_i32x4(_mm_loadu_si128(
+			(const __m128i *)(bsums[i] + 16 * b)))));
+
+		acc[i] = _mm_sub_ps(_mm_add_ps(acc[i], _mm_mul_ps(
+			_mm_mul_ps(dxv, d), _mm_cvtepi32_ps(isc))),
+			_mm_mul_ps(_mm_mul_ps(dxv, dm),
+			_mm_cvtepi32_ps(imin)));
+	}
 }
 
-/* One input row, Q4_K weights. Returns -1 (nothing done) when the row is
- * too long for the stack permutation. */
-int
-ffn_kq_avx512_q4k_q8k_1(const uint8_t *w, size_t row_bytes, size_t nrows,
-			size_t nb, const uint8_t *q8, float *y)
+/*
+ * NI (1 or 2) input rows, Q4_K weights: NI = 2 decodes each block once
+ * for both (the several-row kernel's per-block reduction for 8 lanes cost
+ * more than the dots at 2 rows). Results for input i go to y + i * ldy.
+ */
+static inline __attribute__((always_inline)) void
+q4k_q8k_n(const uint8_t *w, size_t row_bytes, size_t nrows, size_t nb,
+	  const uint8_t *q8, const int NI, uint8_t *const ap[2], float *y,
+	  size_t ldy)
 {
-	uint8_t ap[256 * KQ512_PERM_BLOCKS] __attribute__((aligned(64)));
-	const float *dx = (const float *)(const void *)(q8 + 256 * nb);
-	const uint8_t *bsums = q8 + 260 * nb;
+	const uint8_t *apc[2] = { ap[0], ap[1] };
+	const float *dx[2];
+	const uint8_t *bsums[2];
 	__m512i ctl[4], ctlm;
 	size_t q = nrows / 4;
 
-	if (nb > KQ512_PERM_BLOCKS)
-		return -1;
-	kq_perm_q4k(q8, nb, ap);
+	for (int i = 0; i < NI; i++) {
+		const uint8_t *in = q8 + i * nb * FFN_KQ_Q8K_BYTES;
+
+		dx[i] = (const float *)(const void *)(in + 256 * nb);
+		bsums[i] = in + 260 * nb;
+		kq_perm_q4k(in, nb, ap[i]);
+	}
 	/* packed sums of sub-blocks: 128-bit lanes 0-1 (0, 1), 2-3 (2, 3),
 	 * and (4, 5), (6, 7) */
 	ctl[0] = kq_sc_ctl2(0, 1, 2, 3);
@@ -201,7 +219,7 @@ ffn_kq_avx512_q4k_q8k_1(const uint8_t *w, size_t row_bytes, size_t nrows,
 	for (size_t f = 0; f < q + (nrows % 4 != 0); f++) {
 		const uint8_t *W[4];
 		size_t ri[4];
-		__m128 acc = _mm_setzero_ps();
+		__m128 acc[2] = { _mm_setzero_ps(), _mm_setzero_ps() };
 		float out[4];
 
 		for (size_t r = 0; r < 4; r++) {
@@ -211,11 +229,42 @@ ffn_kq_avx512_q4k_q8k_1(const uint8_t *w, size_t row_bytes, size_t nrows,
 			W[r] = w + ri[r] * row_bytes;
 		}
 		for (size_t b = 0; b < nb; b++)
-			acc = q4k_blk4(W, b, ap, dx, bsums, ctl, ctlm, acc);
-		_mm_storeu_ps(out, acc);
-		for (size_t r = 0; r < 4; r++)
-			y[ri[r]] = out[r];
+			q4k_blk4(W, b, NI, apc, dx, bsums, ctl, ctlm, acc);
+		for (int i = 0; i < NI; i++) {
+			_mm_storeu_ps(out, acc[i]);
+			for (size_t r = 0; r < 4; r++)
+				y[i * ldy + ri[r]] = out[r];
+		}
 	}
+}
+
+/* One input row, Q4_K weights. Returns -1 (nothing done) when the row is
+ * too long for the stack permutation. */
+int
+ffn_kq_avx512_q4k_q8k_1(const uint8_t *w, size_t row_bytes, size_t nrows,
+			size_t nb, const uint8_t *q8, float *y)
+{
+	uint8_t ap[256 * KQ512_PERM_BLOCKS] __attribute__((aligned(64)));
+	uint8_t *aps[2] = { ap, ap };
+
+	if (nb > KQ512_PERM_BLOCKS)
+		return -1;
+	q4k_q8k_n(w, row_bytes, nrows, nb, q8, 1, aps, y, 0);
+	return 0;
+}
+
+/* Two input rows (consecutive Q8_K rows at q8), as the one-row kernel;
+ * -1 when the rows are too long. */
+int
+ffn_kq_avx512_q4k_q8k_2(const uint8_t *w, size_t row_bytes, size_t nrows,
+			size_t nb, const uint8_t *q8, float *y, size_t ldy)
+{
+	uint8_t ap[2][256 * KQ512_PERM_BLOCKS] __attribute__((aligned(64)));
+	uint8_t *aps[2] = { ap[0], ap[1] };
+
+	if (nb > KQ512_PERM_BLOCKS)
+		return -1;
+	q4k_q8k_n(w, row_bytes, nrows, nb, q8, 2, aps, y, ldy);
 	return 0;
 }
 
@@ -229,22 +278,27 @@ d4(const uint8_t *const B[4])
 }
 
 /*
- * One Q6_K block against the input (ap: permuted for the private
- * arrangement, as is for ggml) and ns (minus the input's sums over each 16
- * values): the exact sum_g sc_g sum_i (q_i - 32) a_i in 16 lanes.
+ * One Q6_K block against NI (1 or 2) inputs a[i] (permuted for the
+ * private arrangement, as is for ggml) and ns[i] (minus the input's sums
+ * over each 16 values): z[i] = the exact sum_g sc_g sum_k (q_k - 32) a_k
+ * in 16 lanes. The block is decoded once for the NI inputs.
  */
-static inline __m512i
-q6k_block(const uint8_t *blk, enum ffn_kq_q6_layout q6, const uint8_t *a,
-	  const int16_t *ns)
+static inline __attribute__((always_inline)) void
+q6k_block(const uint8_t *blk, enum ffn_kq_q6_layout q6, const int NI,
+	  const uint8_t *const a[2], const int16_t *const ns[2], __m512i z[2])
 {
 	const __m512i m4 = _mm512_set1_epi8(15), m30 = _mm512_set1_epi8(0x30);
+	const __m512i iota = _mm512_set_epi16(31, 30, 29, 28, 27, 26, 25, 24,
+		23, 22, 21, 20, 19, 18, 17, 16, 15, 14, 13, 12, 11, 10, 9, 8,
+		7, 6, 5, 4, 3, 2, 1, 0);
 	__m512i sc16 = _mm512_castsi256_si512(_mm256_cvtepi8_epi16(
 		_mm_loadu_si128((const __m128i *)(blk + KQ6_SC))));
-	/* the -32 of every value: sum_g (32 sc_g) (-sum of its 16 a) */
-	__m512i z = _mm512_dpwssd_epi32(_mm512_setzero_si512(),
-		_mm512_slli_epi16(sc16, 5), _mm512_castsi256_si512(
-		_mm256_loadu_si256((const __m256i *)ns)));
 
+	/* the -32 of every value: sum_g (32 sc_g) (-sum of its 16 a) */
+	for (int i = 0; i < NI; i++)
+		z[i] = _mm512_dpwssd_epi32(_mm512_setzero_si512(),
+			_mm512_slli_epi16(sc16, 5), _mm512_castsi256_si512(
+			_mm256_loadu_si256((const __m256i *)ns[i])));
 	for (int n = 0; n < 2; n++) {
 		__m512i l = _mm512_loadu_si512(blk + KQ6_QL + 64 * n);
 		__m512i lo, hi;
@@ -261,30 +315,37 @@ q6k_block(const uint8_t *blk, enum ffn_kq_q6_layout q6, const uint8_t *a,
 				_mm512_set1_epi64(0x1814100c0804003cLL), h4);
 			__m512i o = _mm512_multishift_epi64_epi8(
 				_mm512_set1_epi64(0x1a16120e0a06023eLL), h4);
+			/* i16 lane m: values 4m..4m+3, scale 8n + m/4 */
+			__m512i sv = _mm512_permutexvar_epi16(_mm512_add_epi16(
+				_mm512_srli_epi16(iota, 2), _mm512_set1_epi16(
+				(short)(8 * n))), sc16);
 
 			lo = _mm512_or_si512(_mm512_and_si512(l, m4),
 					     _mm512_and_si512(e, m30));
 			hi = _mm512_or_si512(_mm512_and_si512(
 				_mm512_srli_epi16(l, 4), m4),
 				_mm512_and_si512(o, m30));
-			/* i16 lane m: values 4m..4m+3, scale 8n + m/4 */
-			z = _mm512_dpwssd_epi32(z, _mm512_add_epi16(
-				_mm512_maddubs_epi16(lo, _mm512_loadu_si512(
-					a + 128 * n)),
-				_mm512_maddubs_epi16(hi, _mm512_loadu_si512(
-					a + 128 * n + 64))),
-				_mm512_permutexvar_epi16(_mm512_add_epi16(
-				_mm512_srli_epi16(_mm512_set_epi16(31, 30, 29,
-				28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18, 17,
-				16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4,
-				3, 2, 1, 0), 2), _mm512_set1_epi16(
-				(short)(8 * n))), sc16));
+			for (int i = 0; i < NI; i++)
+				z[i] = _mm512_dpwssd_epi32(z[i],
+					_mm512_add_epi16(_mm512_maddubs_epi16(
+					lo, _mm512_loadu_si512(a[i] + 128 * n)),
+					_mm512_maddubs_epi16(hi,
+					_mm512_loadu_si512(a[i] + 128 * n +
+							   64))), sv);
 		} else {
 			/* ggml planar: low nibbles are values 0..63 of the
 			 * half, high 64..127; qh[l] fields 0..3 go to l,
 			 * l+32, l+64, l+96 */
 			__m512i h = _mm512_broadcast_i64x4(_mm256_loadu_si256(
 				(const __m256i *)(blk + KQ6_QH + 32 * n)));
+			/* i16 lane m: values 2m, 2m+1 (+64 for hi),
+			 * scale 8n + m/8 (+4) */
+			__m512i svl = _mm512_permutexvar_epi16(_mm512_add_epi16(
+				_mm512_srli_epi16(iota, 3), _mm512_set1_epi16(
+				(short)(8 * n))), sc16);
+			__m512i svh = _mm512_permutexvar_epi16(_mm512_add_epi16(
+				_mm512_srli_epi16(iota, 3), _mm512_set1_epi16(
+				(short)(8 * n + 4))), sc16);
 
 			lo = _mm512_or_si512(_mm512_and_si512(l, m4),
 				_mm512_and_si512(_mm512_mask_slli_epi16(
@@ -294,59 +355,61 @@ q6k_block(const uint8_t *blk, enum ffn_kq_q6_layout q6, const uint8_t *a,
 				_mm512_srli_epi16(l, 4), m4),
 				_mm512_and_si512(_mm512_mask_srli_epi16(h,
 				0xffff0000u, h, 2), m30));
-			/* i16 lane m: values 2m, 2m+1 (+64 for hi),
-			 * scale 8n + m/8 (+4) */
-			z = _mm512_dpwssd_epi32(z, _mm512_maddubs_epi16(lo,
-				_mm512_loadu_si512(a + 128 * n)),
-				_mm512_permutexvar_epi16(_mm512_add_epi16(
-				_mm512_srli_epi16(_mm512_set_epi16(31, 30, 29,
-				28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18, 17,
-				16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4,
-				3, 2, 1, 0), 3), _mm512_set1_epi16(
-				(short)(8 * n))), sc16));
-			z = _mm512_dpwssd_epi32(z, _mm512_maddubs_epi16(hi,
-				_mm512_loadu_si512(a + 128 * n + 64)),
-				_mm512_permutexvar_epi16(_mm512_add_epi16(
-				_mm512_srli_epi16(_mm512_set_epi16(31, 30, 29,
-				28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18, 17,
-				16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4,
-				3, 2, 1, 0), 3), _mm512_set1_epi16(
-				(short)(8 * n + 4))), sc16));
+			for (int i = 0; i < NI; i++) {
+				z[i] = _mm512_dpwssd_epi32(z[i],
+					_mm512_maddubs_epi16(lo,
+					_mm512_loadu_si512(a[i] + 128 * n)),
+					svl);
+				z[i] = _mm512_dpwssd_epi32(z[i],
+					_mm512_maddubs_epi16(hi,
+					_mm512_loadu_si512(a[i] + 128 * n +
+							   64)), svh);
+			}
 		}
 	}
-	return z;
 }
 
-/* Block b of four Q6_K rows W[0..3], added to acc (lane r: row r) as
- * kq_q6k_q8k_combine does; as q4k_blk4. */
-static inline __attribute__((always_inline)) __m128
+/* Block b of four Q6_K rows W[0..3] against NI inputs, added to acc[i]
+ * (lane r: row r) as kq_q6k_q8k_combine does; as q4k_blk4. */
+static inline __attribute__((always_inline)) void
 q6k_blk4(const uint8_t *const W[4], size_t b, enum ffn_kq_q6_layout q6,
-	 const uint8_t *ap, const int16_t *ns, const float *dx, __m128 acc)
+	 const int NI, const uint8_t *const ap[2], const int16_t *const ns[2],
+	 const float *const dx[2], __m128 acc[2])
 {
 	const uint8_t *B[4];
-	__m512i s[4];
+	const uint8_t *a[2] = { ap[0] + 256 * b, ap[1] + 256 * b };
+	const int16_t *nsb[2] = { ns[0] + 16 * b, ns[1] + 16 * b };
+	__m512i s[2][4], z[2];
+	__m128 d;
 
 #pragma GCC unroll 4
 	for (int r = 0; r < 4; r++) {
 		B[r] = W[r] + b * FFN_KQ_Q6K_BYTES;
-		s[r] = q6k_block(B[r], q6, ap + 256 * b, ns + 16 * b);
+		q6k_block(B[r], q6, NI, a, nsb, z);
+		for (int i = 0; i < NI; i++)
+			s[i][r] = z[i];
 	}
-	return _mm_add_ps(acc, _mm_mul_ps(_mm_mul_ps(_mm_set1_ps(dx[b]),
-		d4(B)), _mm_cvtepi32_ps(hsum4x16(s))));
+	d = d4(B);
+	for (int i = 0; i < NI; i++)
+		acc[i] = _mm_add_ps(acc[i], _mm_mul_ps(_mm_mul_ps(
+			_mm_set1_ps(dx[i][b]), d), _mm_cvtepi32_ps(
+			hsum4x16(s[i]))));
 }
 
-/* All rows of a Q6_K matrix in four streams (see the Q4_K kernel). */
+/* All rows of a Q6_K matrix in four streams (see the Q4_K kernel), NI
+ * inputs; input i's results at y + i * ldy. */
 static inline __attribute__((always_inline)) void
 q6k_mat(const uint8_t *w, size_t row_bytes, size_t nrows, size_t nb,
-	enum ffn_kq_q6_layout q6, const uint8_t *ap, const int16_t *ns,
-	const float *dx, float *y)
+	enum ffn_kq_q6_layout q6, const int NI, const uint8_t *const ap[2],
+	const int16_t *const ns[2], const float *const dx[2], float *y,
+	size_t ldy)
 {
 	size_t q = nrows / 4;
 
 	for (size_t f = 0; f < q + (nrows % 4 != 0); f++) {
 		const uint8_t *W[4];
 		size_t ri[4];
-		__m128 acc = _mm_setzero_ps();
+		__m128 acc[2] = { _mm_setzero_ps(), _mm_setzero_ps() };
 		float out[4];
 
 		for (size_t r = 0; r < 4; r++) {
@@ -356,11 +419,50 @@ q6k_mat(const uint8_t *w, size_t row_bytes, size_t nrows, size_t nb,
 			W[r] = w + ri[r] * row_bytes;
 		}
 		for (size_t b = 0; b < nb; b++)
-			acc = q6k_blk4(W, b, q6, ap, ns, dx, acc);
-		_mm_storeu_ps(out, acc);
-		for (size_t r = 0; r < 4; r++)
-			y[ri[r]] = out[r];
+			q6k_blk4(W, b, q6, NI, ap, ns, dx, acc);
+		for (int i = 0; i < NI; i++) {
+			_mm_storeu_ps(out, acc[i]);
+			for (size_t r = 0; r < 4; r++)
+				y[i * ldy + ri[r]] = out[r];
+		}
 	}
+}
+
+/* NI (1 or 2) input rows of Q6_K: the inputs' negated per-16 sums, the
+ * private arrangement's permutation, then the matrix per layout. */
+static inline __attribute__((always_inline)) void
+q6k_q8k_n(const uint8_t *w, size_t row_bytes, size_t nrows, size_t nb,
+	  enum ffn_kq_q6_layout q6, const uint8_t *q8, const int16_t *s16,
+	  const int NI, uint8_t *const ap[2], int16_t *const ns[2], float *y,
+	  size_t ldy)
+{
+	const uint8_t *a[2];
+	const int16_t *nsc[2] = { ns[0], ns[1] };
+	const float *dx[2];
+
+	for (int i = 0; i < NI; i++) {
+		const uint8_t *in = q8 + i * nb * FFN_KQ_Q8K_BYTES;
+
+		dx[i] = (const float *)(const void *)(in + 256 * nb);
+		for (size_t k = 0; k < 16 * nb; k++)
+			ns[i][k] = (int16_t)-s16[i * 16 * nb + k];
+		a[i] = in;
+		if (q6 == FFN_KQ_Q6_PRIVATE) {
+			kq_perm_q6k_private(in, nb, ap[i]);
+			a[i] = ap[i];
+		}
+	}
+	if (NI == 1) {
+		a[1] = a[0];
+		nsc[1] = nsc[0];
+		dx[1] = dx[0];
+	}
+	if (q6 == FFN_KQ_Q6_PRIVATE)
+		q6k_mat(w, row_bytes, nrows, nb, FFN_KQ_Q6_PRIVATE, NI, a, nsc,
+			dx, y, ldy);
+	else
+		q6k_mat(w, row_bytes, nrows, nb, FFN_KQ_Q6_GGML, NI, a, nsc,
+			dx, y, ldy);
 }
 
 /* One input row, Q6_K weights; s16: the input's sums over each 16 values
@@ -372,18 +474,29 @@ ffn_kq_avx512_q6k_q8k_1(const uint8_t *w, size_t row_bytes, size_t nrows,
 {
 	uint8_t ap[256 * KQ512_PERM_BLOCKS] __attribute__((aligned(64)));
 	int16_t ns[16 * KQ512_PERM_BLOCKS] __attribute__((aligned(64)));
-	const float *dx = (const float *)(const void *)(q8 + 256 * nb);
+	uint8_t *aps[2] = { ap, ap };
+	int16_t *nss[2] = { ns, ns };
 
 	if (nb > KQ512_PERM_BLOCKS || s16 == NULL)
 		return -1;
-	for (size_t i = 0; i < 16 * nb; i++)
-		ns[i] = (int16_t)-s16[i];
-	if (q6 == FFN_KQ_Q6_PRIVATE) {
-		kq_perm_q6k_private(q8, nb, ap);
-		q6k_mat(w, row_bytes, nrows, nb, FFN_KQ_Q6_PRIVATE, ap, ns, dx,
-			y);
-	} else {
-		q6k_mat(w, row_bytes, nrows, nb, FFN_KQ_Q6_GGML, q8, ns, dx, y);
-	}
+	q6k_q8k_n(w, row_bytes, nrows, nb, q6, q8, s16, 1, aps, nss, y, 0);
+	return 0;
+}
+
+/* Two input rows (s16: both rows' sums, nb * 16 each), as the one-row
+ * kernel; -1 when the rows are too long or s16 is missing. */
+int
+ffn_kq_avx512_q6k_q8k_2(const uint8_t *w, size_t row_bytes, size_t nrows,
+			size_t nb, enum ffn_kq_q6_layout q6, const uint8_t *q8,
+			const int16_t *s16, float *y, size_t ldy)
+{
+	uint8_t ap[2][256 * KQ512_PERM_BLOCKS] __attribute__((aligned(64)));
+	int16_t ns[2][16 * KQ512_PERM_BLOCKS] __attribute__((aligned(64)));
+	uint8_t *aps[2] = { ap[0], ap[1] };
+	int16_t *nss[2] = { ns[0], ns[1] };
+
+	if (nb > KQ512_PERM_BLOCKS || s16 == NULL)
+		return -1;
+	q6k_q8k_n(w, row_bytes, nrows, nb, q6, q8, s16, 2, aps, nss, y, ldy);
 	return 0;
 }

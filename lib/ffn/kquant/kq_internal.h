@@ -54,6 +54,15 @@ int ffn_kq_avx512_q4k_q8k_1(const uint8_t *w, size_t row_bytes, size_t nrows,
 int ffn_kq_avx512_q6k_q8k_1(const uint8_t *w, size_t row_bytes, size_t nrows,
 			    size_t nb, enum ffn_kq_q6_layout q6,
 			    const uint8_t *q8, const int16_t *s16, float *y);
+/* The same kernels for two input rows (results at y and y + ldy), each
+ * block decoded once for both. */
+int ffn_kq_avx512_q4k_q8k_2(const uint8_t *w, size_t row_bytes, size_t nrows,
+			    size_t nb, const uint8_t *q8, float *y,
+			    size_t ldy);
+int ffn_kq_avx512_q6k_q8k_2(const uint8_t *w, size_t row_bytes, size_t nrows,
+			    size_t nb, enum ffn_kq_q6_layout q6,
+			    const uint8_t *q8, const int16_t *s16, float *y,
+			    size_t ldy);
 
 /* AVX-512 Q8_K kernels for any number of input rows (kq_avx512_int.c),
  * the q4k_q8k / q6k_q8k of ffn_kq_kernels_avx512. */
