@@ -86,6 +86,49 @@ q6_decode_z(const uint8_t *b, enum ffn_kq_q6_layout q6, __m512i qv[4])
 }
 
 /*
+ * Half n (values 128n..128n+127) of a Q6_K block as two vectors of 64
+ * unsigned 6-bit values, for the Q8_K kernels that dot them with inputs in
+ * a matching order:
+ * LARQL-private, lo byte k = value 128n + 2k, hi byte k = 128n + 2k + 1
+ * (the input permuted by kq_perm_q6k_private): byte k needs qh byte k/2,
+ * field bits 0-1 / 2-3 (k even) or 4-5 / 6-7 (k odd); each qword holds the
+ * 4 qh bytes of its 8 output bytes and vpmultishiftqb picks each field
+ * (offset - 4 mod 64) into bits 4-5.
+ * ggml planar, lo = values 128n + 0..63, hi = 128n + 64..127 (the input as
+ * is): low nibbles then high nibbles; qh[l] fields 0..3 go to l, l+32,
+ * l+64, l+96.
+ */
+static inline void
+kq_q6_half(const uint8_t *b, enum ffn_kq_q6_layout q6, int n, __m512i *lo,
+	   __m512i *hi)
+{
+	const __m512i m4 = _mm512_set1_epi8(15), m30 = _mm512_set1_epi8(0x30);
+	__m512i l = _mm512_loadu_si512(b + KQ6_QL + 64 * n);
+	__m512i e, o;
+
+	if (q6 == FFN_KQ_Q6_PRIVATE) {
+		__m512i h4 = _mm512_cvtepu32_epi64(_mm256_loadu_si256(
+			(const __m256i *)(b + KQ6_QH + 32 * n)));
+
+		e = _mm512_multishift_epi64_epi8(
+			_mm512_set1_epi64(0x1814100c0804003cLL), h4);
+		o = _mm512_multishift_epi64_epi8(
+			_mm512_set1_epi64(0x1a16120e0a06023eLL), h4);
+	} else {
+		__m512i h = _mm512_broadcast_i64x4(_mm256_loadu_si256(
+			(const __m256i *)(b + KQ6_QH + 32 * n)));
+
+		e = _mm512_mask_slli_epi16(_mm512_slli_epi16(h, 4),
+					   0xffff0000u, h, 2);
+		o = _mm512_mask_srli_epi16(h, 0xffff0000u, h, 2);
+	}
+	*lo = _mm512_or_si512(_mm512_and_si512(l, m4),
+			      _mm512_and_si512(e, m30));
+	*hi = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(l, 4), m4),
+			      _mm512_and_si512(o, m30));
+}
+
+/*
  * Q4_K scales and mins (kq_q4k_scales) in a vector, without a round trip
  * through memory: bytes 0..7 sc[0..7], bytes 8..15 m[0..7]. 32-bit lanes
  * of s = [u0, u1, u2]: [u0 & 63s, (u2 & 15s) | (u0 >> 6 & 3s) << 4,

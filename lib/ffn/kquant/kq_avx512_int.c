@@ -106,8 +106,6 @@ q4k_q8k_rows(const uint8_t *w, size_t row_bytes, size_t nrows, size_t nb,
 			for (size_t bw = 0; bw < n; bw++) {
 				const uint8_t *blk = row + (b0 + bw) *
 						     FFN_KQ_Q4K_BYTES;
-
-				kq_pf_next(&pf, row_bytes, n, FFN_KQ_Q4K_BYTES);
 				float d = f16(blk + KQ4_D);
 				float dmin = f16(blk + KQ4_DMIN);
 				__m128i scm = q4k_scales_v(blk);
@@ -129,6 +127,7 @@ q4k_q8k_rows(const uint8_t *w, size_t row_bytes, size_t nrows, size_t nb,
 				__m256i imin;
 				__m256 dx = _mm256_load_ps(win.dx[bw]);
 
+				kq_pf_next(&pf, row_bytes, n, FFN_KQ_Q4K_BYTES);
 #pragma GCC unroll 8
 				for (size_t r = 0; r < 8; r++) {
 					const uint8_t *a = win.a[r][bw];
@@ -275,7 +274,6 @@ q6k_q8k_rows(const uint8_t *w, size_t row_bytes, size_t nrows, size_t nb,
 	     enum ffn_kq_q6_layout q6, const uint8_t *q8, size_t R, float *y,
 	     size_t ldy)
 {
-	const __m512i m4 = _mm512_set1_epi8(15), m30 = _mm512_set1_epi8(0x30);
 	const __m512i z = _mm512_setzero_si512();
 	const __m512i six0 = q6_sc_idx(q6, 0), six1 = q6_sc_idx(q6, 1);
 	const int priv = q6 == FFN_KQ_Q6_PRIVATE;
@@ -299,8 +297,6 @@ q6k_q8k_rows(const uint8_t *w, size_t row_bytes, size_t nrows, size_t nb,
 			for (size_t bw = 0; bw < n; bw++) {
 				const uint8_t *blk = row + (b0 + bw) *
 						     FFN_KQ_Q6K_BYTES;
-
-				kq_pf_next(&pf, row_bytes, n, FFN_KQ_Q6K_BYTES);
 				float d = f16(blk + KQ6_D);
 				__m512i sc = _mm512_castsi256_si512(
 					_mm256_cvtepi8_epi16(_mm_loadu_si128(
@@ -313,46 +309,10 @@ q6k_q8k_rows(const uint8_t *w, size_t row_bytes, size_t nrows, size_t nb,
 				__m256i corr;
 				__m256 dx = _mm256_load_ps(win.dx[bw]);
 
-				for (int h = 0; h < 2; h++) {
-					__m512i l = _mm512_loadu_si512(blk +
-						KQ6_QL + 64 * h);
-					__m512i e, o;
-
-					if (priv) {
-						/* as q6k_block (one row) */
-						__m512i h4 =
-						_mm512_cvtepu32_epi64(
-						_mm256_loadu_si256(
-						(const __m256i *)(blk +
-						KQ6_QH + 32 * h)));
-
-						e = _mm512_multishift_epi64_epi8(
-						_mm512_set1_epi64(
-						0x1814100c0804003cLL), h4);
-						o = _mm512_multishift_epi64_epi8(
-						_mm512_set1_epi64(
-						0x1a16120e0a06023eLL), h4);
-					} else {
-						__m512i hb =
-						_mm512_broadcast_i64x4(
-						_mm256_loadu_si256(
-						(const __m256i *)(blk +
-						KQ6_QH + 32 * h)));
-
-						e = _mm512_mask_slli_epi16(
-						_mm512_slli_epi16(hb, 4),
-						0xffff0000u, hb, 2);
-						o = _mm512_mask_srli_epi16(hb,
-						0xffff0000u, hb, 2);
-					}
-					v[2 * h] = _mm512_or_si512(
-						_mm512_and_si512(l, m4),
-						_mm512_and_si512(e, m30));
-					v[2 * h + 1] = _mm512_or_si512(
-						_mm512_and_si512(
-						_mm512_srli_epi16(l, 4), m4),
-						_mm512_and_si512(o, m30));
-				}
+				kq_pf_next(&pf, row_bytes, n, FFN_KQ_Q6K_BYTES);
+				for (int h = 0; h < 2; h++)
+					kq_q6_half(blk, q6, h, &v[2 * h],
+						   &v[2 * h + 1]);
 #pragma GCC unroll 8
 				for (size_t r = 0; r < 8; r++) {
 					const uint8_t *a = priv ?

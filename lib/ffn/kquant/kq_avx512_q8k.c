@@ -287,7 +287,6 @@ static inline __attribute__((always_inline)) void
 q6k_block(const uint8_t *blk, enum ffn_kq_q6_layout q6, const int NI,
 	  const uint8_t *const a[2], const int16_t *const ns[2], __m512i z[2])
 {
-	const __m512i m4 = _mm512_set1_epi8(15), m30 = _mm512_set1_epi8(0x30);
 	const __m512i iota = _mm512_set_epi16(31, 30, 29, 28, 27, 26, 25, 24,
 		23, 22, 21, 20, 19, 18, 17, 16, 15, 14, 13, 12, 11, 10, 9, 8,
 		7, 6, 5, 4, 3, 2, 1, 0);
@@ -300,31 +299,17 @@ q6k_block(const uint8_t *blk, enum ffn_kq_q6_layout q6, const int NI,
 			_mm512_slli_epi16(sc16, 5), _mm512_castsi256_si512(
 			_mm256_loadu_si256((const __m256i *)ns[i])));
 	for (int n = 0; n < 2; n++) {
-		__m512i l = _mm512_loadu_si512(blk + KQ6_QL + 64 * n);
 		__m512i lo, hi;
 
+		kq_q6_half(blk, q6, n, &lo, &hi);
 		if (q6 == FFN_KQ_Q6_PRIVATE) {
-			/* byte k (values 2k, 2k+1) needs qh byte k/2, field
-			 * bits 0-1 / 2-3 (k even) or 4-5 / 6-7 (k odd). Each
-			 * qword holds the 4 qh bytes of its 8 output bytes;
-			 * vpmultishiftqb picks each field (offset - 4 mod 64)
-			 * into bits 4-5 */
-			__m512i h4 = _mm512_cvtepu32_epi64(_mm256_loadu_si256(
-				(const __m256i *)(blk + KQ6_QH + 32 * n)));
-			__m512i e = _mm512_multishift_epi64_epi8(
-				_mm512_set1_epi64(0x1814100c0804003cLL), h4);
-			__m512i o = _mm512_multishift_epi64_epi8(
-				_mm512_set1_epi64(0x1a16120e0a06023eLL), h4);
-			/* i16 lane m: values 4m..4m+3, scale 8n + m/4 */
+			/* i16 lane m: values 4m..4m+3 (the two maddubs
+			 * lanes m: 4m, 4m+2 and 4m+1, 4m+3), scale
+			 * 8n + m/4 */
 			__m512i sv = _mm512_permutexvar_epi16(_mm512_add_epi16(
 				_mm512_srli_epi16(iota, 2), _mm512_set1_epi16(
 				(short)(8 * n))), sc16);
 
-			lo = _mm512_or_si512(_mm512_and_si512(l, m4),
-					     _mm512_and_si512(e, m30));
-			hi = _mm512_or_si512(_mm512_and_si512(
-				_mm512_srli_epi16(l, 4), m4),
-				_mm512_and_si512(o, m30));
 			for (int i = 0; i < NI; i++)
 				z[i] = _mm512_dpwssd_epi32(z[i],
 					_mm512_add_epi16(_mm512_maddubs_epi16(
@@ -333,11 +318,6 @@ q6k_block(const uint8_t *blk, enum ffn_kq_q6_layout q6, const int NI,
 					_mm512_loadu_si512(a[i] + 128 * n +
 							   64))), sv);
 		} else {
-			/* ggml planar: low nibbles are values 0..63 of the
-			 * half, high 64..127; qh[l] fields 0..3 go to l,
-			 * l+32, l+64, l+96 */
-			__m512i h = _mm512_broadcast_i64x4(_mm256_loadu_si256(
-				(const __m256i *)(blk + KQ6_QH + 32 * n)));
 			/* i16 lane m: values 2m, 2m+1 (+64 for hi),
 			 * scale 8n + m/8 (+4) */
 			__m512i svl = _mm512_permutexvar_epi16(_mm512_add_epi16(
@@ -347,14 +327,6 @@ q6k_block(const uint8_t *blk, enum ffn_kq_q6_layout q6, const int NI,
 				_mm512_srli_epi16(iota, 3), _mm512_set1_epi16(
 				(short)(8 * n + 4))), sc16);
 
-			lo = _mm512_or_si512(_mm512_and_si512(l, m4),
-				_mm512_and_si512(_mm512_mask_slli_epi16(
-				_mm512_slli_epi16(h, 4), 0xffff0000u, h, 2),
-				m30));
-			hi = _mm512_or_si512(_mm512_and_si512(
-				_mm512_srli_epi16(l, 4), m4),
-				_mm512_and_si512(_mm512_mask_srli_epi16(h,
-				0xffff0000u, h, 2), m30));
 			for (int i = 0; i < NI; i++) {
 				z[i] = _mm512_dpwssd_epi32(z[i],
 					_mm512_maddubs_epi16(lo,
