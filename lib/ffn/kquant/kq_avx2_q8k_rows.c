@@ -105,9 +105,10 @@ ffn_kq_avx2_q4k_q8k_rows(const uint8_t *w, size_t row_bytes, size_t nrows,
 				 * odd) nibbles of qs[32 (j/2) ..], values
 				 * 32j.. (vindex.md §2.4) */
 				for (int j = 0; j < 8; j++) {
+					const uint8_t *qs = blk + KQ4_QS +
+							    32 * (j / 2);
 					__m256i q = _mm256_loadu_si256(
-						(const __m256i *)(blk + KQ4_QS +
-								  32 * (j / 2)));
+						(const __m256i *)qs);
 
 					if (j & 1)
 						q = _mm256_srli_epi16(q, 4);
@@ -167,12 +168,16 @@ ffn_kq_avx2_q6k_q8k_rows(const uint8_t *w, size_t row_bytes, size_t nrows,
 					s[r] = _mm256_setzero_si256();
 				/* 32 values: 16 i16 pair sums, 8 for group
 				 * 2c, 8 for group 2c + 1 */
-				for (int c = 0; c < 8; c++)
-					dot32(_mm256_load_si256((const __m256i *)
-						(q + 32 * c)), _mm256_setr_m128i(
-						_mm_set1_epi16(sc[2 * c]),
-						_mm_set1_epi16(sc[2 * c + 1])),
+				for (int c = 0; c < 8; c++) {
+					const __m256i *qc = (const __m256i *)
+						(q + 32 * c);
+
+					dot32(_mm256_load_si256(qc),
+					      _mm256_setr_m128i(
+					      _mm_set1_epi16(sc[2 * c]),
+					      _mm_set1_epi16(sc[2 * c + 1])),
 					      a + 32 * c, q8_row, R, s);
+				}
 				/* the -32 of every value, all rows: group
 				 * pairs 2j (low half of s6[bw][j]) and 2j+1
 				 * (high half) are i32 lanes 2j, 2j+1 of the
