@@ -38,6 +38,8 @@ usage(FILE *f, const char *prog)
 		"  --quant none|q4k    q4k: K-quant payload of vindex.md §2.4\n"
 		"  --q6k-layout private|ggml  Q6_K arrangement of down (q4k)\n"
 		"  --down-q4k          q4k: down in Q4_K instead of Q6_K\n"
+		"  --down-scale S      down times S (default 1): answers past\n"
+		"                      f16's range for the precision guard\n"
 		"hybrid MoE (spec/moe.md §5; family gemma4 unless --family or\n"
 		"--model-type; the dense FFN is the q4k payload):\n"
 		"  --experts E         experts per layer: turns the MoE on\n"
@@ -61,6 +63,7 @@ enum {
 	OPT_NO_DENSE,
 	OPT_EXAMPLE_MOE,
 	OPT_EXAMPLE_MOE_F32,
+	OPT_DOWN_SCALE,		/* not an expert option: handled before */
 };
 
 /* What the command line asks for. */
@@ -277,6 +280,15 @@ parse_opt(int c, const char *argv0, struct mk_args *a)
 			a->kq.q6 = k ? FFN_KQ_Q6_GGML : FFN_KQ_Q6_PRIVATE;
 		break;
 	case 'D': a->kq.down_q4k = 1; break;
+	case OPT_DOWN_SCALE: {
+		double v;
+
+		if (tool_opt_double(T, "--down-scale", optarg, 1e-6, 1e9,
+				    &v) < 0)
+			return -EINVAL;
+		a->o.down_scale = (float)v;
+		break;
+	}
 	default:
 		if (c >= OPT_EXPERTS)
 			return parse_moe_opt(c, a);
@@ -341,6 +353,7 @@ main(int argc, char **argv)
 		{ "quant", required_argument, NULL, 'q' },
 		{ "q6k-layout", required_argument, NULL, 'Q' },
 		{ "down-q4k", no_argument, NULL, 'D' },
+		{ "down-scale", required_argument, NULL, OPT_DOWN_SCALE },
 		{ "experts", required_argument, NULL, OPT_EXPERTS },
 		{ "expert-width", required_argument, NULL, OPT_EXPERT_WIDTH },
 		{ "expert-quant", required_argument, NULL, OPT_EXPERT_QUANT },

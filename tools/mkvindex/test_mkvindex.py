@@ -134,6 +134,20 @@ class Mkvindex(TmpDir):
                 self.assertEqual(xa, y.read(), f)
                 self.assertNotEqual(xa, z.read(), f)
 
+    def test_down_scale(self):
+        # --down-scale S: down is S times the same draw, gate and up the
+        # same; a value that is not a positive number is refused
+        a = self.mk("ds1", "--hidden", "64", "--seed", "5")
+        b = self.mk("ds8", "--hidden", "64", "--seed", "5",
+                    "--down-scale", "8")
+        for f in ("gate_vectors.bin", "up_features.bin"):
+            self.assertEqual(floats(os.path.join(a, f)),
+                             floats(os.path.join(b, f)), f)
+        da = floats(os.path.join(a, "down_features.bin"))
+        db = floats(os.path.join(b, "down_features.bin"))
+        self.assertEqual([8 * v for v in da], db)
+        self.mk("ds0", "--down-scale", "0", rc=2)
+
     def test_realistic_statistics(self):
         H, NF, NL = 256, 384, 2
         d = self.mk("stats", "--hidden", str(H), "--intermediate", str(NF),

@@ -38,6 +38,7 @@ vw_defaults(struct vw_opts *o)
 	o->model_type = "llama";
 	o->family = "llama";
 	o->seed = 1;
+	o->down_scale = 1.0f;
 }
 
 unsigned
@@ -134,6 +135,8 @@ vw_layer(const struct vw_opts *o, unsigned L, float *G, float *U, float *Wd)
 				for (f = 0; f < nf; f++)
 					Wd[(size_t)h * nf + f] *= 4.0f;
 			}
+		for (size_t i = 0; o->down_scale != 1.0f && i < n; i++)
+			Wd[i] *= o->down_scale;
 	}
 	if (o->f16 && o->layout != VW_INTERLEAVED)
 		round_f16(G, n);

@@ -37,6 +37,9 @@ struct vw_opts {
 	uint64_t seed;
 	unsigned vocab;		/**< > 0: write embeddings.bin [vocab, H] */
 	int example;		/**< vindex.md §3 weights (H 4, nf 3, 2 layers) */
+	float down_scale;	/**< down multiplied by this (1): large answers,
+				 *   e.g. past f16's range (the precision
+				 *   guard, spec/moe.md §7) */
 };
 
 /** Options with defaults: llama, f32, feature-major, seed 1. */
