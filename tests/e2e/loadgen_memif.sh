@@ -71,13 +71,14 @@ trap cleanup EXIT INT TERM
 
 # appliance NAME ADDR LAYERS I8 [NET_LCORES]: with 2, the port has two
 # queues, each polled by its own network lcore (on shared cores).
-# A_MODEL and A_EXPERTS, when set, are A's model and [shard] experts.
+# A_MODEL and A_EXPERTS, when set, are A's model and [shard] experts (a
+# dense model: A_EXPERTS unset).
 appliance() {
 	local eal="-l 0" net=0 model=$dir/model experts=
 
 	if [ "$1" = a ] && [ -n "${A_MODEL:-}" ]; then
 		model=$A_MODEL
-		experts="experts = $A_EXPERTS"
+		[ -n "${A_EXPERTS:-}" ] && experts="experts = $A_EXPERTS"
 	fi
 
 	if [ "${5:-1}" -eq 2 ]; then
@@ -354,6 +355,18 @@ for w in f32 f16; do
 	[ "$(field bodies)" = "$(field requests)" ]
 	grep -q "answer $w, top-k 8 of 16 experts" "$out"
 done
+
+# The precision guard (spec/moe.md §7, the dense route too): down 10^6
+# times larger, so every f16 answer would overflow and comes in f32.
+# ffn-loadgen holds each to the f32 frame, counts it, and it is no error.
+"$mkv" --hidden 256 --intermediate 1024 --layers 4 --family llama \
+	--seed 7 --down-scale 1e6 "$dir/big" >/dev/null
+step="precision guard: f16 asked, f32 answered"
+A_MODEL=$dir/big loadgen 0 --target $A --connections 4 --wire f16 \
+	--layers 1
+check_clean
+[ "$(field guard_f32)" = "$(field requests)" ] ||
+	{ echo "not every answer was the guard's f32" >&2; false; }
 
 step=done
 echo "loadgen_memif.sh: OK"

@@ -67,6 +67,11 @@ struct lg_req {
 	bool binary;		/**< the answer is a §5.2 frame (frame) */
 	const char *ctype;	/**< the Content-Type the answer must carry */
 	struct lg_frame frame;
+	/** An answer negotiated to f16 may come in f32 with this
+	 * Content-Type and frame (the precision guard, spec/moe.md §7,
+	 * lg_frame_pick); NULL: no such answer */
+	const char *guard_ctype;
+	struct lg_frame guard;
 	struct lg_ref *ref;	/**< NULL: values not checked */
 };
 
@@ -89,6 +94,8 @@ struct lg_stats {
 	uint64_t requests;	/**< completed and valid */
 	uint64_t tokens;	/**< completed token walks (fan-out) */
 	uint64_t validated;	/**< binary frames checked and correct */
+	uint64_t guard_f32;	/**< of those, f32 for an f16 request (the
+				 *   precision guard, spec/moe.md §7) */
 	uint64_t bodies;	/**< answers whose values agree with the
 				 *   reference answer's */
 	double body_worst;	/**< their largest |diff| / row max */

@@ -125,6 +125,8 @@ conn_response(struct lg_conn *k)
 	const struct lg_req *q = k->req;
 	struct lg_resp *r = &k->resp;
 	uint64_t now = net_now_ns();
+	const struct lg_frame *f = lg_frame_pick(r->ctype, q->ctype, &q->frame,
+						 q->guard_ctype, &q->guard);
 	double worst = 0;
 	int e = k->bad;
 
@@ -135,11 +137,12 @@ conn_response(struct lg_conn *k)
 		if (LGW->recording)
 			LGW->win.status[r->status]++;
 	}
-	if (e < 0 && q->ctype != NULL && strcmp(r->ctype, q->ctype) != 0)
+	if (e < 0 && f == NULL)
 		e = LG_E_CTYPE;
-	if (e < 0 && q->binary && r->content_length != q->frame.body_len)
+	if (e < 0 && q->binary && r->content_length != f->body_len)
 		e = LG_E_LENGTH;
-	if (e < 0 && q->ref != NULL) {
+	/* values are held to the reference in the negotiated format only */
+	if (e < 0 && q->ref != NULL && f == &q->frame) {
 		/* The first valid answer becomes the reference (unless
 		 * given), the others are held to it. */
 		if (!q->ref->set) {
@@ -161,7 +164,9 @@ conn_response(struct lg_conn *k)
 		LGW->win.per_target[q->target]++;
 		if (q->binary)
 			LGW->win.validated++;
-		if (q->ref != NULL) {
+		if (f == &q->guard)
+			LGW->win.guard_f32++;
+		if (q->ref != NULL && f == &q->frame) {
 			LGW->win.bodies++;
 			if (worst > LGW->win.body_worst)
 				LGW->win.body_worst = worst;
@@ -223,6 +228,7 @@ on_data(void *arg, struct tcp_conn *c, struct rte_mbuf *m)
 
 		while (n > 0 && k->tc == c) {
 			const uint8_t *b;
+			const struct lg_frame *f;
 			size_t bl;
 			uint64_t boff = k->resp.body_got;
 			bool ok;
@@ -241,11 +247,18 @@ on_data(void *arg, struct tcp_conn *c, struct rte_mbuf *m)
 			/* Only a 2xx body is the frame: an error's is its
 			 * JSON, judged by its status (conn_response). */
 			ok = k->resp.status >= 200 && k->resp.status <= 299;
-			if (ok && bl > 0 && k->req->binary &&
-			    lg_frame_check(&k->req->frame, &k->chk_i, boff,
-					   b, bl) < 0 && k->bad < 0)
+			/* the head is in: its Content-Type says which frame
+			 * (none: bad_ctype, judged by conn_response) */
+			f = ok && bl > 0 && k->req->binary ?
+			    lg_frame_pick(k->resp.ctype, k->req->ctype,
+					  &k->req->frame, k->req->guard_ctype,
+					  &k->req->guard) : NULL;
+			if (f != NULL &&
+			    lg_frame_check(f, &k->chk_i, boff, b, bl) < 0 &&
+			    k->bad < 0)
 				k->bad = LG_E_FIELD;
-			if (ok && bl > 0 && k->req->ref != NULL && k->bad < 0)
+			if (ok && bl > 0 && k->req->ref != NULL && k->bad < 0 &&
+			    f == &k->req->frame)
 				body_bytes(k, boff, b, bl);
 			p += rc;
 			n -= (size_t)rc;

@@ -143,10 +143,16 @@ lg_expert_prepare(struct lg_expert_opts *o)
 			free(body);
 			if (rc < 0)
 				break;
-			/* spec/moe.md §3.2, §7: exactly this answer. */
+			/* spec/moe.md §3.2, §7: exactly this answer, or
+			 * asked in f16, the guard's f32 one */
 			q->binary = true;
 			q->ctype = lg_expert_answer_ctype(fmt);
 			rc = lg_expert_frame_expect(&q->frame, fmt, o->hidden);
+			if (rc == 0 && fmt == LC_F16) {
+				q->guard_ctype = lg_expert_answer_ctype(LC_F32);
+				rc = lg_expert_frame_expect(&q->guard, LC_F32,
+							    o->hidden);
+			}
 		}
 	}
 	return rc;

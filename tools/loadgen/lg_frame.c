@@ -71,6 +71,17 @@ lg_frame_expect(struct lg_frame *f, int fmt, const uint32_t *layers,
 	return rc;
 }
 
+const struct lg_frame *
+lg_frame_pick(const char *ctype, const char *want, const struct lg_frame *f,
+	      const char *g_ctype, const struct lg_frame *g)
+{
+	if (want == NULL || strcmp(ctype, want) == 0)
+		return f;
+	if (g_ctype != NULL && strcmp(ctype, g_ctype) == 0)
+		return g;
+	return NULL;
+}
+
 void
 lg_frame_free(struct lg_frame *f)
 {

@@ -70,4 +70,16 @@ int lg_frame_check(const struct lg_frame *f, uint32_t *cursor, uint64_t off,
 int lg_frame_values_close(const struct lg_frame *f, const uint8_t *ref,
 			  const uint8_t *body, double *worst);
 
+/**
+ * The frame an answer with Content-Type ctype is held to: f when ctype is
+ * want (or want is NULL: any), g when g_ctype is not NULL and ctype is
+ * it, else NULL (a wrong Content-Type). g is the f32 frame of an answer
+ * negotiated to f16, which the precision guard sends instead when a value
+ * would overflow f16 (spec/moe.md §7; the dense route too).
+ */
+const struct lg_frame *lg_frame_pick(const char *ctype, const char *want,
+				     const struct lg_frame *f,
+				     const char *g_ctype,
+				     const struct lg_frame *g);
+
 #endif /* LG_FRAME_H */

@@ -73,6 +73,7 @@ stats_add(struct lg_stats *d, const struct lg_stats *s)
 	d->requests += s->requests;
 	d->tokens += s->tokens;
 	d->validated += s->validated;
+	d->guard_f32 += s->guard_f32;
 	d->bodies += s->bodies;
 	if (s->body_worst > d->body_worst)
 		d->body_worst = s->body_worst;
@@ -265,10 +266,11 @@ report(double secs)
 	/* One line for scripts. */
 	printf("RESULT requests=%" PRIu64 " tokens=%" PRIu64 " validated=%"
 	       PRIu64 " errors=%" PRIu64 " rps=%.1f p50_us=%.1f p99_us=%.1f"
-	       " bodies=%" PRIu64 " max_us=%.1f\n", w->requests, w->tokens,
-	       w->validated, errors(&m_all), (double)w->requests / secs,
-	       lg_hist_pct(h, 50) / 1e3, lg_hist_pct(h, 99) / 1e3,
-	       w->bodies, (double)h->max / 1e3);
+	       " bodies=%" PRIu64 " max_us=%.1f guard_f32=%" PRIu64 "\n",
+	       w->requests, w->tokens, w->validated, errors(&m_all),
+	       (double)w->requests / secs, lg_hist_pct(h, 50) / 1e3,
+	       lg_hist_pct(h, 99) / 1e3, w->bodies, (double)h->max / 1e3,
+	       w->guard_f32);
 	fflush(stdout);
 }
 

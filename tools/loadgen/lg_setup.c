@@ -343,11 +343,18 @@ lg_build_req(struct lg_req *q, const struct lg_req_spec *sp,
 			   "application/json" : NULL;
 		return 0;
 	}
-	/* spec/wire.md §5.2: the frame the answer must be. */
+	/* spec/wire.md §5.2: the frame the answer must be; asked in f16,
+	 * it may come in f32 (the precision guard, spec/moe.md §7) */
 	q->binary = true;
 	q->ctype = lc_fmt_ctype(sp->resp_fmt);
-	return lg_frame_expect(&q->frame, sp->resp_fmt, sp->layers,
-			       sp->nlayers, sp->seq_len, sp->hidden);
+	rc = lg_frame_expect(&q->frame, sp->resp_fmt, sp->layers,
+			     sp->nlayers, sp->seq_len, sp->hidden);
+	if (rc == 0 && sp->resp_fmt == LC_F16) {
+		q->guard_ctype = lc_fmt_ctype(LC_F32);
+		rc = lg_frame_expect(&q->guard, LC_F32, sp->layers,
+				     sp->nlayers, sp->seq_len, sp->hidden);
+	}
+	return rc;
 }
 
 /* ---- GET /v1/stats over our own stack ------------------------------- */

@@ -260,6 +260,39 @@ expect_frame(const struct lg_frame *f, const char *hex)
 	}
 }
 
+/*
+ * spec/moe.md §7: an answer asked in f16 may come in f32 when a value
+ * would overflow (the precision guard). lg_frame_pick holds it to the f32
+ * frame: the §8 f32 answer passes that frame's checks and not the f16
+ * one's (its length alone differs); another Content-Type is no frame.
+ */
+static void
+test_guard_frame(void **state)
+{
+	const char *f16 = lc_fmt_ctype(LC_F16), *f32 = lc_fmt_ctype(LC_F32);
+	uint32_t five = 5, cur = 0;
+	struct lg_frame f, g;
+	uint8_t b[64];
+	size_t len;
+
+	(void)state;
+	assert_int_equal(lg_frame_expect(&f, LC_F16, &five, 1, 1, 4), 0);
+	assert_int_equal(lg_frame_expect(&g, LC_F32, &five, 1, 1, 4), 0);
+	assert_ptr_equal(lg_frame_pick(f16, f16, &f, f32, &g), &f);
+	assert_ptr_equal(lg_frame_pick(f32, f16, &f, f32, &g), &g);
+	assert_null(lg_frame_pick(f32, f16, &f, NULL, &g));
+	assert_null(lg_frame_pick("application/json", f16, &f, f32, &g));
+	assert_ptr_equal(lg_frame_pick("text/plain", NULL, &f, NULL, NULL),
+			 &f);
+	len = unhex("05000000 01000000 9a99e940 0000803e 0000c0bf 0000c842 "
+		    "6f1283ba", b);
+	assert_int_equal(len, g.body_len);
+	assert_true(len != f.body_len);
+	assert_int_equal(lg_frame_check(&g, &cur, 0, b, len), 0);
+	lg_frame_free(&f);
+	lg_frame_free(&g);
+}
+
 static void
 test_frames_of_spec(void **state)
 {
@@ -729,6 +762,7 @@ main(void)
 		cmocka_unit_test(test_framing_cases),
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_frames_of_spec),
+		cmocka_unit_test(test_guard_frame),
 		cmocka_unit_test(test_reference_answer),
 		cmocka_unit_test(test_hist_buckets),
 		cmocka_unit_test(test_hist_percentiles),
