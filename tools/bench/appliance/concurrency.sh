@@ -17,7 +17,8 @@
 # never falling as connections grow. Q4_K's ceiling comes from
 # bench-kquant --roofline the same way: its f32 path (the appliance's
 # default; kq_q8k off), Q4_K gate/up + Q6_K down as mkvindex --quant q4k
-# writes them.
+# writes them; the row "q4k-q8k" is the same weights served with
+# kq_q8k = on, against the roofline's Q8_K path.
 #
 # usage: concurrency.sh BUILD_DIR [SECONDS]        (about 3 minutes)
 set -euo pipefail
@@ -49,15 +50,20 @@ taskset -c 0 "$build/tools/bench/kquant/bench-kquant" --roofline 2 \
 	2560:10240 >"$dir/kqroof.txt"
 kqisa=$(grep -o '^kernels [a-z0-9]*' "$dir/kqroof.txt" | tail -1 |
 	cut -d' ' -f2)
-echo "q4k ceiling: bench-kquant --roofline 2 2560:10240, f32 path, kernels $kqisa"
+echo "q4k ceiling: bench-kquant --roofline 2 2560:10240, f32 path (q4k-q8k: q8k path), kernels $kqisa"
 
 : >"$dir/points.txt"
-for w in f32 f16 q4k; do
+for w in f32 f16 q4k q4k-q8k; do
+	# q4k-q8k: the q4k model, kq_q8k = on (memif-run.sh KQ_Q8K)
+	model=$dir/${w%-q8k}
+	kq=off
+	[ "$w" = q4k-q8k ] && kq=on
 	for c in 1 4 16 64 128; do
 		# repeated only when it gave no result or telemetry
 		# (memif-run.sh RUNS: the memif PMD's)
 		rc=0
-		RUNS=3 MODEL=$dir/$w LAYERS=1 TEL_OUT=$dir/tel.json \
+		RUNS=3 MODEL=$model KQ_Q8K=$kq LAYERS=1 \
+			TEL_OUT=$dir/tel.json \
 			"$top/tools/loadgen/memif-run.sh" "$build" \
 			--connections "$c" --wire f16 --warmup 1 \
 			--duration "$secs" >"$dir/run.txt" 2>&1 || rc=$?
@@ -76,10 +82,11 @@ python3 - "$dir/roof.txt" "$isa" "$dir/points.txt" "$dir/kqroof.txt" \
 import json, re, sys
 roof, isa, pts, kqroof, kqisa = sys.argv[1:6]
 # the active kernel set's block: "  f32  64  96.78 ..." rows -> ms; of
-# bench-kquant's, the f32 path's rows are the q4k weights'
-t = {"f32": {}, "f16": {}, "q4k": {}}
+# bench-kquant's, the f32 path's rows are the q4k weights', the q8k
+# path's the q4k-q8k ones'
+t = {"f32": {}, "f16": {}, "q4k": {}, "q4k-q8k": {}}
 for path, want, names in ((roof, isa, {"f32": "f32", "f16": "f16"}),
-                          (kqroof, kqisa, {"f32": "q4k"})):
+                          (kqroof, kqisa, {"f32": "q4k", "q8k": "q4k-q8k"})):
     cur = None
     for line in open(path):
         m = re.match(r"kernels (\S+):", line)
