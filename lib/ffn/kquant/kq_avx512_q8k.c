@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright(c) 2026 ffn-shard authors
  *
- * AVX-512 VNNI one-input-row Q8_K kernels (the /v1/walk-ffn-q8k and
- * kq_q8k serving path, spec/wire.md §2): four weight rows from far-apart
- * chunks of the matrix at a time (FFN_KQ_STREAMS, kq_internal.h), one
- * block of each in turn, the four rows in the lanes of one vector.
+ * AVX-512 VNNI Q8_K kernels for one or two input rows (the
+ * /v1/walk-ffn-q8k and kq_q8k serving path, spec/wire.md §2): four weight
+ * rows from far-apart chunks of the matrix at a time (FFN_KQ_STREAMS,
+ * kq_internal.h), one block of each in turn, the four rows in the lanes
+ * of one vector. Two input rows share each decoded block.
  *
  * Why they are shaped so: one row streams the weights once, so the kernel
  * must spend fewer cycles per block than memory needs to deliver it
@@ -111,11 +112,12 @@ dd4(const uint8_t *b0, const uint8_t *b1, const uint8_t *b2,
 }
 
 /*
- * Block b of four Q4_K rows W[0..3] against the permuted input ap, added
- * to acc (lane r: row r) as kq_q4k_q8k_combine does. Lanes are rows, so
- * the scales, the horizontal sums and the float combination of the four
- * rows are done in one vector each, and the input is loaded once for the
- * four. Each row's own load instructions (the r loop is unrolled) keep a
+ * Block b of four Q4_K rows W[0..3] against NI (1 or 2, a constant of
+ * the caller) permuted inputs ap[i], added to acc[i] (lane r: row r) as
+ * kq_q4k_q8k_combine does; the block is decoded once for both. Lanes are
+ * rows, so the scales, the horizontal sums and the float combination of
+ * the four rows are done in one vector each, and an input is loaded once
+ * for the four. Each row's own load instructions (the r loop is unrolled) keep a
  * constant stride the prefetchers follow: rolled, one load jumping between
  * the four streams ran Q4_K rows 3x slower from DRAM (same speed in L2).
  * Four adjacent rows in the lanes instead of far-apart ones: 1.6-1.8x
