@@ -3,7 +3,7 @@
  */
 
 /*
- * fuzz-vindex: the two AVX-512 one-input-row Q8_K kernels of
+ * fuzz-vindex: the AVX-512 one- and two-input-row Q8_K kernels of
  * lib/ffn/kquant/kq_avx512_q8k.c, in place of that file, which clang 14
  * does not compile (_mm512_shuffle_i32x4 with an argument it cannot fold
  * to a constant). Each returns -1, "row too long", which kq_avx512_int.c
@@ -29,6 +29,26 @@ ffn_kq_avx512_q6k_q8k_1(const uint8_t *w, size_t row_bytes, size_t nrows,
 {
 	(void)w, (void)row_bytes, (void)nrows, (void)nb, (void)q6, (void)q8;
 	(void)s16, (void)y;
+	return -1;
+}
+
+int
+ffn_kq_avx512_q4k_q8k_2(const uint8_t *w, size_t row_bytes, size_t nrows,
+			size_t nb, const uint8_t *q8, float *y, size_t ldy)
+{
+	(void)w, (void)row_bytes, (void)nrows, (void)nb, (void)q8, (void)y;
+	(void)ldy;
+	return -1;
+}
+
+int
+ffn_kq_avx512_q6k_q8k_2(const uint8_t *w, size_t row_bytes, size_t nrows,
+			size_t nb, enum ffn_kq_q6_layout q6,
+			const uint8_t *q8, const int16_t *s16, float *y,
+			size_t ldy)
+{
+	(void)w, (void)row_bytes, (void)nrows, (void)nb, (void)q6, (void)q8;
+	(void)s16, (void)y, (void)ldy;
 	return -1;
 }
 
