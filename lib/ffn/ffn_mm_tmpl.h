@@ -254,11 +254,26 @@ matmat(const struct ffn_mat *w, const float *xt, unsigned rp, float *ot)
  * at. Features go in blocks of MMD_KC, so the tile's y accumulators are
  * loaded and stored once per MMD_KC x NR x NW FMAs, and a block's slice
  * of D (MMD_KC rows x NW vectors) stays in L1 while every row block
- * uses it; the next slice is prefetched into L1 as this one is taken.
+ * uses it.
+ *
+ * The next slice of a block (MMD_KC lines or pairs, one per row, rb
+ * apart) is prefetched into L1 by the first tile of this slice, one
+ * feature's lines beside that feature's FMAs. As one burst per slice
+ * the prefetches stalled on the L1 miss buffers while no FMA ran: 16
+ * rows took 1.4-1.5x as long (probe, 10240 x 2560 and 10240 x 4096,
+ * AVX-512 f32; 1.1-1.2x on AVX2), and no row count was slower spread.
+ * While few rows share each weight byte (MMD_STREAM_RPB), DRAM is the
+ * limit and the prefetchers do not follow slices, so the first tile
+ * also takes the next block (MMD_KC contiguous rows) into L2 in order,
+ * its share per slice: a further 1.1-1.15x at 16 rows. At more rows it
+ * cost up to 2% (docs/PERFORMANCE.md, 2026-12-07).
  */
 #ifndef MMD_KC
 #define MMD_KC 128u
 #endif
+/* rows per weight byte up to which the next block is streamed into L2
+ * (f32: 32 rows, f16: 16) */
+#define MMD_STREAM_RPB 8u
 /*
  * Tried: below 32 rows, the row kernel's down on the activations
  * transposed back. Paired roofline rounds (five Gemma, three Llama):
@@ -267,11 +282,20 @@ matmat(const struct ffn_mat *w, const float *xt, unsigned rp, float *ot)
  */
 #define MMD_RMAX 12
 
+/*
+ * pf: when not NULL, pfs bytes of it per feature (a line whenever they
+ * reach one) go to L2, and the feature's row at column h + NW * VL (the
+ * next slice) to L1.
+ */
 AI void
 mmd_tile(const uint8_t *d, size_t rb, unsigned fc, size_t h, int f16,
 	 const float *at, size_t rp, float *const *y, int first,
-	 unsigned tail, const int NW, const int NR)
+	 unsigned tail, const uint8_t *pf, size_t pfs, const int NW,
+	 const int NR)
 {
+	const size_t sb = NW * VL * (f16 ? 2 : 4), nx = (h + NW * VL) *
+		(f16 ? 2 : 4);
+	size_t pc = 0, pe = 0;
 	V acc[MMD_RMAX][2];
 	unsigned f;
 	int j, k;
@@ -285,6 +309,14 @@ mmd_tile(const uint8_t *d, size_t rb, unsigned fc, size_t h, int f16,
 				    VLOADF(y[j] + h + k * VL);
 	for (f = 0; f < fc; f++, d += rb, at += rp) {
 		V wv[2];
+		size_t o;
+
+		if (pf != NULL) {
+			for (pe += pfs; pc < pe; pc += 64)
+				__builtin_prefetch(pf + pc, 0, 2);
+			for (o = 0; o < sb; o += 64)
+				__builtin_prefetch(d + nx + o, 0, 3);
+		}
 
 #pragma GCC unroll 2
 		for (k = 0; k < NW; k++)
@@ -310,7 +342,7 @@ mmd_tile(const uint8_t *d, size_t rb, unsigned fc, size_t h, int f16,
 		}
 }
 
-#define MMD_ARGS(F16) d, rb, fc, h, F16, at, rp, y, first, tail
+#define MMD_ARGS(F16) d, rb, fc, h, F16, at, rp, y, first, tail, pf, pfs
 /* tiles taller than MMD_NR are never asked for: not compiled */
 #define MMD_CASE(F16, NW, NR)						\
 	case NR:							\
@@ -332,7 +364,7 @@ mmd_tile(const uint8_t *d, size_t rb, unsigned fc, size_t h, int f16,
 static void
 mmd_f32(unsigned nw, unsigned nr, const uint8_t *d, size_t rb, unsigned fc,
 	size_t h, const float *at, size_t rp, float *const *y, int first,
-	unsigned tail)
+	unsigned tail, const uint8_t *pf, size_t pfs)
 {
 	if (nw == 1)
 		MMD_CASES(0, 1)
@@ -343,7 +375,7 @@ mmd_f32(unsigned nw, unsigned nr, const uint8_t *d, size_t rb, unsigned fc,
 static void
 mmd_f16(unsigned nw, unsigned nr, const uint8_t *d, size_t rb, unsigned fc,
 	size_t h, const float *at, size_t rp, float *const *y, int first,
-	unsigned tail)
+	unsigned tail, const uint8_t *pf, size_t pfs)
 {
 	if (nw == 1)
 		MMD_CASES(1, 1)
@@ -357,45 +389,64 @@ mm_down(const struct ffn_mat *dm, const float *at, unsigned rp, unsigned R,
 {
 	void (*dn)(unsigned, unsigned, const uint8_t *, size_t, unsigned,
 		   size_t, const float *, size_t, float *const *, int,
-		   unsigned) = dm->dtype == FFN_DT_F16 ? mmd_f16 : mmd_f32;
+		   unsigned, const uint8_t *, size_t) =
+		dm->dtype == FFN_DT_F16 ? mmd_f16 : mmd_f32;
 	const size_t rb = dm->row_bytes, es = dm->dtype == FFN_DT_F16 ? 2 : 4;
 	const unsigned nf = dm->rows, H = dm->cols;
-	const size_t step = MMD_NW * VL;
-	unsigned f0, fc, r0, nr, f;
-	size_t h, o;
+	const size_t step = MMD_NW * VL, nst = (H + step - 1) / step;
+	unsigned f0, fc, r0, nr;
+	size_t h, o, s;
+	const int stream = R <= MMD_STREAM_RPB * es;
 
 	for (f0 = 0; f0 < nf; f0 += fc) {
 		const uint8_t *d = (const uint8_t *)dm->data + f0 * rb;
 		const float *a = at + (size_t)f0 * rp;
 		const int first = f0 == 0;
+		/* the next block: nb bytes from nd, pb of them per slice */
+		const uint8_t *nd;
+		size_t nb, pb;
 
 		fc = nf - f0 < MMD_KC ? nf - f0 : MMD_KC;
-		for (h = 0; h < H; h += step) {
+		nd = d + fc * rb;
+		nb = (size_t)(nf - f0 - fc < MMD_KC ? nf - f0 - fc : MMD_KC) *
+		     rb;
+		pb = (nb / nst + 63) & ~(size_t)63;
+		for (h = 0, s = 0; h < H; h += step, s++) {
 			const unsigned nw = h + step <= H ? MMD_NW : 1;
+			const uint8_t *pf = nd + s * pb;
+			/* L2: none past the next block (L1: always) */
+			const size_t pfs = s * pb < nb && stream ?
+					   (pb + fc - 1) / fc : 0;
 
-			/* the next slice of this block's rows (then of the
-			 * next block's) into L1, a line at a time */
-			if (h + step < H)
-				for (f = 0; f < fc; f++)
-					for (o = 0; o < step * es; o += 64)
-						__builtin_prefetch(d + f * rb +
-							(h + step) * es + o, 0,
-							3);
+			if (nw == MMD_NW && h + step < H) {
+				/* the first tile prefetches (see above) */
+				for (r0 = 0; r0 < R; r0 += nr, pf = NULL) {
+					nr = R - r0 < MMD_NR ? R - r0 : MMD_NR;
+					dn(nw, nr, d, rb, fc, h, a + r0, rp,
+					   y + r0, first, 0, pf, pfs);
+				}
+				continue;
+			}
+			/* the last slice: the next block's share at once */
+			for (o = s * pb; stream && o < nb && o < (s + 1) * pb;
+			     o += 64)
+				__builtin_prefetch(nd + o, 0, 2);
 			for (r0 = 0; r0 < R; r0 += nr) {
 				nr = R - r0 < MMD_NR ? R - r0 : MMD_NR;
 				if (nw == MMD_NW) {
 					dn(nw, nr, d, rb, fc, h, a + r0, rp,
-					   y + r0, first, 0);
+					   y + r0, first, 0, NULL, 0);
 					continue;
 				}
 				/* the last columns: single vectors, then a
 				 * partial one */
 				for (o = h; o + VL <= H; o += VL)
 					dn(1, nr, d, rb, fc, o, a + r0, rp,
-					   y + r0, first, 0);
+					   y + r0, first, 0, NULL, 0);
 				if (o < H)
 					dn(1, nr, d, rb, fc, o, a + r0, rp,
-					   y + r0, first, (unsigned)(H - o));
+					   y + r0, first, (unsigned)(H - o),
+					   NULL, 0);
 			}
 		}
 	}

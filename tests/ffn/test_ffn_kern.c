@@ -389,7 +389,8 @@ test_many_rows(void **state)
  * matmat over H wider than one chunk of a sweep (MM_XT_BYTES: 1024
  * columns for a 64-row AVX-512 sweep, 2560 for a 24-row AVX2 one, 4096
  * for one AVX-512 row vector), so the accumulators are stored and
- * reloaded between chunks, with an f16 block tail in the last one.
+ * reloaded between chunks, with an f16 block tail in the last one; and
+ * mm_down over several feature blocks, with and without a tail of H.
  */
 static void
 test_matmat_chunks(void **state)
@@ -410,6 +411,10 @@ test_matmat_chunks(void **state)
 			check_matmat(&rng, ks[ki], f16, 4133, 13, 64);
 			/* 300 features: blocks of 128, 128 and 44 */
 			check_mm_down(&rng, ks[ki], f16, 77, 300, 30);
+			/* whole vectors to the last column (no tail), and
+			 * rows on both sides of mm_down's L2 stream (f32 to
+			 * 32 rows, f16 to 16) */
+			check_mm_down(&rng, ks[ki], f16, 96, 300, 40);
 		}
 	}
 	assert_true(ran > 0);
