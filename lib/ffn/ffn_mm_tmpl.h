@@ -34,9 +34,16 @@
 #ifndef MM_KB
 #define MM_KB 256u
 #endif
-/* Bytes ahead of the current column each weight row is prefetched. */
+/*
+ * Bytes ahead of the current column each weight row is prefetched. At
+ * least 0.3 us of a tile's FMAs ahead at any row count (about three
+ * DRAM latencies). 1024 was up to 8% slower from DRAM at 16-128 rows,
+ * f32 and f16, both sets, and never faster (probe of matmat alone,
+ * 10240 x 2560 and 10240 x 4096, docs/PERFORMANCE.md 2026-12-07); the
+ * likely cause is the NF rows' prefetched lines crowding L1.
+ */
 #ifndef MM_PFD
-#define MM_PFD 1024u
+#define MM_PFD 512u
 #endif
 
 #define MM_FMAX 16
