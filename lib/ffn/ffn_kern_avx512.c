@@ -183,10 +183,15 @@
 /*
  * matmat (ffn_mm_tmpl.h): 6 weight rows x 4 row vectors (64 rows) per
  * tile, 24 accumulators + 4 x vectors + 1 broadcast; fewer row vectors
- * take more weight rows, keeping 16-24 accumulators.
+ * take more weight rows, keeping 16-24 accumulators. One row vector (16
+ * rows) takes 8, not 16: 16 row pointers do not fit in the registers
+ * (they were reloaded from the stack every column), and 16 rows 4 KiB
+ * apart (f32, H 4096) share one 12-way L1 set. 8 accumulators still
+ * cover the FMA latency. 16 -> 8: gate at 16 rows 1.28x faster at
+ * H 4096, 1.07x at H 2560 (docs/PERFORMANCE.md, 2026-12-07).
  */
 #define MM_NV 4u
-#define MM_NF(nv) ((nv) == 1 ? 16 : (nv) == 2 ? 12 : (nv) == 3 ? 8 : 6)
+#define MM_NF(nv) ((nv) == 1 ? 8 : (nv) == 2 ? 12 : (nv) == 3 ? 8 : 6)
 #ifndef MM_MIN_ROWS
 #define MM_MIN_ROWS 16u
 #endif
