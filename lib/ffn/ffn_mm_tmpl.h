@@ -274,6 +274,17 @@ matmat(const struct ffn_mat *w, const float *xt, unsigned rp, float *ot)
  * also takes the next block (MMD_KC contiguous rows) into L2 in order,
  * its share per slice: a further 1.1-1.15x at 16 rows. At more rows it
  * cost up to 2% (docs/PERFORMANCE.md, 2026-12-07).
+ *
+ * A slice does not stay in L1 for the later row tiles: its MMD_KC rows
+ * are rb apart, and with rb a multiple of 1 KiB (H a multiple of 256)
+ * their lines fall in at most 8 of L1's 64 sets (4 KiB of address per
+ * way). So from MMD_PACK_TILES row tiles on, the first tile also stores
+ * the slice, as f32, into a contiguous block on the stack (MMD_KC x NW
+ * vectors, 8-16 KiB) that the other tiles read instead: one store per
+ * weight vector, and f16 is widened once per slice, not once per tile.
+ * AVX2 (3 tiles from 16 rows): 1.07-1.15x at H 2560, 1.25-1.42x at H
+ * 4096; AVX-512 from 25 rows: 0.97-1.06x. With two tiles, AVX-512 f32
+ * at 16 rows lost up to 5%.
  */
 #ifndef MMD_KC
 #define MMD_KC 128u
@@ -281,6 +292,8 @@ matmat(const struct ffn_mat *w, const float *xt, unsigned rp, float *ot)
 /* rows per weight byte up to which the next block is streamed into L2
  * (f32: 32 rows, f16: 16) */
 #define MMD_STREAM_RPB 8u
+/* row tiles per slice from which the first packs the slice for the rest */
+#define MMD_PACK_TILES 3u
 /*
  * Tried: below 32 rows, the row kernel's down on the activations
  * transposed back. Paired roofline rounds (five Gemma, three Llama):
@@ -290,17 +303,19 @@ matmat(const struct ffn_mat *w, const float *xt, unsigned rp, float *ot)
 #define MMD_RMAX 12
 
 /*
- * pf: when not NULL, pfs bytes of it per feature (a line whenever they
- * reach one) go to L2, and the feature's row at column h + NW * VL (the
- * next slice) to L1.
+ * Weights from column hd of D's rows (rb bytes apart), outputs at column
+ * h of y. pf: when not NULL, pfs bytes of it per feature (a line
+ * whenever they reach one) go to L2, and the feature's row at column
+ * hd + NW * VL (the next slice) to L1. pk: when not NULL, the weight
+ * vectors as f32, NW * VL floats per feature (the packed slice).
  */
 AI void
-mmd_tile(const uint8_t *d, size_t rb, unsigned fc, size_t h, int f16,
-	 const float *at, size_t rp, float *const *y, int first,
-	 unsigned tail, const uint8_t *pf, size_t pfs, const int NW,
-	 const int NR)
+mmd_tile(const uint8_t *d, size_t rb, unsigned fc, size_t hd, size_t h,
+	 int f16, const float *at, size_t rp, float *const *y, int first,
+	 unsigned tail, const uint8_t *pf, size_t pfs, float *pk,
+	 const int NW, const int NR)
 {
-	const size_t sb = NW * VL * (f16 ? 2 : 4), nx = (h + NW * VL) *
+	const size_t sb = NW * VL * (f16 ? 2 : 4), nx = (hd + NW * VL) *
 		(f16 ? 2 : 4);
 	size_t pc = 0, pe = 0;
 	V acc[MMD_RMAX][2];
@@ -327,8 +342,12 @@ mmd_tile(const uint8_t *d, size_t rb, unsigned fc, size_t h, int f16,
 
 #pragma GCC unroll 2
 		for (k = 0; k < NW; k++)
-			wv[k] = tail ? ldw_t(d, h, tail, f16) :
-				ldw(d, h + k * VL, f16);
+			wv[k] = tail ? ldw_t(d, hd, tail, f16) :
+				ldw(d, hd + k * VL, f16);
+		if (pk != NULL)
+#pragma GCC unroll 2
+			for (k = 0; k < NW; k++)
+				VSTORE(pk + (size_t)f * NW * VL + k * VL, wv[k]);
 #pragma GCC unroll 12
 		for (j = 0; j < NR; j++) {
 			V b = VBCAST(at[j]);
@@ -349,7 +368,7 @@ mmd_tile(const uint8_t *d, size_t rb, unsigned fc, size_t h, int f16,
 		}
 }
 
-#define MMD_ARGS(F16) d, rb, fc, h, F16, at, rp, y, first, tail, pf, pfs
+#define MMD_ARGS(F16) d, rb, fc, hd, h, F16, at, rp, y, first, tail, pf, pfs, pk
 /* tiles taller than MMD_NR are never asked for: not compiled */
 #define MMD_CASE(F16, NW, NR)						\
 	case NR:							\
@@ -370,8 +389,8 @@ mmd_tile(const uint8_t *d, size_t rb, unsigned fc, size_t h, int f16,
 /* nw: MMD_NW (whole vectors) or 1 (one vector, or a tail of tail) */
 static void
 mmd_f32(unsigned nw, unsigned nr, const uint8_t *d, size_t rb, unsigned fc,
-	size_t h, const float *at, size_t rp, float *const *y, int first,
-	unsigned tail, const uint8_t *pf, size_t pfs)
+	size_t hd, size_t h, const float *at, size_t rp, float *const *y,
+	int first, unsigned tail, const uint8_t *pf, size_t pfs, float *pk)
 {
 	if (nw == 1)
 		MMD_CASES(0, 1)
@@ -381,8 +400,8 @@ mmd_f32(unsigned nw, unsigned nr, const uint8_t *d, size_t rb, unsigned fc,
 
 static void
 mmd_f16(unsigned nw, unsigned nr, const uint8_t *d, size_t rb, unsigned fc,
-	size_t h, const float *at, size_t rp, float *const *y, int first,
-	unsigned tail, const uint8_t *pf, size_t pfs)
+	size_t hd, size_t h, const float *at, size_t rp, float *const *y,
+	int first, unsigned tail, const uint8_t *pf, size_t pfs, float *pk)
 {
 	if (nw == 1)
 		MMD_CASES(1, 1)
@@ -395,8 +414,8 @@ mm_down(const struct ffn_mat *dm, const float *at, unsigned rp, unsigned R,
 	float *const *y)
 {
 	void (*dn)(unsigned, unsigned, const uint8_t *, size_t, unsigned,
-		   size_t, const float *, size_t, float *const *, int,
-		   unsigned, const uint8_t *, size_t) =
+		   size_t, size_t, const float *, size_t, float *const *, int,
+		   unsigned, const uint8_t *, size_t, float *) =
 		dm->dtype == FFN_DT_F16 ? mmd_f16 : mmd_f32;
 	const size_t rb = dm->row_bytes, es = dm->dtype == FFN_DT_F16 ? 2 : 4;
 	const unsigned nf = dm->rows, H = dm->cols;
@@ -404,6 +423,9 @@ mm_down(const struct ffn_mat *dm, const float *at, unsigned rp, unsigned R,
 	unsigned f0, fc, r0, nr;
 	size_t h, o, s;
 	const int stream = R <= MMD_STREAM_RPB * es;
+	/* the slice packed by the first tile for the others (see above) */
+	const int pack = R > (MMD_PACK_TILES - 1) * MMD_NR;
+	float pkb[MMD_KC * MMD_NW * VL] __attribute__((aligned(64)));
 
 	for (f0 = 0; f0 < nf; f0 += fc) {
 		const uint8_t *d = (const uint8_t *)dm->data + f0 * rb;
@@ -429,8 +451,16 @@ mm_down(const struct ffn_mat *dm, const float *at, unsigned rp, unsigned R,
 				/* the first tile prefetches (see above) */
 				for (r0 = 0; r0 < R; r0 += nr, pf = NULL) {
 					nr = R - r0 < MMD_NR ? R - r0 : MMD_NR;
-					dn(nw, nr, d, rb, fc, h, a + r0, rp,
-					   y + r0, first, 0, pf, pfs);
+					if (r0 == 0 || !pack)
+						dn(nw, nr, d, rb, fc, h, h, a + r0,
+						   rp, y + r0, first, 0, pf, pfs,
+						   pack ? pkb : NULL);
+					else
+						mmd_f32(nw, nr,
+							(const uint8_t *)pkb,
+							step * 4, fc, 0, h, a + r0,
+							rp, y + r0, first, 0, NULL,
+							0, NULL);
 				}
 				continue;
 			}
@@ -441,19 +471,19 @@ mm_down(const struct ffn_mat *dm, const float *at, unsigned rp, unsigned R,
 			for (r0 = 0; r0 < R; r0 += nr) {
 				nr = R - r0 < MMD_NR ? R - r0 : MMD_NR;
 				if (nw == MMD_NW) {
-					dn(nw, nr, d, rb, fc, h, a + r0, rp,
-					   y + r0, first, 0, NULL, 0);
+					dn(nw, nr, d, rb, fc, h, h, a + r0, rp,
+					   y + r0, first, 0, NULL, 0, NULL);
 					continue;
 				}
 				/* the last columns: single vectors, then a
 				 * partial one */
 				for (o = h; o + VL <= H; o += VL)
-					dn(1, nr, d, rb, fc, o, a + r0, rp,
-					   y + r0, first, 0, NULL, 0);
+					dn(1, nr, d, rb, fc, o, o, a + r0, rp,
+					   y + r0, first, 0, NULL, 0, NULL);
 				if (o < H)
-					dn(1, nr, d, rb, fc, o, a + r0, rp,
+					dn(1, nr, d, rb, fc, o, o, a + r0, rp,
 					   y + r0, first, (unsigned)(H - o),
-					   NULL, 0);
+					   NULL, 0, NULL);
 			}
 		}
 	}
