@@ -41,6 +41,7 @@
 #include "bench_ffn.h"
 #include "bench_peak.h"
 #include "bench_ffn_act.h"
+#include "bench_ffn_kern.h"
 #include "bench_ffn_roofline.h"
 #include "bench_ffn_split.h"
 
@@ -565,6 +566,7 @@ main(int argc, char **argv)
 		{ "split", no_argument, NULL, 'p' },
 		{ "roofline", no_argument, NULL, 'r' },
 		{ "act", no_argument, NULL, 'c' },
+		{ "kernels", no_argument, NULL, 'k' },
 		{ NULL, 0, NULL, 0 },
 	};
 	static const struct {
@@ -575,7 +577,8 @@ main(int argc, char **argv)
 		{ "llama", "Llama-8B-like", 4096, 14336 },
 	};
 	const char *size = "both";
-	int iters = 10, table = 0, split = 0, roof = 0, act = 0, c, rc = 0;
+	int iters = 10, table = 0, split = 0, roof = 0, act = 0, kern = 0;
+	int c, rc = 0;
 	int ran = 0;
 
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
@@ -586,6 +589,7 @@ main(int argc, char **argv)
 		case 'p': split = 1; break;
 		case 'r': roof = 1; break;
 		case 'c': act = 1; break;
+		case 'k': kern = 1; break;
 		case 'a':
 			if (ffn_select_isa(strcmp(optarg, "avx2") == 0 ?
 					   FFN_ISA_AVX2 :
@@ -599,7 +603,8 @@ main(int argc, char **argv)
 		default:
 			fprintf(stderr, "usage: %s [--size llama|gemma|both] "
 				"[--iters N] [--isa avx512|avx2|scalar] "
-				"[--table] [--split] [--roofline] [--act]\n",
+				"[--table] [--split] [--roofline] [--act] "
+				"[--kernels]\n",
 				argv[0]);
 			return 2;
 		}
@@ -621,8 +626,9 @@ main(int argc, char **argv)
 	}
 	printf("OpenBLAS core: %s (its own pick: OPENBLAS_CORETYPE and "
 	       "OPENBLAS_L2_SIZE unset)\n", openblas_get_corename());
-	/* --roofline, --split or --act: only that section
-	 * (bench_ffn_roofline.c, bench_ffn_split.c, bench_ffn_act.c) */
+	/* --roofline, --split, --act or --kernels: only that section
+	 * (bench_ffn_roofline.c, bench_ffn_split.c, bench_ffn_act.c,
+	 * bench_ffn_kern.c) */
 	for (unsigned i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 		const char *nm = sizes[i].name;
 		unsigned H = sizes[i].H, nf = sizes[i].nf;
@@ -632,6 +638,7 @@ main(int argc, char **argv)
 		rc |= roof ? bench_roofline(nm, H, nf, iters) :
 		      split ? bench_split(nm, H, nf, iters) :
 		      act ? bench_act(nm, nf, iters) :
+		      kern ? bench_kern(nm, H, nf, iters) :
 		      bench(nm, H, nf, iters, table);
 		ran++;
 	}
