@@ -35,15 +35,18 @@
 #define MM_KB 256u
 #endif
 /*
- * Bytes ahead of the current column each weight row is prefetched. At
- * least 0.3 us of a tile's FMAs ahead at any row count (about three
- * DRAM latencies). 1024 was up to 8% slower from DRAM at 16-128 rows,
- * f32 and f16, both sets, and never faster (probe of matmat alone,
- * 10240 x 2560 and 10240 x 4096, docs/PERFORMANCE.md 2026-12-07); the
- * likely cause is the NF rows' prefetched lines crowding L1.
+ * Bytes ahead of the current column each weight row is prefetched, for
+ * a tile of nv row vectors: 512, or 1024 for f32 tiles of 4 vectors.
+ * bench-ffn --kernels (matmat from DRAM, 10240 x 2560, alternating
+ * builds): against 1024 everywhere, 512 is 8% faster for f32 at 16-32
+ * rows and 9-10% for f16 at every row count on AVX-512, and 2.5-4%
+ * slower for f32 at 64-128 rows; the same within noise on AVX2 (whose
+ * tiles have at most 3 vectors). 512 bytes are still at least 0.3 us of
+ * a tile's FMAs ahead (about three DRAM latencies). Why f32 with 4
+ * vectors wants more is not known (docs/PERFORMANCE.md, 2026-12-07).
  */
 #ifndef MM_PFD
-#define MM_PFD 512u
+#define MM_PFD(f16, nv) (!(f16) && (nv) >= 4 ? 1024u : 512u)
 #endif
 
 #define MM_FMAX 16
@@ -87,7 +90,7 @@ mm_tile(const uint8_t *w, size_t rs, unsigned kn, int f16, const float *xt,
 					if ((k & 31) == 0)
 						__builtin_prefetch(
 							(const uint8_t *)(s + k)
-							+ MM_PFD, 0, 3);
+							+ MM_PFD(f16, NV), 0, 3);
 					VSTORE(d + k, VLOADH(s + k));
 				}
 				if (k < kb)
@@ -108,7 +111,7 @@ mm_tile(const uint8_t *w, size_t rs, unsigned kn, int f16, const float *xt,
 				for (i = 0; i < NF; i++)
 					__builtin_prefetch((const uint8_t *)
 							   (wr[i] + k) +
-							   MM_PFD, 0, 3);
+							   MM_PFD(f16, NV), 0, 3);
 #pragma GCC unroll 4
 			for (v = 0; v < NV; v++)
 				xv[v] = VLOADF(x + v * VL);
