@@ -311,6 +311,23 @@ int tcp_send_mbuf(struct tcp_conn *c, struct rte_mbuf *m);
  * sends a pending delayed ACK. */
 void tcp_flush(struct tcp_conn *c);
 
+/**
+ * tcp_flush() at the stack's next tcp_poll(), which net_lcore_poll() runs
+ * once the receive burst has been taken, not now: for an app that
+ * acknowledges a message still arriving (its sender may hold back a
+ * sub-MSS tail until then, RFC 896), so that the segments of one burst
+ * get one ACK, not one each. Delaying an ACK is the receiver's right
+ * (RFC 9293 §3.8.6.3); the stack still ACKs every second full-sized
+ * segment at once (RFC 5681 §4.2). Asking twice before the poll is
+ * asking once.
+ */
+void tcp_flush_after_rx(struct tcp_conn *c);
+
+/** Forget a tcp_flush_after_rx() of c not yet done, e.g. when the
+ * message it was for is now whole and its answer will carry the ACK
+ * (the delayed-ACK timer still runs). */
+void tcp_flush_after_rx_cancel(struct tcp_conn *c);
+
 /** Bytes the app may still queue before the send memory limit. */
 uint32_t tcp_send_space(const struct tcp_conn *c);
 

@@ -219,6 +219,21 @@ tcp_flush(struct tcp_conn *c)
 	tcp_timer_sched(c);
 }
 
+void
+tcp_flush_after_rx(struct tcp_conn *c)
+{
+	if ((c->flags & TF_GONE) || c->on_ackwait)
+		return;
+	TAILQ_INSERT_TAIL(&c->stack->ackwait, c, ackwait);
+	c->on_ackwait = 1;
+}
+
+void
+tcp_flush_after_rx_cancel(struct tcp_conn *c)
+{
+	tcp_ackwait_remove(c);
+}
+
 int
 tcp_shutdown(struct tcp_conn *c)
 {

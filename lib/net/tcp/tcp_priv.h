@@ -241,14 +241,17 @@ struct tcp_conn {
 	uint8_t persist;	/* rto_at is the persist timer */
 	uint8_t on_wheel;
 	uint8_t on_txwait;
+	uint8_t on_ackwait;
 	LIST_ENTRY(tcp_conn) wheel;
 	TAILQ_ENTRY(tcp_conn) tw;	/* TIME_WAIT age order */
 	TAILQ_ENTRY(tcp_conn) txwait;	/* a segment the port refused */
+	TAILQ_ENTRY(tcp_conn) ackwait;	/* tcp_flush_after_rx() */
 } __rte_cache_aligned;
 
 LIST_HEAD(tcp_wheel_slot, tcp_conn);
 TAILQ_HEAD(tcp_tw_list, tcp_conn);
 TAILQ_HEAD(tcp_txwait_list, tcp_conn);
+TAILQ_HEAD(tcp_ackwait_list, tcp_conn);
 
 struct tcp_stack {
 	struct tcp_stack_config cfg;
@@ -266,6 +269,9 @@ struct tcp_stack {
 	struct tcp_txwait_list txwait;
 	uint32_t nr_txwait;
 	uint8_t in_txwait;		/* tcp_txwait_retry is sending */
+	/* Connections to flush at the next poll, after the receive burst
+	 * (tcp_flush_after_rx), in the order asked. */
+	struct tcp_ackwait_list ackwait;
 	struct tcp_listener listeners[TCP_MAX_LISTEN];
 	uint32_t secret[4];		/* ISN and cookie key */
 	uint16_t next_port;
@@ -293,6 +299,7 @@ void tcp_enter_time_wait(struct tcp_conn *c);
 void tcp_timer_sched(struct tcp_conn *c);
 void tcp_txwait_add(struct tcp_conn *c);
 void tcp_txwait_queue(struct tcp_conn *c);
+void tcp_ackwait_remove(struct tcp_conn *c);
 struct tcp_listener *tcp_listener_find(struct tcp_stack *s, uint16_t port);
 uint32_t tcp_isn(struct tcp_stack *s, const struct tcp_key *k);
 uint32_t tcp_cookie_make(struct tcp_stack *s, const struct tcp_key *k,

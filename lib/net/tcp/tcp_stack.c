@@ -119,6 +119,7 @@ tcp_stack_create(const struct tcp_stack_config *cfg)
 
 	TAILQ_INIT(&s->tw_list);
 	TAILQ_INIT(&s->txwait);
+	TAILQ_INIT(&s->ackwait);
 	for (i = 0; i < TCP_WHEEL_SLOTS; i++)
 		LIST_INIT(&s->wheel[i]);
 	for (i = 0; i < RTE_DIM(s->secret); i++)
@@ -226,6 +227,28 @@ tcp_txwait_remove(struct tcp_conn *c)
 	}
 }
 
+void
+tcp_ackwait_remove(struct tcp_conn *c)
+{
+	if (c->on_ackwait) {
+		TAILQ_REMOVE(&c->stack->ackwait, c, ackwait);
+		c->on_ackwait = 0;
+	}
+}
+
+/* The flushes tcp_flush_after_rx() put off until the receive burst was
+ * taken: one ACK for the segments of the burst. */
+static void
+tcp_ackwait_flush(struct tcp_stack *s)
+{
+	struct tcp_conn *c;
+
+	while ((c = TAILQ_FIRST(&s->ackwait)) != NULL) {
+		tcp_ackwait_remove(c);
+		tcp_flush(c);
+	}
+}
+
 /* Queue c to send at the next poll (tcp_txwait_retry), behind the others. */
 void
 tcp_txwait_queue(struct tcp_conn *c)
@@ -256,6 +279,7 @@ tcp_conn_release(struct tcp_conn *c)
 	rte_hash_del_key(s->conns, &c->key);
 	tcp_wheel_remove(c);
 	tcp_txwait_remove(c);
+	tcp_ackwait_remove(c);
 	if (c->state == TCP_TIME_WAIT) {
 		TAILQ_REMOVE(&s->tw_list, c, tw);
 		s->nr_tw--;
@@ -281,6 +305,7 @@ tcp_conn_free(struct tcp_conn *c)
 		c->flags |= TF_DEAD | TF_APP_CLOSED;
 		tcp_wheel_remove(c);
 		tcp_txwait_remove(c);
+		tcp_ackwait_remove(c);
 		return;
 	}
 	tcp_conn_release(c);
@@ -465,6 +490,7 @@ tcp_poll(struct tcp_stack *s, uint64_t now)
 	if (now > s->now)
 		s->now = now;
 	now = s->now;
+	tcp_ackwait_flush(s);
 	tcp_txwait_retry(s);
 	tick = now / TCP_TICK_US;
 	if (s->wheel_tick == 0 || tick - s->wheel_tick >= TCP_WHEEL_SLOTS) {

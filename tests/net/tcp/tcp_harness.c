@@ -340,6 +340,10 @@ th_data(void *arg, struct tcp_conn *c, struct rte_mbuf *m)
 		return;
 	}
 	rte_pktmbuf_free(m);
+	if (a->flush_data == 1)
+		tcp_flush_after_rx(c);
+	else if (a->flush_data == 2)
+		tcp_flush(c);
 	if (a->reply_len > 0) {
 		static const char resp[256] = "response";
 

@@ -69,6 +69,8 @@ struct th_app {
 	int reply_len;		/* answer each data callback (piggyback) */
 	int nr_data_cb;
 	int echo_mbuf;		/* send received mbufs back by reference */
+	int flush_data;		/* each data callback: 1 tcp_flush_after_rx,
+				 * 2 tcp_flush (a message still arriving) */
 	int act_in_closed;	/* misbehave: send/close inside closed() */
 	int send_in_closed_rc;
 };
