@@ -220,14 +220,21 @@ shard_conn_send(struct shard_conn *c)
 	/* An ACK owed for whole requests whose next answer is still being
 	 * computed waits for that answer, which carries it (or for the
 	 * stack's delayed-ACK timer, RFC 9293 §3.8.6.3): an ACK now was a
-	 * second frame for nearly every request. Anything else goes now:
-	 * data (an answer sent whole, or in part when send memory ran
-	 * out: the rest follows its ACKs), a close, and the ACK of a
-	 * request still arriving, whose sender may hold back its tail
-	 * until then (Nagle, RFC 896). */
-	if (sent || c->closing || c->q_head == NULL || c->q_head->ready ||
-	    c->cur != NULL || http_parser_in_head(&c->hp))
+	 * second frame for nearly every request. The ACK of a request
+	 * still arriving, whose sender may hold back its tail until then
+	 * (Nagle, RFC 896), goes when the receive burst has been taken:
+	 * one ACK for the segments of a burst, and none when the request
+	 * is whole by then. Anything else goes now: data (an answer sent
+	 * whole, or in part when send memory ran out: the rest follows
+	 * its ACKs) and a close. */
+	if (sent || c->closing || (c->q_head != NULL && c->q_head->ready))
 		tcp_flush(c->tc);
+	else if (c->cur != NULL || http_parser_in_head(&c->hp))
+		tcp_flush_after_rx(c->tc);
+	else if (c->q_head == NULL)
+		tcp_flush(c->tc);
+	else
+		tcp_flush_after_rx_cancel(c->tc);
 	if (c->closing && c->q_head == NULL && c->cur == NULL) {
 		tcp_close(c->tc);
 		shard_conn_destroy(c);
