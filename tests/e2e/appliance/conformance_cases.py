@@ -5,6 +5,8 @@
 table as ffn-routes prints it, fixed_cases() for the rest; each adds
 Case rows to CASES, one per ID of docs/HTTP-CONFORMANCE.md."""
 
+import socket
+import struct
 import time
 
 from conformance_lib import (
@@ -508,6 +510,34 @@ def cases_persistence():
         t.answer(**WALK_OK)
         t.open()
     CASES.append(Case("C-BYTEWISE", "RFC 9112 §2.1", bytewise))
+
+    def nagle(t):
+        # A sender with Nagle on (the socket default) holds a sub-MSS
+        # tail while anything it sent is unacknowledged (RFC 9293
+        # §3.7.4): a request still arriving must be ACKed, or every one
+        # whose segments before the tail are odd in number (the stack
+        # ACKs every second one) waits for the delayed-ACK timer (40 ms
+        # here). Heads and bodies in two writes: a body under one MSS
+        # (1-5 rows, 272-1296 bytes) waits for the head's ACK. 30 walks.
+        c = t.connect()
+        c.s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 0)
+        slow = []
+        for i in range(30):
+            rows = 1 + i % 5
+            body = struct.pack("<IIII", 0, rows, 1, 8092) + \
+                b"\0" * (4 * A.hidden * rows)
+            head = req("POST", "/v1/walk-ffn", CTB, auth=True,
+                       cl=len(body))
+            t0 = time.time()
+            t.send(head)
+            t.send(body)
+            t.answer(200, body_len=12 + 4 * A.hidden * rows)
+            if time.time() - t0 > 0.030:
+                slow.append(rows)
+        # a stall is 40 ms; allow a few slow answers on a loaded host
+        t.check(len(slow) <= 4, "answers over 30 ms (rows): %s" % slow)
+        t.open()
+    CASES.append(Case("C-NAGLE", "RFC 9293 §3.7.4, §3.8.6.3", nagle))
 
     def idle(t):
         # closed gracefully (a FIN, not a reset), and not before
