@@ -90,7 +90,8 @@ mm_tile(const uint8_t *w, size_t rs, unsigned kn, int f16, const float *xt,
 					if ((k & 31) == 0)
 						__builtin_prefetch(
 							(const uint8_t *)(s + k)
-							+ MM_PFD(f16, NV), 0, 3);
+							+ MM_PFD(f16, NV), 0,
+							3);
 					VSTORE(d + k, VLOADH(s + k));
 				}
 				if (k < kb)
@@ -111,7 +112,8 @@ mm_tile(const uint8_t *w, size_t rs, unsigned kn, int f16, const float *xt,
 				for (i = 0; i < NF; i++)
 					__builtin_prefetch((const uint8_t *)
 							   (wr[i] + k) +
-							   MM_PFD(f16, NV), 0, 3);
+							   MM_PFD(f16, NV),
+							   0, 3);
 #pragma GCC unroll 4
 			for (v = 0; v < NV; v++)
 				xv[v] = VLOADF(x + v * VL);
@@ -271,7 +273,8 @@ matmat(const struct ffn_mat *w, const float *xt, unsigned rp, float *ot)
  * feature's lines beside that feature's FMAs. As one burst per slice
  * the prefetches stalled on the L1 miss buffers while no FMA ran: 16
  * rows took 1.4-1.5x as long (probe, 10240 x 2560 and 10240 x 4096,
- * AVX-512 f32; 1.1-1.2x on AVX2), and no row count was slower spread.
+ * AVX-512 f32; 1.1-1.2x on AVX2), and spread out they made no row count
+ * measured slower.
  * While few rows share each weight byte (MMD_STREAM_RPB), DRAM is the
  * limit and the prefetchers do not follow slices, so the first tile
  * also takes the next block (MMD_KC contiguous rows) into L2 in order,
@@ -350,7 +353,7 @@ mmd_tile(const uint8_t *d, size_t rb, unsigned fc, size_t hd, size_t h,
 		if (pk != NULL)
 #pragma GCC unroll 2
 			for (k = 0; k < NW; k++)
-				VSTORE(pk + (size_t)f * NW * VL + k * VL, wv[k]);
+				VSTORE(pk + ((size_t)f * NW + k) * VL, wv[k]);
 #pragma GCC unroll 12
 		for (j = 0; j < NR; j++) {
 			V b = VBCAST(at[j]);
@@ -371,7 +374,8 @@ mmd_tile(const uint8_t *d, size_t rb, unsigned fc, size_t hd, size_t h,
 		}
 }
 
-#define MMD_ARGS(F16) d, rb, fc, hd, h, F16, at, rp, y, first, tail, pf, pfs, pk
+#define MMD_ARGS(F16) d, rb, fc, hd, h, F16, at, rp, y, first, tail, pf, \
+	pfs, pk
 /* tiles taller than MMD_NR are never asked for: not compiled */
 #define MMD_CASE(F16, NW, NR)						\
 	case NR:							\
@@ -410,6 +414,37 @@ mmd_f16(unsigned nw, unsigned nr, const uint8_t *d, size_t rb, unsigned fc,
 		MMD_CASES(1, 1)
 	else
 		MMD_CASES(1, MMD_NW)
+}
+
+/*
+ * One whole slice (columns h .. h + MMD_NW * VL) of a block, every row
+ * tile: the first prefetches (pf, pfs) and, with pk, packs the slice,
+ * which the others then read from pk (see above).
+ */
+static void
+mmd_slice(int f16, unsigned R, const uint8_t *d, size_t rb, unsigned fc,
+	  size_t h, const float *a, size_t rp, float *const *y, int first,
+	  const uint8_t *pf, size_t pfs, float *pk)
+{
+	void (*dn)(unsigned, unsigned, const uint8_t *, size_t, unsigned,
+		   size_t, size_t, const float *, size_t, float *const *, int,
+		   unsigned, const uint8_t *, size_t, float *) =
+		f16 ? mmd_f16 : mmd_f32;
+	unsigned r0, nr;
+
+	for (r0 = 0; r0 < R; r0 += nr) {
+		nr = R - r0 < MMD_NR ? R - r0 : MMD_NR;
+		if (r0 == 0)
+			dn(MMD_NW, nr, d, rb, fc, h, h, a, rp, y, first, 0,
+			   pf, pfs, pk);
+		else if (pk != NULL)
+			mmd_f32(MMD_NW, nr, (const uint8_t *)pk,
+				MMD_NW * VL * 4, fc, 0, h, a + r0, rp, y + r0,
+				first, 0, NULL, 0, NULL);
+		else
+			dn(MMD_NW, nr, d, rb, fc, h, h, a + r0, rp, y + r0,
+			   first, 0, NULL, 0, NULL);
+	}
 }
 
 static void
@@ -451,20 +486,9 @@ mm_down(const struct ffn_mat *dm, const float *at, unsigned rp, unsigned R,
 					   (pb + fc - 1) / fc : 0;
 
 			if (nw == MMD_NW && h + step < H) {
-				/* the first tile prefetches (see above) */
-				for (r0 = 0; r0 < R; r0 += nr, pf = NULL) {
-					nr = R - r0 < MMD_NR ? R - r0 : MMD_NR;
-					if (r0 == 0 || !pack)
-						dn(nw, nr, d, rb, fc, h, h, a + r0,
-						   rp, y + r0, first, 0, pf, pfs,
-						   pack ? pkb : NULL);
-					else
-						mmd_f32(nw, nr,
-							(const uint8_t *)pkb,
-							step * 4, fc, 0, h, a + r0,
-							rp, y + r0, first, 0, NULL,
-							0, NULL);
-				}
+				mmd_slice(dm->dtype == FFN_DT_F16, R, d, rb, fc,
+					  h, a, rp, y, first, pf, pfs,
+					  pack ? pkb : NULL);
 				continue;
 			}
 			/* the last slice: the next block's share at once */

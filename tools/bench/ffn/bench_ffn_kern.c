@@ -106,7 +106,8 @@ kb_print(const struct kb_run *r, enum ffn_isa isa, double fma,
 				for (h = 0; h < 2; h++)
 					printf("  %6.1f (%3.0f%%)",
 					       n / t[d][i][kk][h] / 1e9,
-					       100.0 * n / t[d][i][kk][h] / fma);
+					       100.0 * n /
+					       t[d][i][kk][h] / fma);
 			printf("\n");
 		}
 }
