@@ -44,6 +44,8 @@
  * tiles have at most 3 vectors). 512 bytes are still at least 0.3 us of
  * a tile's FMAs ahead (about three DRAM latencies). Why f32 with 4
  * vectors wants more is not known (docs/PERFORMANCE.md, 2026-12-07).
+ * Tried: a second prefetch per row into L2, 2-8 KiB ahead: f32 from
+ * DRAM 0-7% slower at 16-64 rows (AVX-512, H 2560 and 4096).
  */
 #ifndef MM_PFD
 #define MM_PFD(f16, nv) (!(f16) && (nv) >= 4 ? 1024u : 512u)
