@@ -481,29 +481,25 @@ mm_down(const struct ffn_mat *dm, const float *at, unsigned rp, unsigned R,
 		     rb;
 		pb = (nb / nst + 63) & ~(size_t)63;
 		for (h = 0, s = 0; h < H; h += step, s++) {
-			const unsigned nw = h + step <= H ? MMD_NW : 1;
-			const uint8_t *pf = nd + s * pb;
+			const int last = h + step >= H;
 			/* L2: none past the next block (L1: always) */
 			const size_t pfs = s * pb < nb && stream ?
 					   (pb + fc - 1) / fc : 0;
 
-			if (nw == MMD_NW && h + step < H) {
+			/* the last slice has no next one to prefetch from
+			 * its tiles: the next block's share goes at once */
+			for (o = s * pb; last && stream && o < nb &&
+			     o < (s + 1) * pb; o += 64)
+				__builtin_prefetch(nd + o, 0, 2);
+			if (h + step <= H) {
 				mmd_slice(dm->dtype == FFN_DT_F16, R, d, rb, fc,
-					  h, a, rp, y, first, pf, pfs,
+					  h, a, rp, y, first,
+					  last ? NULL : nd + s * pb, pfs,
 					  pack ? pkb : NULL);
 				continue;
 			}
-			/* the last slice: the next block's share at once */
-			for (o = s * pb; stream && o < nb && o < (s + 1) * pb;
-			     o += 64)
-				__builtin_prefetch(nd + o, 0, 2);
 			for (r0 = 0; r0 < R; r0 += nr) {
 				nr = R - r0 < MMD_NR ? R - r0 : MMD_NR;
-				if (nw == MMD_NW) {
-					dn(nw, nr, d, rb, fc, h, h, a + r0, rp,
-					   y + r0, first, 0, NULL, 0, NULL);
-					continue;
-				}
 				/* the last columns: single vectors, then a
 				 * partial one */
 				for (o = h; o + VL <= H; o += VL)
