@@ -386,14 +386,8 @@ tcp_ack_sack_loss(struct tcp_conn *c, uint32_t ack, uint32_t una0)
 		    bytes > (uint32_t)(c->reord - 1) * c->mss ||
 		    tcp_hole_timed_out(c))
 			tcp_enter_recovery(c);
-		else if (!c->persist && (c->rto_at == 0 || c->rto_at >
-				c->sack_since + tcp_reo_wnd(c))) {
-			/* look again when the window has passed */
-			c->rto_at = c->sack_since + tcp_reo_wnd(c);
-			c->flags &= ~TF_TLP_TIMER;
-			c->flags |= TF_REO_TIMER;
-			tcp_timer_sched(c);
-		}
+		else	/* look again when the window has passed */
+			tcp_reo_timer_arm(c, c->sack_since + tcp_reo_wnd(c));
 	}
 }
 

@@ -411,6 +411,24 @@ tcp_reo_wnd(const struct tcp_conn *c)
 	return RTE_MAX(RTE_MIN(base / 4 * c->reo_mult, base), 1000u);
 }
 
+/* Arm the reordering timer for due unless the RTO comes first. Behind a
+ * pending probe (TF_TLP_TIMER) the RTO is tlp_rto_at, not rto_at: once
+ * SACKs or a recovery came no probe may go (tcp_tlp_allowed), and the
+ * probe timer would only hand back to the RTO, dropping this timer. */
+static inline void
+tcp_reo_timer_arm(struct tcp_conn *c, uint64_t due)
+{
+	uint64_t rto = c->rto_at != 0 && (c->flags & TF_TLP_TIMER) ?
+		       c->tlp_rto_at : c->rto_at;
+
+	if (c->persist || (rto != 0 && rto <= due))
+		return;
+	c->rto_at = due;
+	c->flags &= ~TF_TLP_TIMER;
+	c->flags |= TF_REO_TIMER;
+	tcp_timer_sched(c);
+}
+
 /* The first hole was SACK-bypassed longer than the reordering window:
  * lost, however few segments were SACKed above it (a time threshold as
  * RFC 8985 RACK, for small windows and tails where DupThresh SACKed

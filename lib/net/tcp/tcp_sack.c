@@ -191,12 +191,8 @@ tcp_rxt_check(struct tcp_conn *c)
 		 * reduction pipe may stay above cwnd for a while. */
 		tcp_rexmit_lost_run(c, tcp_seg_max(c), &stop);
 	}
-	if (due != 0 && !c->persist && (c->rto_at == 0 || c->rto_at > due)) {
-		c->rto_at = due;
-		c->flags &= ~TF_TLP_TIMER;
-		c->flags |= TF_REO_TIMER;
-		tcp_timer_sched(c);
-	}
+	if (due != 0)
+		tcp_reo_timer_arm(c, due);
 	return found;
 }
 

@@ -127,6 +127,27 @@ test_pto_several_segments(void **st)
 	th_stop(&H);
 }
 
+/* A SACK that bypasses a hole just before the PTO: the reordering timer
+ * it starts (RFC 8985 §6.3; min_rtt/4 = 10 ms) replaces the probe timer,
+ * which could no longer send a probe (SACKed data) and would have handed
+ * back to the RTO, 200 ms after the send, forgetting it. */
+static void
+test_reo_timer_replaces_pending_probe(void **st)
+{
+	uint32_t b[1][2];
+
+	start(0);
+	th_send_and_take(&H, buf, 10 * MSS, iss, 10, MSS);
+	th_advance(&H, PTO - 2000);		/* the probe due in 2 ms */
+	b[0][0] = SEG(9), b[0][1] = SEG(10);
+	ack_sack(SEG(0), 1, b);
+	silent_until(10000, SEG(0));
+	assert_int_equal(stats().tlp_probes, 0);
+	assert_int_equal(stats().rto_expired, 0);
+	th_drain(&H);
+	th_stop(&H);
+}
+
 /* §7.2 with one segment in flight: its ACK may be delayed, so the PTO
  * is 2*SRTT + WCDelAckT (the RTO, 1 s here, is later). */
 static void
@@ -354,6 +375,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_pto_several_segments),
+		cmocka_unit_test(test_reo_timer_replaces_pending_probe),
 		cmocka_unit_test(test_pto_one_segment_adds_delack),
 		cmocka_unit_test(test_pto_capped_by_rto),
 		cmocka_unit_test(test_tail_loss_repaired_by_probe),
