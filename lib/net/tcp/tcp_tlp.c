@@ -19,6 +19,18 @@
 #define TCP_TLP_WC_DELACK_US (200 * 1000)
 /* PTO without an RTT sample (§7.2). */
 #define TCP_TLP_NO_SRTT_US (1000 * 1000)
+/*
+ * Added to 2*SRTT when more than one segment is in flight: the time a
+ * peer may take to act on what arrived, which an RTT sample on a fast
+ * path does not show (it measures the peer's stack, and a busy or
+ * descheduled peer ACKs later). Over memif (SRTT 33-38 us, so a PTO of
+ * 66-76 us) 20 of 1300 answers drew a needless probe, a duplicate at the
+ * peer and its D-SACK; with the 2 ms, 3. Linux adds the same 2 ms
+ * (TCP_TIMEOUT_MIN_US in tcp_schedule_loss_probe()); on a WAN path
+ * 2*SRTT dominates it, and a real tail loss still costs 2 ms, not the
+ * 200 ms RTO.
+ */
+#define TCP_TLP_MIN_US 2000
 
 void
 tcp_tlp_end(struct tcp_conn *c)
@@ -43,7 +55,8 @@ tcp_tlp_allowed(const struct tcp_conn *c)
 
 /* §7.2 TLP_calc_PTO() without the RTO cap: 2*SRTT, plus the worst-case
  * delayed ACK when one segment is in flight (its ACK may be delayed, no
- * second segment forces it); 1 s before an RTT sample. */
+ * second segment forces it), else plus TCP_TLP_MIN_US; 1 s before an
+ * RTT sample. */
 uint32_t
 tcp_tlp_pto(const struct tcp_conn *c)
 {
@@ -54,6 +67,8 @@ tcp_tlp_pto(const struct tcp_conn *c)
 	pto = 2 * c->srtt;
 	if (tcp_flight(c) <= c->mss)
 		pto += TCP_TLP_WC_DELACK_US;
+	else
+		pto += TCP_TLP_MIN_US;
 	return pto;
 }
 

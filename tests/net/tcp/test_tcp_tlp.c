@@ -4,7 +4,8 @@
 
 /* Scripted tests of tail loss probes (RFC 8985 §7, lib/net/tcp/
  * tcp_tlp.c): the probe timeout (2*SRTT, plus the worst-case delayed ACK
- * for one segment in flight, never later than the RTO), the probe (new
+ * for one segment in flight or 2 ms for more, never later than the
+ * RTO), the probe (new
  * data when there is some, else the last segment again), the ACK that
  * shows whether it repaired a loss and the reduction when it did, one
  * probe per episode, none in recovery, and the RTO behind it. */
@@ -16,9 +17,11 @@ static uint8_t buf[64 * 1460];
 
 #define PEER 1000u
 #define MSS 1460u
-#define RTT 40000u		/* µs: SRTT 40 ms, PTO 80 ms (+200 ms) */
-#define PTO (2 * RTT)
+#define RTT 40000u		/* µs: SRTT 40 ms, PTO 82 ms (280 ms) */
 #define WCDELACK 200000u	/* RFC 8985 §7.2 WCDelAckT */
+#define TLPMIN 2000u		/* tcp_tlp.c TCP_TLP_MIN_US */
+#define PTO (2 * RTT + TLPMIN)	/* several segments in flight */
+#define PTO1 (2 * RTT + WCDELACK)	/* one segment in flight */
 
 static const struct th_opts SACKOPT = { .mss = 1460, .sack_ok = 1 };
 
@@ -37,18 +40,24 @@ ack(uint32_t a)
 	ack_sack(a, 0, NULL);
 }
 
-/* Passive handshake taking RTT (SRTT 40 ms). rto_min: 0 for the default
+/* Passive handshake taking rtt us (the SRTT). rto_min: 0 for the default
  * 200 ms (the RTO caps a one-segment PTO), else e.g. 1 s (it does not). */
 static void
-start(uint32_t rto_min)
+start_rtt(uint32_t rto_min, uint32_t rtt)
 {
 	th_config(&H);
 	H.cfg.cc = TCP_CC_NEWRENO;
 	H.cfg.rto_min_us = rto_min;
 	th_start(&H);
-	iss = th_handshake_rtt(&H, PEER, &SACKOPT, RTT);
+	iss = th_handshake_rtt(&H, PEER, &SACKOPT, rtt);
 	for (size_t i = 0; i < sizeof(buf); i++)
 		buf[i] = (uint8_t)(i * 131 + (i >> 9));
+}
+
+static void
+start(uint32_t rto_min)
+{
+	start_rtt(rto_min, RTT);
 }
 
 static struct tcp_stats
@@ -127,6 +136,19 @@ test_pto_several_segments(void **st)
 	th_stop(&H);
 }
 
+/* A fast path (SRTT 40 us): the probe waits 2*SRTT + 2 ms, not 80 us,
+ * for a peer whose ACK comes with its application's next request. */
+static void
+test_pto_floor_on_fast_path(void **st)
+{
+	start_rtt(1000000, 40);
+	th_send_and_take(&H, buf, 10 * MSS, iss, 10, MSS);
+	silent_until(2 * 40 + TLPMIN, SEG(9));
+	assert_int_equal(stats().tlp_probes, 1);
+	assert_int_equal(th_pending(&H), 0);
+	th_stop(&H);
+}
+
 /* A SACK that bypasses a hole just before the PTO: the reordering timer
  * it starts (RFC 8985 §6.3; min_rtt/4 = 10 ms) replaces the probe timer,
  * which could no longer send a probe (SACKed data) and would have handed
@@ -157,7 +179,7 @@ test_pto_one_segment_adds_delack(void **st)
 
 	start(1000000);
 	ten_sent_nine_acked();			/* segment 9 lost */
-	s = silent_until(PTO + WCDELACK, SEG(9));
+	s = silent_until(PTO1, SEG(9));
 	assert_int_equal(s->len, MSS);
 	assert_int_equal(stats().tlp_probes, 1);
 	assert_int_equal(stats().rto_expired, 0);
@@ -278,7 +300,7 @@ unneeded_probe(bool dsack)
 
 	start(1000000);
 	ten_sent_nine_acked();
-	th_advance(&H, PTO + WCDELACK);
+	th_advance(&H, PTO1);
 	TH_NEXT_AT(&H, SEG(9));
 	assert_int_equal(stats().tlp_probes, 1);
 	ack(SEG(10));				/* the original's, late */
@@ -375,6 +397,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_pto_several_segments),
+		cmocka_unit_test(test_pto_floor_on_fast_path),
 		cmocka_unit_test(test_reo_timer_replaces_pending_probe),
 		cmocka_unit_test(test_pto_one_segment_adds_delack),
 		cmocka_unit_test(test_pto_capped_by_rto),
