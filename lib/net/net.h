@@ -140,6 +140,15 @@ unsigned int net_lcore_poll(struct net_lcore *lc, uint64_t now_ns);
 /** Hand the buffered TX frames to the NIC now (a response is complete). */
 void net_lcore_flush(struct net_lcore *lc);
 
+/**
+ * Move the lcore's clock to now_ns (never back) between polls. The stack's
+ * API calls read the clock of the last net_lcore_poll(); an application
+ * that then works for a while (a compute pass) calls this before it
+ * sends, so the timers its sends arm (probe, RTO) and the RTT they time
+ * start when the data leaves, not at the poll before the work.
+ */
+void net_lcore_clock(struct net_lcore *lc, uint64_t now_ns);
+
 /** Monotonic nanoseconds from the TSC (production clock). */
 uint64_t net_now_ns(void);
 

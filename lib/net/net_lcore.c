@@ -311,6 +311,13 @@ net_lcore_poll(struct net_lcore *lc, uint64_t now_ns)
 }
 
 void
+net_lcore_clock(struct net_lcore *lc, uint64_t now_ns)
+{
+	if (now_ns > lc->now_ns)
+		lc->now_ns = now_ns;
+}
+
+void
 net_lcore_stats(const struct net_lcore *lc, struct net_stats *out)
 {
 	memcpy(out, &lc->st, sizeof(*out));

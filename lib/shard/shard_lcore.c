@@ -474,6 +474,11 @@ compute_local(struct shard_netlc *lc)
 				  lc->scratch[ui], lc->lcore_id, whole, nw);
 	}
 	lc->n_local = 0;
+	/* The pass took milliseconds since the poll whose clock the stack
+	 * reads: the answers' probe timers and RTT samples start now, or
+	 * every answer drew a tail loss probe on a fast path (PTO below
+	 * the pass time) and its ACK an RTT sample the pass inflated. */
+	net_lcore_clock(lc->nl, net_now_ns());
 	for (unsigned int i = 0; i < n; i++) {
 		if (!lc->local[i]->whole)
 			shard_job_finish(lc->local[i], lc->lcore_id);

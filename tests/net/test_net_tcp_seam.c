@@ -312,6 +312,48 @@ test_tcp_counters_over_telemetry(void **state)
 			tot.conns[TCP_TIME_WAIT] + 1);
 }
 
+/* An application that works between polls (a compute pass) moves the
+ * lcore's clock before it sends (net_lcore_clock): the probe timer of
+ * what it sends starts then. Without it, the timer started at the poll
+ * before the work, 5 ms earlier, past a PTO of 2*SRTT + 2 ms: the probe
+ * left at the very next poll, before the peer could answer. A sends:
+ * B's stack took the production clock for its connect before its first
+ * poll (net_tcp_clock_us) and runs ahead of this virtual clock. */
+static void
+test_send_after_work_times_from_clock(void **state)
+{
+	struct tcp_stats before, after;
+	uint32_t off = 0;
+	unsigned int i;
+
+	(void)state;
+	A.conn = B.conn = NULL;
+	B.rx_len = 0;
+	B.connected = false;
+	assert_int_equal(tcp_connect(B.tcp, rte_cpu_to_be_32(IP_A), 7, &ops,
+			&B, &B.conn), 0);
+	run(50);
+	assert_true(B.connected);
+	assert_non_null(A.conn);
+	tcp_stack_stats(A.tcp, &before);
+	now += 5 * MS;			/* A's application works 5 ms */
+	net_lcore_clock(A.lc, now);
+	push(A.conn, &off, 8 * 1024);	/* several segments */
+	assert_int_equal(off, 8 * 1024);
+	net_lcore_poll(A.lc, now + 10000);	/* 10 us on, no ACK yet */
+	tcp_stack_stats(A.tcp, &after);
+	assert_int_equal(after.tlp_probes, before.tlp_probes);
+	assert_int_equal(after.retransmits, before.retransmits);
+	for (i = 0; i < 100 && B.rx_len < 8 * 1024; i++)
+		run(1);
+	assert_int_equal(B.rx_len, 8 * 1024);
+	assert_memory_equal(B.rx, pattern, 8 * 1024);
+	tcp_close(B.conn);
+	run(100);
+	tcp_close(A.conn);
+	run(100);
+}
+
 int
 main(void)
 {
@@ -323,6 +365,7 @@ main(void)
 		cmocka_unit_test(test_handshake_and_both_directions),
 		cmocka_unit_test(test_zero_copy_send_iov),
 		cmocka_unit_test(test_tcp_counters_over_telemetry),
+		cmocka_unit_test(test_send_after_work_times_from_clock),
 	};
 
 	for (i = 0; i < XFER; i++)

@@ -128,7 +128,8 @@ struct tcp_stack_config {
 	uint16_t rss_queue;
 	uint16_t rss_reta_size;   /**< [128] */
 
-	/** Optional clock (µs) read by API calls (tcp_connect, tcp_send*);
+	/** Optional clock (µs) read by the API calls that send or arm
+	 * timers (tcp_connect, tcp_flush, tcp_shutdown, tcp_close);
 	 * without it they use the time of the last tcp_input()/tcp_poll(),
 	 * which is 0 before the first one: call tcp_poll() once before
 	 * tcp_connect(), or the first poll finds the new connection idle

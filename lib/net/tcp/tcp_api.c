@@ -213,6 +213,7 @@ tcp_flush(struct tcp_conn *c)
 {
 	if (c->flags & TF_GONE)
 		return;
+	tcp_now(c->stack);	/* what it sends is timed from now */
 	if (c->flags & TF_DELACK)
 		c->flags |= TF_ACKNOW;
 	tcp_output(c);
@@ -256,6 +257,7 @@ tcp_shutdown(struct tcp_conn *c)
 		return -ENOTCONN;
 	}
 	c->flags |= TF_FIN_QUEUED;
+	tcp_now(c->stack);
 	tcp_output(c);
 	tcp_timer_sched(c);
 	return 0;
