@@ -37,7 +37,12 @@ mkv() { # NAME ARGS...
 		>/dev/null
 }
 mkv f32 --dtype f32
-mkv f16 --dtype f16
+# f16: all three matrices f16, as LARQL's extractor writes them (spec/
+# vindex.md §2.3), which is what bench-ffn's f16 ceiling times. The
+# feature-major files (§2.1) keep up and down f32 whatever the dtype: a
+# model there served 0.55-0.72 of the all-f16 ceiling at 1-4
+# connections, as it reads 1.7x the bytes.
+mkv f16 --dtype f16 --layout dense
 mkv q4k --quant q4k
 
 # OpenBLAS settings do not matter to the kernels timed here.
