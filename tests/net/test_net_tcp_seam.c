@@ -149,6 +149,19 @@ run(unsigned int iters)
 	}
 }
 
+/* B connects to A's listener (port 7) afresh: both ends established. */
+static void
+connect_b(void)
+{
+	A.conn = B.conn = NULL;
+	B.connected = false;
+	assert_int_equal(tcp_connect(B.tcp, rte_cpu_to_be_32(IP_A), 7, &ops,
+			&B, &B.conn), 0);
+	run(50);
+	assert_true(B.connected);
+	assert_non_null(A.conn);
+}
+
 /* Send from one side, all of it, as send space allows. */
 static void
 push(struct tcp_conn *c, uint32_t *off, uint32_t len)
@@ -238,14 +251,9 @@ test_zero_copy_send_iov(void **state)
 	(void)state;
 	assert_non_null(buf);
 	memcpy(buf, pattern, XFER);
-	A.conn = B.conn = NULL;
 	A.rx_len = B.rx_len = 0;
-	A.eof = B.eof = B.connected = false;
-	assert_int_equal(tcp_connect(B.tcp, rte_cpu_to_be_32(IP_A), 7, &ops,
-			&B, &B.conn), 0);
-	run(50);
-	assert_true(B.connected);
-	assert_non_null(A.conn);
+	A.eof = B.eof = false;
+	connect_b();
 	iov[0].iov_base = buf;
 	iov[0].iov_len = 1000;
 	iov[1].iov_base = buf + 1000;
@@ -275,13 +283,7 @@ test_tcp_counters_over_telemetry(void **state)
 	unsigned int i;
 
 	(void)state;
-	A.conn = B.conn = NULL;
-	B.connected = false;
-	assert_int_equal(tcp_connect(B.tcp, rte_cpu_to_be_32(IP_A), 7, &ops,
-			&B, &B.conn), 0);
-	run(50);
-	assert_true(B.connected);
-	assert_non_null(A.conn);
+	connect_b();
 	rig_telemetry_get("/ffn/net/tcp", js, sizeof(js));
 	net_tcp_stats_total(&tot);
 	assert_non_null(strstr(js, "\"/ffn/net/tcp\""));
@@ -327,14 +329,8 @@ test_send_after_work_times_from_clock(void **state)
 	unsigned int i;
 
 	(void)state;
-	A.conn = B.conn = NULL;
 	B.rx_len = 0;
-	B.connected = false;
-	assert_int_equal(tcp_connect(B.tcp, rte_cpu_to_be_32(IP_A), 7, &ops,
-			&B, &B.conn), 0);
-	run(50);
-	assert_true(B.connected);
-	assert_non_null(A.conn);
+	connect_b();
 	tcp_stack_stats(A.tcp, &before);
 	now += 5 * MS;			/* A's application works 5 ms */
 	net_lcore_clock(A.lc, now);
