@@ -15,6 +15,8 @@ PKGS=(
 	iputils-ping arping
 	lua5.4 liblua5.4-dev
 	clang libclang-rt-14-dev
+	libgrpc-dev libprotobuf-c-dev protobuf-c-compiler
+	python3-grpcio python3-grpc-tools
 )
 
 missing=()
