@@ -97,6 +97,11 @@ struct shard_stats {
 	uint64_t bytes_out;		/**< response bodies */
 	uint64_t send_timeouts;		/**< connections reset: answers not
 					 *   read for send_timeout_ms */
+	uint64_t reqs_begun;		/**< requests whose head was read */
+	uint64_t reqs_ended;		/**< ... and whose answer is gone
+					 *   (sent and acknowledged, or its
+					 *   connection closed): the
+					 *   difference is in flight */
 	uint64_t expert_rows;		/**< (row, expert) products computed */
 	uint64_t expert_runs;		/**< expert passes (each reads the
 					 *   expert's weights once) */
@@ -168,11 +173,21 @@ struct shard_unit {
 	/** Per-lcore expert scratch, made by that lcore on first use. */
 	struct ffn_moe_scratch *moe_scratch[SHARD_MAX_LCORE];
 	struct shard_stats stats[SHARD_MAX_LCORE];
+	/** Each layer's compute time, for the grid's heartbeat
+	 * (spec/wire.md §9.3): requests requests waited ns for layer on
+	 * lcore. Called on that lcore; NULL: not kept. */
+	void (*layer_time)(void *arg, unsigned int lcore, uint32_t layer,
+			   uint64_t ns, unsigned int requests);
+	void *layer_time_arg;
 	/** Extra Prometheus text appended to /metrics (the server's
 	 * TCP/net counters); may be NULL. Returns bytes written. */
 	size_t (*metrics_extra)(void *arg, char *buf, size_t cap);
 	void *metrics_extra_arg;
 };
+
+/** Requests of u in flight now (read on any thread: each lcore's two
+ * counters are its own, so the sum may be a moment stale, never torn). */
+uint64_t shard_unit_in_flight(const struct shard_unit *u);
 
 /**
  * Load the unit's model and set it up. err names what failed (the

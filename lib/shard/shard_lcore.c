@@ -607,13 +607,26 @@ shard_drain_deadline(uint64_t now_ns, unsigned int drain_ms, int stopping,
 	return stopping && cur_ns < at ? cur_ns : at;
 }
 
-/* Called from signal handlers (app/ffn-shard): plain stores only. */
+/* Called from signal handlers and from the grid's thread (app/ffn-shard:
+ * a drain that starts once the routers were told): lock-free atomics
+ * only. The deadline moves by compare-and-swap, so of two calls at once
+ * the earlier end wins, whichever stores last. */
 void
 shard_server_stop(unsigned int drain_ms)
 {
-	shard_drain_deadline_ns = shard_drain_deadline(net_now_ns(), drain_ms,
-		__atomic_load_n(&shard_stop_flag, __ATOMIC_ACQUIRE),
-		shard_drain_deadline_ns);
+	uint64_t now = net_now_ns();
+	uint64_t cur = __atomic_load_n(&shard_drain_deadline_ns,
+				       __ATOMIC_ACQUIRE);
+	uint64_t want;
+
+	/* A deadline already set (cur != 0) is a stop running, even if
+	 * its flag is not stored yet. */
+	do {
+		want = shard_drain_deadline(now, drain_ms, cur != 0 ||
+			__atomic_load_n(&shard_stop_flag, __ATOMIC_ACQUIRE),
+			cur);
+	} while (!__atomic_compare_exchange_n(&shard_drain_deadline_ns, &cur,
+			want, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE));
 	__atomic_store_n(&shard_stop_flag, 1, __ATOMIC_RELEASE);
 }
 

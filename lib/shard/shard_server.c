@@ -23,6 +23,15 @@
 
 /* ---- pends ---------------------------------------------------------- */
 
+/* One more in a counter this lcore alone writes: a plain increment,
+ * stored with release so that another thread's acquire load of it is
+ * never ahead of what it counts (no locked instruction needed). */
+static inline void
+count_one(uint64_t *c)
+{
+	__atomic_store_n(c, *c + 1, __ATOMIC_RELEASE);
+}
+
 static struct shard_pend *
 pend_get(struct shard_netlc *lc, struct shard_conn *c)
 {
@@ -39,6 +48,10 @@ pend_get(struct shard_netlc *lc, struct shard_conn *c)
 	p->conn = c;
 	p->su = c->su;
 	p->job.resp.fmt_out = WIRE_FMT_NONE;
+	/* In flight until shard_pend_try_free (the grid's heartbeat and
+	 * its unassign wait, spec/wire.md §9.3-4). Release: a reader on
+	 * another thread sees the count no earlier than it is true. */
+	count_one(&p->su->u->stats[lc->lcore_id % SHARD_MAX_LCORE].reqs_begun);
 	return p;
 }
 
@@ -53,6 +66,7 @@ shard_pend_try_free(struct shard_netlc *lc, struct shard_pend *p)
 	if (p->body != NULL)
 		p->su->mem.free(p->su->mem.arg, p->body);
 	p->body = NULL;
+	count_one(&p->su->u->stats[lc->lcore_id % SHARD_MAX_LCORE].reqs_ended);
 	p->next = lc->free_pend;
 	lc->free_pend = p;
 }

@@ -50,6 +50,13 @@ part_finish(struct shard_job *j, struct shard_stats *st, unsigned int lcore)
 			}
 		}
 	j->next = j->req.n_layers;
+	/* The slices of one layer ran on several workers, interleaved with
+	 * other layers': the job's wall time, shared evenly, is each of its
+	 * layers' time (spec/wire.md §9.3's per-layer latency). */
+	for (uint32_t i = 0; i < j->req.n_layers && j->error == 0; i++)
+		shard_count_layer(j->u, lcore, wire_req_layer(&j->req, i),
+				  (shard_now_ns() - j->t_start_ns) /
+				  j->req.n_layers, 1);
 	st->split_jobs++;
 	st->layers_computed += j->req.n_layers;
 	st->rows_computed += (uint64_t)j->req.n_layers * j->req.seq_len;

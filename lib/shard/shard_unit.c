@@ -176,6 +176,22 @@ shard_stats_sum(const struct shard_unit *u, struct shard_stats *out)
 	}
 }
 
+uint64_t
+shard_unit_in_flight(const struct shard_unit *u)
+{
+	uint64_t begun = 0, ended = 0;
+
+	/* Per lcore, ended is read before begun: both only grow and an
+	 * lcore ends what it began, so each difference is >= 0. */
+	for (unsigned int l = 0; l < SHARD_MAX_LCORE; l++) {
+		ended += __atomic_load_n(&u->stats[l].reqs_ended,
+					 __ATOMIC_ACQUIRE);
+		begun += __atomic_load_n(&u->stats[l].reqs_begun,
+					 __ATOMIC_ACQUIRE);
+	}
+	return begun - ended;
+}
+
 static uint64_t
 uptime_s(const struct shard_unit *u)
 {

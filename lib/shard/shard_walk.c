@@ -155,8 +155,8 @@ shard_jobs_compute(struct shard_job *const *jobs, unsigned int n,
 	for (;;) {
 		struct shard_job *lead = NULL;
 		uint32_t layer;
-		unsigned int rows = 0;
-		uint64_t now;
+		unsigned int rows = 0, n_at = 0;
+		uint64_t now, t0 = shard_now_ns();
 
 		for (unsigned int i = 0; i < n && lead == NULL; i++)
 			if (jobs[i]->next < jobs[i]->req.n_layers &&
@@ -188,6 +188,7 @@ shard_jobs_compute(struct shard_job *const *jobs, unsigned int n,
 				}
 			}
 			j->next++;
+			n_at++;
 			st = &j->u->stats[lcore % SHARD_MAX_LCORE];
 			st->layers_computed++;
 			st->rows_computed += j->req.seq_len;
@@ -195,6 +196,7 @@ shard_jobs_compute(struct shard_job *const *jobs, unsigned int n,
 		pass_run(lead->u, layer, xr, yr, who, rows, s, lcore);
 		/* A job whose last layer was just computed is done now. */
 		now = shard_now_ns();
+		shard_count_layer(lead->u, lcore, layer, now - t0, n_at);
 		for (unsigned int i = 0; i < n; i++)
 			if (jobs[i]->t_end_ns == 0 &&
 			    (jobs[i]->next >= jobs[i]->req.n_layers ||

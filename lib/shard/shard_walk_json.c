@@ -54,11 +54,16 @@ json_full(struct shard_unit *u, const struct wire_json_req *jr, size_t nl,
 	int rc = (layers && outs && all) ? 0 : -ENOMEM;
 
 	for (size_t i = 0; rc == 0 && i < nl; i++) {
+		uint64_t tl = shard_now_ns();
+
 		layers[i] = wire_json_req_layer(jr, i);
 		outs[i] = all + i * nv;
 		rc = ffn_compute_strided(u->model, (unsigned)layers[i],
 					 jr->residual, H, outs[i], H,
 					 (unsigned)jr->seq_len, ctx->scratch);
+		if (rc == 0)
+			shard_count_layer(u, ctx->lcore, (uint32_t)layers[i],
+					  shard_now_ns() - tl, 1);
 		st->layers_computed++;
 		st->rows_computed += jr->seq_len;
 	}
@@ -191,12 +196,16 @@ shard_walk_q8k(struct shard_unit *u, const struct shard_http_req *rq,
 
 		wire_q8k_entry(rq->body, &pos, &e);
 		/* The entry's qs, d, sums are ffn_kq.h's wire row layout. */
+		uint64_t tl = shard_now_ns();
+
 		if (ffn_compute_q8k(u->model, e.layer, e.qs, &y, 1,
 				    ctx->scratch) < 0) {
 			mem->free(mem->arg, buf);
 			shard_resp_error(resp, 500, "FFN compute failed");
 			return;
 		}
+		shard_count_layer(u, ctx->lcore, e.layer,
+				  shard_now_ns() - tl, 1);
 		wire_q8k_resp_entry(buf, n, i, e.layer, H);
 	}
 	shard_count_latency(&u->stats[ctx->lcore % SHARD_MAX_LCORE],

@@ -22,6 +22,17 @@ void shard_count_expert_run(struct shard_stats *st, unsigned int rows);
 /* Count one request's compute time in the latency histogram. */
 void shard_count_latency(struct shard_stats *st, double ms);
 
+/* requests requests waited ns for layer's compute on lcore (one pass or
+ * several of the same layer): to u->layer_time, when set (the grid's
+ * per-layer latency, spec/wire.md §9.3). */
+static inline void
+shard_count_layer(struct shard_unit *u, unsigned int lcore, uint32_t layer,
+		  uint64_t ns, unsigned int requests)
+{
+	if (u->layer_time != NULL && requests > 0)
+		u->layer_time(u->layer_time_arg, lcore, layer, ns, requests);
+}
+
 /* A 200 whose body is one range at body (not owned: the caller sets
  * r->heap or r->mem). */
 void shard_resp_one(struct shard_resp *r, const char *type, void *body,
