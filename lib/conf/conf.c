@@ -7,6 +7,7 @@
  * parsed by key tables, then the static cross-checks.
  */
 
+#include <ctype.h>
 #include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -29,6 +30,8 @@ enum ktype {
 	K_Q6K,
 	K_RATE,		/* "N/sec|min|hour": two u32, N then seconds */
 	K_EXPERTS,	/* "A-B", spaces allowed: two u32 */
+	K_JOIN,		/* "http://H:P[, http://H:P ...]": conf_unit's join */
+	K_URL,		/* one "http://H:P" */
 };
 
 struct key {
@@ -103,10 +106,92 @@ static const struct key unit_keys[] = {
 	{ "experts", K_EXPERTS, U(expert_first), 0, UINT32_MAX, false },
 	{ "expert_units", K_STR, U(expert_units), 0, 0, false },
 	{ "f16_guard", K_BOOL, U(f16_guard), 0, 0, false },
+	/* spec/wire.md §9 (issue 20): the grid (unit_grid) */
+	{ "join", K_JOIN, U(join), 0, 0, false },
+	{ "public_url", K_URL, U(public_url), 0, 0, false },
+	{ "grid_key", K_STR, U(grid_key), 0, 0, false },
+	{ "grid_heartbeat_ms", K_UINT, U(grid_heartbeat_ms), 100, 600000,
+	  false },
 	{ NULL },
 };
 
 /* --- value parsers: return NULL or the reason ------------------------ */
+
+/* "http://HOST:PORT" (an optional trailing '/'): the grid's plain HTTP/2
+ * (spec/wire.md §9). The host is resolved at run time (--check). */
+static const char *
+parse_url(const char *v, size_t len)
+{
+	const char *h = v + 7, *end = v + len, *colon;
+	uint64_t port = 0;
+
+	if (len >= CONF_STR_MAX)
+		return "longer than 255 bytes";
+	if (len >= 8 && strncmp(v, "https://", 8) == 0)
+		return "https is not supported: the grid port is plain "
+			"HTTP/2 (spec/wire.md §9)";
+	if (len < 7 || strncmp(v, "http://", 7) != 0)
+		return "not http://HOST:PORT";
+	if (end > h && end[-1] == '/')
+		end--;
+	if (memchr(h, '/', (size_t)(end - h)) != NULL)
+		return "not http://HOST:PORT (a path: the grid's service "
+			"has a fixed one, spec/wire.md §9)";
+	colon = memchr(h, ':', (size_t)(end - h));
+	if (colon == NULL || colon == h)
+		return "not http://HOST:PORT";
+	for (const char *p = h; p < colon; p++)
+		if (!isalnum((unsigned char)*p) && *p != '.' && *p != '-')
+			return "not http://HOST:PORT (HOST: an IPv4 address "
+				"or a name)";
+	if (colon + 1 == end)
+		return "port not in 1..65535";
+	for (const char *p = colon + 1; p < end; p++) {
+		if (*p < '0' || *p > '9' || port > 65535)
+			return "port not in 1..65535";
+		port = port * 10 + (uint64_t)(*p - '0');
+	}
+	if (port == 0 || port > 65535)
+		return "port not in 1..65535";
+	return NULL;
+}
+
+/* "URL[, URL ...]": at most CONF_MAX_JOIN routers, none twice. */
+static const char *
+parse_join(const char *v, struct conf_unit *u)
+{
+	const char *p = v;
+
+	u->n_join = 0;
+	for (;;) {
+		const char *end;
+		size_t len;
+		const char *e;
+
+		p += strspn(p, " \t");
+		end = p + strcspn(p, ",");
+		len = (size_t)(end - p);
+		while (len > 0 && (p[len - 1] == ' ' || p[len - 1] == '\t'))
+			len--;
+		if (len == 0)
+			return "an empty URL in the list";
+		e = parse_url(p, len);
+		if (e != NULL)
+			return e;
+		if (u->n_join == CONF_MAX_JOIN)
+			return "more than 4 routers (CONF_MAX_JOIN)";
+		memcpy(u->join[u->n_join], p, len);
+		u->join[u->n_join][len] = '\0';
+		for (unsigned int i = 0; i < u->n_join; i++)
+			if (strcmp(u->join[i], u->join[u->n_join]) == 0)
+				return "a router listed twice (one stream per "
+					"router, spec/wire.md §9.5)";
+		u->n_join++;
+		if (*end == '\0')
+			return NULL;
+		p = end + 1;
+	}
+}
 
 static const char *
 parse_u64(const char *v, uint64_t *out, const char **end)
@@ -456,6 +541,14 @@ parse_key(const struct conf *c, const struct key *k, const char *sec,
 		e = parse_rate(v, k->min, k->max, (uint32_t *)dst,
 			       (uint32_t *)dst + 1, why, sizeof(why));
 		break;
+	case K_JOIN:
+		e = parse_join(v, base);
+		break;
+	case K_URL:
+		e = parse_url(v, strlen(v));
+		if (e == NULL)
+			snprintf((char *)dst, k->sz, "%s", v);
+		break;
 	case K_Q6K:
 		if (strcmp(v, "private") == 0)
 			*(enum conf_q6k_layout *)dst = CONF_Q6K_PRIVATE;
@@ -496,6 +589,7 @@ unit_defaults(struct conf_unit *u)
 				 * slices cost a sum and a hand-off */
 	u->q6k_layout = CONF_Q6K_PRIVATE;
 	u->f16_guard = true;	/* spec/moe.md §7 */
+	u->grid_heartbeat_ms = 10000;	/* spec/wire.md §9.3 */
 }
 
 static bool
@@ -564,6 +658,37 @@ unit_experts(struct conf *c, struct conf_unit *u, char *err, size_t errlen)
 		return conf_errf(c, err, errlen, sec, NULL, NULL,
 			"missing required key \"layers\" (or experts / "
 			"expert_units for an expert-only unit)");
+	return 0;
+}
+
+/* The grid keys (spec/wire.md §9): the others mean nothing without join,
+ * and a unit announces a layer range, so an expert-only unit cannot
+ * join (§9's AnnounceMsg has no experts). */
+static int
+unit_grid(struct conf *c, struct conf_unit *u, char *err, size_t errlen)
+{
+	static const char *const needs_join[] = {
+		"public_url", "grid_key", "grid_heartbeat_ms",
+	};
+	const char *sec = u->section;
+
+	if (u->n_join == 0) {
+		for (unsigned int i = 0; i < sizeof(needs_join) /
+		     sizeof(needs_join[0]); i++)
+			if (conf_line_of(c, sec, needs_join[i]) != 0)
+				return conf_errf(c, err, errlen, sec,
+					needs_join[i],
+					conf_value_of(c, sec, needs_join[i]),
+					"set without join (the grid keys "
+					"belong to a unit that joins a "
+					"router)");
+		return 0;
+	}
+	if (!u->has_layers)
+		return conf_errf(c, err, errlen, sec, "join",
+			conf_value_of(c, sec, "join"), "an expert-only unit "
+			"cannot join: a grid announce names a layer range "
+			"(spec/wire.md §9.1); set layers");
 	return 0;
 }
 
@@ -649,6 +774,8 @@ conf_parse_sections(struct conf *c, struct rte_cfgfile *cfg, char *err,
 			return rc;
 		if (keys == unit_keys) {
 			rc = unit_experts(c, base, err, errlen);
+			if (rc == 0)
+				rc = unit_grid(c, base, err, errlen);
 			if (rc < 0)
 				return rc;
 		}

@@ -82,6 +82,19 @@
  *                              inputs quantised to Q8_K with integer
  *                              instructions (faster, ~1.5% further from
  *                              f32), off: f32 (off)
+ *                  join        "http://H:P[, http://H:P ...]", at most
+ *                              CONF_MAX_JOIN: LARQL routers whose gRPC
+ *                              grid the unit joins (spec/wire.md §9;
+ *                              needs layers); absent: none
+ *                  public_url  "http://H:P": the URL the routers hand
+ *                              to clients (http://ADDRESS:listen of
+ *                              the unit's port)
+ *                  grid_key    the grid's Bearer key: "env:NAME" (from
+ *                              the environment), "file:PATH" (the
+ *                              file's first line) or the key itself;
+ *                              absent: none
+ *                  grid_heartbeat_ms  100..600000 (10000, §9.3)
+ *                  public_url, grid_key and grid_heartbeat_ms need join
  *
  * Static rules (conf_load): every value's type and range; unknown
  * sections and keys, duplicate sections and keys, lines that are not
@@ -116,6 +129,7 @@
 #define CONF_NAME_MAX 32
 #define CONF_STR_MAX 256	/* rte_cfgfile's CFG_VALUE_LEN */
 #define CONF_ERR_MAX 512
+#define CONF_MAX_JOIN 4		/* routers per unit (lib/grid's limit) */
 /* idle_timeout_ms's (and send_timeout_ms's) largest value: a day. An
  * idle connection left longer than that is a leak, not a keep-alive. */
 #define CONF_IDLE_TIMEOUT_MS_MAX 86400000u
@@ -196,6 +210,12 @@ struct conf_unit {
 	uint32_t expert_last;		/* inclusive */
 	char expert_units[CONF_STR_MAX]; /* "": none */
 	bool f16_guard;
+	/* spec/wire.md §9: the grid */
+	unsigned int n_join;		/* 0: joins no router */
+	char join[CONF_MAX_JOIN][CONF_STR_MAX];
+	char public_url[CONF_STR_MAX];	/* "": http://ADDRESS:listen */
+	char grid_key[CONF_STR_MAX];	/* as written; "": none */
+	uint32_t grid_heartbeat_ms;
 };
 
 struct conf_line;	/* private: where each section and key was read */
@@ -257,6 +277,11 @@ struct conf_facts {
 	 * MoE, its expert_units file reads), else -EINVAL with why and
 	 * *key. Called only for units with experts or expert_units. */
 	int (*experts_check)(const struct conf_unit *u, void *arg,
+			const char **key, char *why, size_t whylen);
+	/* 0 if the unit's grid keys work here (the routers resolve and
+	 * are reachable, the key reads), else -EINVAL with why and *key.
+	 * Called only for units with join. */
+	int (*grid_check)(const struct conf_unit *u, void *arg,
 			const char **key, char *why, size_t whylen);
 };
 

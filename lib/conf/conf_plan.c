@@ -206,6 +206,16 @@ conf_check_runtime(const struct conf *c, const struct conf_facts *f,
 					conf_value_of(c, sec, key), "%s",
 					why[0] ? why : "cannot serve experts");
 		}
+		if (f->grid_check && u->n_join > 0) {
+			const char *key = "join";
+
+			why[0] = '\0';
+			if (f->grid_check(u, f->arg, &key, why,
+					  sizeof(why)) < 0)
+				return conf_errf(c, err, errlen, sec, key,
+					conf_value_of(c, sec, key), "%s",
+					why[0] ? why : "cannot join the grid");
+		}
 	}
 	return 0;
 }
@@ -318,5 +328,22 @@ conf_print_plan(const struct conf *c, FILE *out)
 				u->trust_forwarded_for ?
 				"X-Forwarded-For client" : "peer address");
 		fprintf(out, "\n");
+		if (u->n_join > 0) {
+			fprintf(out, "    grid: joins");
+			for (unsigned int k = 0; k < u->n_join; k++)
+				fprintf(out, "%s %s", k ? "," : "",
+					u->join[k]);
+			if (u->public_url[0] != '\0')
+				fprintf(out, " as %s", u->public_url);
+			else
+				fprintf(out, " as http://%s:%u", a, u->listen);
+			fprintf(out, "; key %s; heartbeat %u ms\n",
+				u->grid_key[0] == '\0' ? "none" :
+				strncmp(u->grid_key, "env:", 4) == 0 ?
+				"from the environment" :
+				strncmp(u->grid_key, "file:", 5) == 0 ?
+				"from a file" : "in the config",
+				u->grid_heartbeat_ms);
+		}
 	}
 }
