@@ -30,6 +30,7 @@
 #include <rte_lcore.h>
 #include <rte_log.h>
 
+#include "app_grid.h"
 #include "conf.h"
 #include "quant.h"
 #include "net.h"
@@ -50,14 +51,36 @@ static struct {
 	void *arg;
 } role[RTE_MAX_LCORE];
 
+/* The drain, once the grid's Droppings are out (on the grid's thread). */
+static void
+drain_after_grid(void)
+{
+	shard_server_stop(DRAIN_MS);
+}
+
 /* The first SIGINT/SIGTERM drains for at most DRAIN_MS; a second one
  * (Ctrl-C again) closes what is left at once, unless it is the first
- * delivered twice (shard_server_signal: timeout(1) does so). */
+ * delivered twice (shard_server_signal: timeout(1) does so). With a
+ * grid, the first one sends Dropping "shutdown" to every router before
+ * the drain closes the listener (issue 20: routers stop sending work
+ * first; app_grid.h), and the later ones are judged by the same rule. */
 static void
 on_signal(int sig)
 {
-	shard_server_signal(DRAIN_MS);
+	static uint64_t grid_first_ns;	/* main thread only (eal_start) */
+	uint64_t now = net_now_ns();
+
 	got_signal = sig;
+	if (grid_first_ns == 0 && app_grid_leave()) {
+		grid_first_ns = now != 0 ? now : 1;
+		return;
+	}
+	if (grid_first_ns != 0) {
+		if (shard_signal_drain(grid_first_ns, now, DRAIN_MS) == 0)
+			shard_server_stop(0);
+		return;
+	}
+	shard_server_signal(DRAIN_MS);
 }
 
 static void
@@ -513,6 +536,7 @@ eal_start(const struct app_args *a, int eal_argc)
 		.port_check = port_check,
 		.model_layers = model_layers,
 		.experts_check = experts_check,
+		.grid_check = app_grid_check,
 	};
 	char err[CONF_ERR_MAX + 256];
 	sigset_t stop_sigs;
@@ -605,7 +629,12 @@ main(int argc, char **argv)
 		return 1;
 	}
 	print_serving();
+	if (app_grid_start(&conf, units, drain_after_grid) < 0) {
+		rte_eal_cleanup();
+		return 1;
+	}
 	run_lcores();
+	app_grid_stop();
 	for (unsigned int i = 0; i < conf.n_ports; i++)
 		if (ports[conf.ports[i].index] != NULL)
 			net_port_close(ports[conf.ports[i].index]);
