@@ -552,6 +552,15 @@ shard_metrics_text(const struct shard_unit *u, size_t *len)
 				   unit_counters[i].help, u->name,
 				   *(const uint64_t *)((const char *)&s +
 						       unit_counters[i].off));
+	/* Requests read and not yet answered and acknowledged: what the
+	 * grid's heartbeat reports and an unassign waits for (§9.3-4). */
+	shard_prom_family(&b, "ffn_requests_in_flight", "gauge",
+			  "Requests whose head was read and whose answer is "
+			  "not yet acknowledged (a /metrics request counts "
+			  "itself).");
+	shard_prom_line(&b, "ffn_requests_in_flight{shard=\"%s\"} %llu\n",
+			u->name, (unsigned long long)(s.reqs_begun -
+						      s.reqs_ended));
 	prom_histograms(&b, u, &s);
 	/* The server's TCP and net counters: room for them, then theirs. */
 	if (u->metrics_extra != NULL && shard_prom_reserve(&b, 1 << 16))

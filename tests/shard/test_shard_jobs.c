@@ -567,6 +567,74 @@ test_compute_failure_every_job(void **state)
 	st_body_free(&b);
 }
 
+/* The grid's per-layer compute times (spec/wire.md §9.3): each layer's
+ * passes call layer_time once, on the computing lcore, with the requests
+ * that waited for it: A {1}, B {2, 1} and C {2} run layer 1 (A), layer 2
+ * (B and C), then layer 1 (B). */
+struct lt_call {
+	unsigned int lcore;
+	uint32_t layer;
+	uint64_t ns;
+	unsigned int requests;
+};
+static struct lt_call lt_calls[8];
+static unsigned int lt_n;
+
+static void
+record_layer_time(void *arg, unsigned int lcore, uint32_t layer, uint64_t ns,
+		  unsigned int requests)
+{
+	assert_ptr_equal(arg, &lt_n);
+	assert_true(lt_n < 8);
+	lt_calls[lt_n++] = (struct lt_call){ lcore, layer, ns, requests };
+}
+
+static void
+test_layer_time(void **state)
+{
+	struct env *e = *state;
+	static const struct spec sps[3] = {
+		{ { 1 }, SINGLE, 2, CT_F32, NULL },
+		{ { 2, 1 }, 2, 3, CT_F32, CT_F16 },
+		{ { 2 }, SINGLE, 1, CT_F32, NULL },
+	};
+	static const struct lt_call want[3] = {
+		{ 3, 1, 0, 1 }, { 3, 2, 0, 2 }, { 3, 1, 0, 1 },
+	};
+	struct shard_job jobs[3], *jp[3];
+	struct st_body b[3];
+	struct ffn_scratch *s = ffn_scratch_new(e->u->model, 64, -1);
+
+	lt_n = 0;
+	e->u->layer_time = record_layer_time;
+	e->u->layer_time_arg = &lt_n;
+	for (int i = 0; i < 3; i++) {
+		struct shard_http_req rq;
+		struct shard_resp err;
+
+		make_body(&b[i], &sps[i], 90 + i, 0);
+		http_req(&rq, &sps[i], &b[i]);
+		assert_int_equal(shard_walk_prepare(e->u, &rq, &jobs[i], &err,
+						    &cnt_mem, 0), 0);
+		jp[i] = &jobs[i];
+	}
+	shard_jobs_compute(jp, 3, s, 3);
+	assert_int_equal(lt_n, 3);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(lt_calls[i].lcore, want[i].lcore);
+		assert_int_equal(lt_calls[i].layer, want[i].layer);
+		assert_int_equal(lt_calls[i].requests, want[i].requests);
+		assert_true(lt_calls[i].ns > 0);
+		shard_job_finish(&jobs[i], 3);
+		shard_resp_release(&jobs[i].resp);
+		st_body_free(&b[i]);
+	}
+	e->u->layer_time = NULL;
+	e->u->layer_time_arg = NULL;
+	ffn_scratch_free(s);
+	assert_int_equal(mem_live, 0);
+}
+
 
 #define T(f) cmocka_unit_test_setup_teardown(f, unit_setup, unit_teardown)
 
@@ -586,6 +654,7 @@ main(void)
 		T(test_alloc_failure),
 		T(test_compute_failure_handle),
 		T(test_compute_failure_every_job),
+		T(test_layer_time),
 	};
 
 	st_filter();
