@@ -203,15 +203,22 @@ app_grid_check(const struct conf_unit *u, void *arg, const char **key,
 	return 0;
 }
 
-/* The computing lcores of cu get a ring each (on their NUMA node). */
+/* Every lcore that may compute for cu gets a ring (on its NUMA node):
+ * its workers, and the network lcores of every unit on its port (RSS
+ * may bring cu's connections to any of them, and in single-lcore mode
+ * the lcore that reads a request computes it). */
 static int
-unit_rings(struct app_unit *au, const struct conf_unit *cu,
-	   unsigned int idx)
+unit_rings(struct app_unit *au, const struct conf *c,
+	   const struct conf_unit *cu, unsigned int idx)
 {
-	const struct conf_lcores *sets[2] = { &cu->net_lcores,
-					      &cu->worker_lcores };
+	const struct conf_lcores *sets[CONF_MAX_UNITS + 1];
+	unsigned int n_sets = 0;
 
-	for (unsigned int s = 0; s < 2; s++)
+	sets[n_sets++] = &cu->worker_lcores;
+	for (unsigned int i = 0; i < c->n_units; i++)
+		if (c->units[i].port == cu->port)
+			sets[n_sets++] = &c->units[i].net_lcores;
+	for (unsigned int s = 0; s < n_sets; s++)
 		for (unsigned int l = conf_lcores_next(sets[s], 0);
 		     l < CONF_MAX_LCORE; l = conf_lcores_next(sets[s], l + 1)) {
 			char name[RTE_RING_NAMESIZE];
@@ -286,7 +293,7 @@ app_grid_start(const struct conf *c, struct shard_unit *units,
 			snprintf(urls[n], sizeof(urls[n]), "http://%s:%u", ip,
 				 cu->listen);
 		}
-		if (unit_rings(au, cu, i) < 0)
+		if (unit_rings(au, c, cu, i) < 0)
 			return -1;
 		gc[n].section = cu->section;
 		gc[n].name = cu->name;
