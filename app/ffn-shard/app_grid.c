@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <json-c/json.h>
 #include <rte_errno.h>
@@ -159,6 +160,7 @@ app_grid_check(const struct conf_unit *u, void *arg, const char **key,
 	       char *why, size_t whylen)
 {
 	char src[INET_ADDRSTRLEN], k[GRID_KEY_MAX], w[256];
+	struct stat st;
 
 	(void)arg;
 	for (unsigned int i = 0; i < u->n_join; i++) {
@@ -188,6 +190,13 @@ app_grid_check(const struct conf_unit *u, void *arg, const char **key,
 			return -EINVAL;
 		}
 		memset(k, 0, sizeof(k));
+		/* A secret others can read is no secret: say so, as ssh
+		 * does of a private key (not fatal: the operator decides). */
+		if (strncmp(u->grid_key, "file:", 5) == 0 &&
+		    stat(u->grid_key + 5, &st) == 0 && (st.st_mode & S_IROTH))
+			printf("ffn-shard: [%s] grid_key: warning: %s is "
+			       "readable by every user (chmod o-r)\n",
+			       u->section, u->grid_key + 5);
 	}
 	if (u->has_layers) {
 		char model[GRID_URL_MAX];

@@ -11,6 +11,8 @@
 # - an AF_XDP config on a veth pair passes --check, which names the
 #   interface, its queues and the XDP mode, and warns when queues stay
 #   with the kernel; its bad variants fail on the key at fault;
+# - a unit with join: --check says from which address each router is
+#   reached, or why not now; warns of a grid key file others can read;
 # - bad configs fail, each with one message that names FILE:LINE, the
 #   [section] and the key (static errors, and runtime ones only EAL or
 #   the model can find).
@@ -201,6 +203,48 @@ good | sed 's/^device = net_tap0/device = net_tap7/' |
 good | sed '/^layers/d' |
 	expect static "no layers and no experts" "shard e2e" layers \
 		'^\[shard'
+
+# The grid (issue 20): --check says from which address each router is
+# reached (the kernel's route: lo here), or why it is not reachable now
+# (still OK: the unit keeps trying while it serves); a key that does not
+# read fails on grid_key; an https router fails statically.
+FSA_STEP="grid --check"
+fsa_in ip link set lo up
+(good; echo "join = http://127.0.0.1:50052, http://198.19.255.1:50052") \
+	>"$FSA_DIR/grid.conf"
+if out=$(fsa_in timeout 60 "$FSA_BIN" --check -c "$FSA_DIR/grid.conf" \
+	2>&1) && grep -q ": OK$" <<<"$out" &&
+	grep -qF "[shard e2e] grid: http://127.0.0.1:50052 is reached from 127.0.0.1 over the kernel's network" <<<"$out" &&
+	grep -qF "[shard e2e] grid: http://198.19.255.1:50052 is not reachable now (connect: Network is unreachable); the unit will keep trying" <<<"$out" &&
+	grep -qF "    grid: joins http://127.0.0.1:50052, http://198.19.255.1:50052 as http://$FSA_IP:8080; key none; heartbeat 10000 ms" <<<"$out"
+then
+	echo "ok   --check with join: $(grep -F "is reached from" <<<"$out")"
+else
+	bad "--check with join: $out"
+fi
+echo "s3cret" >"$FSA_DIR/gridkey"
+chmod 644 "$FSA_DIR/gridkey"
+(good; echo "join = http://127.0.0.1:50052"; echo "grid_key = file:$FSA_DIR/gridkey") \
+	>"$FSA_DIR/grid-key.conf"
+if out=$(fsa_in timeout 60 "$FSA_BIN" --check -c "$FSA_DIR/grid-key.conf" \
+	2>&1) && grep -q ": OK$" <<<"$out" &&
+	grep -qF "[shard e2e] grid_key: warning: $FSA_DIR/gridkey is readable by every user (chmod o-r)" <<<"$out" &&
+	chmod 600 "$FSA_DIR/gridkey" &&
+	out2=$(fsa_in timeout 60 "$FSA_BIN" --check -c "$FSA_DIR/grid-key.conf" \
+	2>&1) && grep -q ": OK$" <<<"$out2" && ! grep -q "warning" <<<"$out2"
+then
+	echo "ok   --check warns of a grid key file every user can read"
+else
+	bad "grid key file modes: ${out:-} ${out2:-}"
+fi
+(good; echo "join = http://127.0.0.1:50052"; echo "grid_key = env:FFN_NO_SUCH_VAR") |
+	expect runtime "grid_key from an unset variable" "shard e2e" \
+		grid_key '^grid_key'
+(good; echo "join = http://127.0.0.1:50052"; echo "grid_key = file:$FSA_DIR/nokey") |
+	expect runtime "grid_key from a missing file" "shard e2e" \
+		grid_key '^grid_key'
+(good; echo "join = https://127.0.0.1:50052") |
+	expect static "https router" "shard e2e" join '^join'
 
 # AF_XDP (issue 17): --check reads the kernel interface behind the port.
 # fsax0 is one end of a veth pair with one RX queue, fsaq0 of one with
