@@ -109,8 +109,24 @@ metrics_extra(void *arg, char *buf, size_t cap)
 	const struct app_unit *au = arg;
 	size_t len = shard_server_metrics(NULL, buf, cap);
 
+	uint64_t dropped = 0;
+	int n;
+
 	if (len + 1 < cap)
 		len += grid_metrics(grid, au->u->name, buf + len, cap - len);
+	for (unsigned int l = 0; l < SHARD_MAX_LCORE; l++)
+		dropped += __atomic_load_n(&au->dropped[l], __ATOMIC_RELAXED);
+	n = snprintf(buf + len, cap - len,
+		     "# HELP ffn_grid_samples_dropped_total Layer compute "
+		     "times the grid's thread did not read in time (its "
+		     "per-lcore ring was full): missing from heartbeats.\n"
+		     "# TYPE ffn_grid_samples_dropped_total counter\n"
+		     "ffn_grid_samples_dropped_total{shard=\"%s\"} %llu\n",
+		     au->u->name, (unsigned long long)dropped);
+	if (n > 0 && (size_t)n < cap - len)
+		len += (size_t)n;
+	else if (len < cap)
+		buf[len] = '\0';	/* whole lines only */
 	return len;
 }
 

@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,17 +28,36 @@ static void
 leave_start(struct grid *g, uint64_t now)
 {
 	g->leaving = true;
+	g->leave_at = now;
 	g->leave_until = now + LEAVE_MS;
 	for (unsigned int i = 0; i < g->n_units; i++)
 		for (unsigned int k = 0; k < g->units[i].n_streams; k++) {
 			struct stream *s = &g->units[i].streams[k];
 
 			if (s->call != NULL && !s->status_done &&
-			    s->st != S_CLOSING)
+			    s->st != S_CLOSING) {
 				grid_stream_dropping(s, "shutdown", now);
+				s->told = true;
+				g->leave_n++;
+			}
 			else if (s->call == NULL)
 				s->st = S_DONE;
 		}
+}
+
+/* Streams the leave told whose router has ended them since. */
+static unsigned int
+leave_told(const struct grid *g)
+{
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < g->n_units; i++)
+		for (unsigned int k = 0; k < g->units[i].n_streams; k++) {
+			const struct stream *s = &g->units[i].streams[k];
+
+			n += s->told && (s->call == NULL || s->status_done);
+		}
+	return n;
 }
 
 /* Every stream the leave told has ended: its router ended the call
@@ -61,7 +81,12 @@ grid_thread(void *arg)
 {
 	struct grid *g = arg;
 	uint64_t last_samples = 0;
+	grpc_event ev0;
 
+	/* gRPC starts its own threads here: they inherit this thread's
+	 * CPU set (no lcore's) and its mask (no signal). */
+	grpc_init();
+	g->cq = grpc_completion_queue_create_for_next(NULL);
 	while (!__atomic_load_n(&g->stop, __ATOMIC_ACQUIRE)) {
 		uint64_t now = grid_now_ms();
 		grpc_event ev;
@@ -85,6 +110,11 @@ grid_thread(void *arg)
 						   __ATOMIC_ACQUIRE) &&
 		    (leave_done(g) || now >= g->leave_until)) {
 			__atomic_store_n(&g->left, 1, __ATOMIC_RELEASE);
+			printf("ffn-shard: grid: %u of %u routers told "
+			       "(Dropping shutdown, stream ended) in %llu ms; "
+			       "draining\n", leave_told(g), g->leave_n,
+			       (unsigned long long)(now - g->leave_at));
+			fflush(stdout);
 			if (g->left_cb != NULL)
 				g->left_cb(g->left_arg);
 		}
@@ -126,6 +156,13 @@ grid_thread(void *arg)
 		if (ev.type == GRPC_OP_COMPLETE)
 			grid_stream_event(g, &ev, grid_now_ms());
 	}
+	grpc_completion_queue_shutdown(g->cq);
+	do {
+		ev0 = grpc_completion_queue_next(g->cq,
+				gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
+	} while (ev0.type != GRPC_QUEUE_SHUTDOWN);
+	grpc_completion_queue_destroy(g->cq);
+	grpc_shutdown();
 	return NULL;
 }
 
@@ -199,6 +236,7 @@ grid_start(struct grid **gp, const struct grid_unit_conf *units,
 	   unsigned int n, char *why, size_t whylen)
 {
 	struct grid *g = calloc(1, sizeof(*g));
+	sigset_t all, old;
 	int rc;
 
 	*gp = NULL;
@@ -216,19 +254,20 @@ grid_start(struct grid **gp, const struct grid_unit_conf *units,
 			return rc;
 		}
 	}
-	grpc_init();
-	g->cq = grpc_completion_queue_create_for_next(NULL);
 	/* A DPDK control thread: its CPU set excludes the lcores' (EAL
 	 * picks the CPUs no lcore polls), so the grid never takes cycles
 	 * from a poll loop; gRPC's own threads inherit that set. */
+	/* Every signal blocked in it and in gRPC's threads (which inherit
+	 * the mask): the app's stop signals are handled on its main thread
+	 * alone. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
 	rc = rte_ctrl_thread_create(&g->thread, "ffn-grid", NULL,
 				    grid_thread, g);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (rc != 0) {
 		snprintf(why, whylen, "grid: rte_ctrl_thread_create: %s",
 			 strerror(rc > 0 ? rc : -rc));
-		grpc_completion_queue_shutdown(g->cq);
-		grpc_completion_queue_destroy(g->cq);
-		grpc_shutdown();
 		grid_free(g);
 		return rc > 0 ? -rc : rc;
 	}
@@ -258,19 +297,9 @@ grid_left(const struct grid *g)
 void
 grid_stop(struct grid *g)
 {
-	grpc_event ev;
-
 	if (g == NULL)
 		return;
 	__atomic_store_n(&g->stop, 1, __ATOMIC_RELEASE);
 	pthread_join(g->thread, NULL);
-	grpc_completion_queue_shutdown(g->cq);
-	do {
-		ev = grpc_completion_queue_next(g->cq,
-				gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
-	} while (ev.type != GRPC_QUEUE_SHUTDOWN);
-	grpc_completion_queue_destroy(g->cq);
-	grpc_shutdown();
 	grid_free(g);
 }
-

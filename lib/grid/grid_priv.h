@@ -52,6 +52,7 @@ struct stream {
 	struct grid_bytes queued;	/* .p NULL: none */
 	bool queued_last;
 	const char *last_reason;	/* the Dropping's reason, for logs */
+	bool told;			/* sent grid_leave's Dropping */
 	/* receiving */
 	grpc_byte_buffer *recv_buf;
 	grpc_metadata_array md_initial, md_trailing;
@@ -89,7 +90,8 @@ struct grid {
 	int leave_req;
 	int left;
 	bool leaving;
-	uint64_t leave_until;
+	uint64_t leave_at, leave_until;
+	unsigned int leave_n;		/* streams told by the leave */
 	void (*left_cb)(void *arg);
 	void *left_arg;
 };
