@@ -7,12 +7,9 @@
 # unit sends (its "error" events fail the test through its exit status).
 #
 # One appliance with two [shard] units (a: layers 0-1 on :8080, b: 2-3 on
-# :8081) on one net_tap port. Issue 20 asks for two units on two
-# appliances; lib.sh runs one appliance per namespace (one FSA_PID, one
-# tap, the kernel side 198.18.3.1 on it) and this host has two cores, so
-# a second appliance would need a bridge of two taps and a third busy
-# poll loop: the two units of one appliance, each with a grid thread
-# stream of its own, exercise the same per-unit code. Their network
+# :8081) on one net_tap port, each with a stream of its own; in (viii) a
+# second appliance (issue 20: "two units on two appliances") on a tap of
+# its own joins the same peer. The first appliance's network
 # lcores share core 0 (EAL --lcores 0@0,1@0) so that core 1 stays free
 # for the peer, the clients and the appliance's grid control thread.
 # The peer listens on 0.0.0.0 in the namespace (it can start before the
@@ -34,6 +31,9 @@
 #  (iv)  unassign during a long walk: heartbeats show it in flight, the
 #        walk is answered 200 in full, the "dropping" (reassigned) reaches
 #        the peer after the client got the whole answer;
+#  (viii) a second appliance (its own tap, 198.18.7.0/24) joins the same
+#        peer while the first's unit b is joined, heartbeats, and leaves
+#        on SIGTERM with Dropping shutdown while its listener accepts;
 #  (v)   SIGTERM: every joined unit's "dropping" (shutdown) reaches the
 #        peer while the HTTP listener still accepts (the peer connects
 #        to it as it reads the Dropping); then the listener closes
@@ -371,7 +371,10 @@ json.dump(d, open(p, "w"), indent=2)
 EOF
 EXP_A="model=$MODEL_ID,layers=0-1,url=$URL_A,num_layers=4"
 EXP_B="model=$MODEL_ID,layers=2-3,url=$URL_B,num_layers=4"
-PEER_ARGS=(--key "$KEY" --expect "$EXP_A" --expect "$EXP_B"
+# (viii)'s second appliance: the whole model, on a tap of its own.
+URL_C=http://198.18.7.2:8080
+EXP_C="model=$MODEL_ID,layers=0-3,url=$URL_C,num_layers=4"
+PEER_ARGS=(--key "$KEY" --expect "$EXP_A" --expect "$EXP_B" --expect "$EXP_C"
 	--heartbeat-ms "$HB_MS" --probe-on-shutdown)
 
 # ===== run A ===============================================================
@@ -603,6 +606,70 @@ ok "log: $(grep -E "$(grid_re "shard a" "$R1" "(unassigned|dropping)")" \
 # after a closed stream); shown, not checked.
 sleep 2
 echo "     after the unassign, unit a at the peer: $(ev p2 "[(x['ev'], round(x['wall'] - $t_done, 2)) for x in E if x.get('url') == '$URL_A' and x['ev'] in ('announce', 'ack', 'dropping', 'stream_end')]" || true)"
+
+# (viii) ------------------------------------------------------------------
+# A second appliance (issue 20: "two units on two appliances join the
+# peer"): its own EAL instance and tap (fsa1, 198.18.7.0/24, kernel side
+# .1), one unit owning the whole model, joining the router at
+# 198.18.3.1 through the namespace's kernel routing, as a second host
+# would through its management interface. It announces its own range
+# and URL beside the first appliance's units, heartbeats, and on SIGTERM
+# sends Dropping shutdown while its listener still accepts (the peer
+# probes it), then exits 0.
+FSA_STEP="(viii) a second appliance"
+cat >"$FSA_DIR/c.conf" <<EOF2
+[eal]
+args = --lcores 0@0 --no-pci --no-huge -m 512 --file-prefix ${FSA_NAME}_c --vdev net_tap1,iface=${FSA_PFX}1 --log-level=pmd.net.tap:error
+[log]
+level = notice
+[port 0]
+device = net_tap1
+address = 198.18.7.2/24
+gateway = 198.18.7.1
+[shard c]
+model = $m
+layers = 0-3
+listen = 8080
+net_lcores = 0
+max_connections = 256
+join = $R1
+grid_key = env:GRID_KEY
+grid_heartbeat_ms = $HB_MS
+EOF2
+ip netns exec "$FSA_NS" env GRID_KEY="$KEY" timeout 120 "$FSA_BIN" \
+	-c "$FSA_DIR/c.conf" >"$FSA_DIR/c.out" 2>&1 &
+c_pid=$!
+FSA_BG_PIDS="${FSA_BG_PIDS:-} $c_pid"
+for _ in $(seq 300); do
+	grep -q "serving layers" "$FSA_DIR/c.out" && break
+	kill -0 "$c_pid" 2>/dev/null || break
+	sleep 0.1
+done
+grep -q "serving layers" "$FSA_DIR/c.out" ||
+	fail "the second appliance did not start in 30 s: $(tail -n 20 "$FSA_DIR/c.out")"
+fsa_in ip addr add 198.18.7.1/24 dev "${FSA_PFX}1"
+fsa_in ip link set "${FSA_PFX}1" up
+live_urls="sorted({a['url'] for a in of('ack') if not [x for x in of('stream_end') if x['sid'] == a['sid']]})"
+if ev_wait 30 p2 "of('ack', '$URL_C')" >/dev/null &&
+	grep -q "\[shard c\] grid $R1: joined as srv-" "$FSA_DIR/c.out" &&
+	ev p2 "'$URL_B' in $live_urls and '$URL_C' in $live_urls" >/dev/null
+then
+	ok "units of two appliances joined at once: $(ev p2 "$live_urls")"
+else
+	bad "the second appliance did not join: $(grep ' grid ' "$FSA_DIR/c.out" | tr '\n' '|')"
+fi
+ev_wait 5 p2 "len(of('heartbeat', '$URL_C')) >= 2" >/dev/null ||
+	bad "no heartbeats from the second appliance"
+kill -TERM "$c_pid"
+c_rc=0
+wait "$c_pid" || c_rc=$?
+if [ "$c_rc" -eq 0 ] &&
+	ev p2 "[d for d in of('dropping', '$URL_C') if d['reason'] == 'shutdown'] and [p for p in of('shutdown_probe', '$URL_C') if p['ok']]" >/dev/null
+then
+	ok "the second appliance left: dropping (shutdown), its listener open then, exit 0"
+else
+	bad "the second appliance's stop: exit $c_rc, $(ev p2 "of('dropping', '$URL_C') + of('shutdown_probe', '$URL_C')")"
+fi
 
 # (v) ---------------------------------------------------------------------
 FSA_STEP="(v) SIGTERM"
