@@ -19,56 +19,15 @@
 #include <cmocka.h>
 
 #include "conf.h"
+#define CONF_TEST_EXPECT
 #include "conf_test_util.h"
 
 #ifndef CONFIGS_DIR
 #error CONFIGS_DIR must be defined by the build
 #endif
 
-/* text must fail with exactly "<path>" + want */
-static void
-expect_error(const char *text, const char *want)
-{
-	struct conf c;
-	char err[CONF_ERR_MAX], full[CONF_ERR_MAX];
-	const char *path = write_tmp(text);
-
-	int rc = conf_load(path, &c, err, sizeof(err));
-
-	unlink(path);	/* before any assert can end the test */
-	assert_int_equal(rc, -EINVAL);
-	snprintf(full, sizeof(full), "%s%s", path, want);
-	assert_string_equal(err, full);
-}
-
-static void
-expect_ok(const char *text, struct conf *c)
-{
-	char err[CONF_ERR_MAX];
-	const char *path = write_tmp(text);
-	int rc = conf_load(path, c, err, sizeof(err));
-
-	unlink(path);
-	if (rc != 0)
-		print_error("%s\n", err);
-	assert_int_equal(rc, 0);
-}
-
 
 /* --- shipped configs -------------------------------------------------- */
-
-static void
-load_shipped(const char *name, struct conf *c)
-{
-	char path[512], err[CONF_ERR_MAX];
-	int rc;
-
-	snprintf(path, sizeof(path), "%s/%s", CONFIGS_DIR, name);
-	rc = conf_load(path, c, err, sizeof(err));
-	if (rc != 0)
-		print_error("%s\n", err);
-	assert_int_equal(rc, 0);
-}
 
 static void
 test_shipped_tap_dev(void **state)
@@ -76,7 +35,7 @@ test_shipped_tap_dev(void **state)
 	struct conf c;
 	const struct conf_unit *u;
 
-	load_shipped("tap-dev.conf", &c);
+	conf_load_shipped("tap-dev.conf", &c);
 	assert_int_equal(c.n_ports, 1);
 	assert_int_equal(c.n_units, 1);
 	assert_string_equal(c.ports[0].device, "net_tap0");
@@ -103,7 +62,7 @@ test_shipped_two_numa(void **state)
 {
 	struct conf c;
 
-	load_shipped("two-numa.conf", &c);
+	conf_load_shipped("two-numa.conf", &c);
 	assert_int_equal(c.n_ports, 2);
 	assert_int_equal(c.n_units, 2);
 	assert_false(c.units[0].single_lcore);
@@ -120,8 +79,8 @@ test_shipped_two_host(void **state)
 {
 	struct conf a, b;
 
-	load_shipped("two-host-a.conf", &a);
-	load_shipped("two-host-b.conf", &b);
+	conf_load_shipped("two-host-a.conf", &a);
+	conf_load_shipped("two-host-b.conf", &b);
 	/* one model, complementary ranges */
 	assert_string_equal(a.units[0].model, b.units[0].model);
 	assert_int_equal(a.units[0].layer_first, 0);
@@ -139,7 +98,7 @@ test_defaults(void **state)
 	struct conf c;
 	const struct conf_unit *u = &c.units[0];
 
-	expect_ok(BASE, &c);
+	conf_expect_ok(BASE, &c);
 	assert_string_equal(c.log_level, "info");
 	assert_true(c.metrics);
 	assert_int_equal(c.ports[0].mtu, 1500);
@@ -174,7 +133,7 @@ test_values(void **state)
 	const struct conf_unit *u = &c.units[0];
 	unsigned int l, n = 0;
 
-	expect_ok(EAL PORT0 "gateway = 198.18.10.1\nvlan = 7\n"
+	conf_expect_ok(EAL PORT0 "gateway = 198.18.10.1\nvlan = 7\n"
 		"[shard a]\nmodel = m/\nlayers = 7\nlisten = 1\n"
 		"net_lcores = 0-1,3 # comment\nworker_lcores = 2,10-11\n"
 		"f16 = off\ni8 = Yes\nmax_body = 1G\nmax_header = 16KiB\n"
@@ -225,16 +184,16 @@ test_values(void **state)
 static void
 test_err_syntax(void **state)
 {
-	expect_error(EAL "layers 0-3\n",
+	conf_expect_error(EAL "layers 0-3\n",
 		":3: \"layers 0-3\": expected \"key = value\" or \"[section]\"");
-	expect_error("args = x\n" EAL, ":1: args: key outside any section");
-	expect_error(EAL "[port 0\n", ":3: [port 0: no closing ']'");
-	expect_error(EAL "[port 0] x\n", ":3: [port 0: text after ']'");
-	expect_error(EAL "[]\n", ":3: []: empty section name");
-	expect_error(EAL " = 1\n", ":3: no key before '='");
-	expect_error(EAL "[eal]\n", ":3: [eal]: duplicate section "
+	conf_expect_error("args = x\n" EAL, ":1: args: key outside any section");
+	conf_expect_error(EAL "[port 0\n", ":3: [port 0: no closing ']'");
+	conf_expect_error(EAL "[port 0] x\n", ":3: [port 0: text after ']'");
+	conf_expect_error(EAL "[]\n", ":3: []: empty section name");
+	conf_expect_error(EAL " = 1\n", ":3: no key before '='");
+	conf_expect_error(EAL "[eal]\n", ":3: [eal]: duplicate section "
 		"(first at line 1)");
-	expect_error(BASE "listen = 8081\n", ":11: [shard a] listen: "
+	conf_expect_error(BASE "listen = 8081\n", ":11: [shard a] listen: "
 		"duplicate key (first at line 9)");
 }
 
@@ -245,44 +204,44 @@ test_err_long_line(void **state)
 
 	/* rte_cfgfile would refuse or truncate these: named here */
 	snprintf(text, sizeof(text), EAL "[shard a]\nmodel = %0300d\n", 0);
-	expect_error(text, ":4: [shard a] model: value too long "
+	conf_expect_error(text, ":4: [shard a] model: value too long "
 		"(max 255 characters)");
 	snprintf(text, sizeof(text), EAL "[shard a]\nmodel = %0330d\n", 0);
-	expect_error(text, ":4: line too long (max 321 characters)");
+	conf_expect_error(text, ":4: line too long (max 321 characters)");
 }
 
 static void
 test_err_missing(void **state)
 {
-	expect_error(EAL PORT0 "[shard a]\nlayers = 0-3\nlisten = 8080\n"
+	conf_expect_error(EAL PORT0 "[shard a]\nlayers = 0-3\nlisten = 8080\n"
 		"net_lcores = 0\n",
 		":6: [shard a]: missing required key \"model\"");
-	expect_error(EAL "[port 0]\naddress = 198.18.10.2/24\n" UNIT_A,
+	conf_expect_error(EAL "[port 0]\naddress = 198.18.10.2/24\n" UNIT_A,
 		":3: [port 0]: missing required key \"device\"");
-	expect_error(PORT0 UNIT_A, ": missing section [eal]");
-	expect_error(EAL UNIT_A, ": no [port N] section");
-	expect_error(EAL PORT0, ": no [shard NAME] section");
-	expect_error("[eal]\n", ":1: [eal]: missing required key \"args\"");
+	conf_expect_error(PORT0 UNIT_A, ": missing section [eal]");
+	conf_expect_error(EAL UNIT_A, ": no [port N] section");
+	conf_expect_error(EAL PORT0, ": no [shard NAME] section");
+	conf_expect_error("[eal]\n", ":1: [eal]: missing required key \"args\"");
 }
 
 static void
 test_err_unknown(void **state)
 {
-	expect_error(BASE "lyers = 0-3\n",
+	conf_expect_error(BASE "lyers = 0-3\n",
 		":11: [shard a] lyers: unknown key");
-	expect_error(BASE "[shrad b]\nmodel = m\n",
+	conf_expect_error(BASE "[shrad b]\nmodel = m\n",
 		":11: [shrad b]: unknown section (eal, log, telemetry, "
 		"port N, shard NAME)");
-	expect_error(BASE "[port 9]\n", ":11: [port 9]: port index not 0..7");
-	expect_error(BASE "[port x]\n", ":11: [port x]: port index not 0..7");
-	expect_error(BASE "[shard a b]\n", ":11: [shard a b]: shard name "
+	conf_expect_error(BASE "[port 9]\n", ":11: [port 9]: port index not 0..7");
+	conf_expect_error(BASE "[port x]\n", ":11: [port x]: port index not 0..7");
+	conf_expect_error(BASE "[shard a b]\n", ":11: [shard a b]: shard name "
 		"not [A-Za-z0-9_-]{1,31}");
-	expect_error(BASE "[port  0]\n", ":11: [port  0]: port 0 defined "
+	conf_expect_error(BASE "[port  0]\n", ":11: [port  0]: port 0 defined "
 		"twice");
-	expect_error(BASE "[shard  a]\n", ":11: [shard  a]: shard a defined "
+	conf_expect_error(BASE "[shard  a]\n", ":11: [shard  a]: shard a defined "
 		"twice");
 	/* messages quote the section as written */
-	expect_error(BASE "[shard  b]\nmodel = m\nlayers = 2\nlisten = 1\n"
+	conf_expect_error(BASE "[shard  b]\nmodel = m\nlayers = 2\nlisten = 1\n"
 		"net_lcores = 1\n", ":13: [shard  b] layers: \"2\": overlaps "
 		"[shard a] layers 0-3 of the same model");
 }
@@ -361,19 +320,19 @@ test_err_values(void **state)
 	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
 		snprintf(text, sizeof(text), "%s%s\n", BASE, t[i].line);
 		snprintf(want, sizeof(want), ":11: %s", t[i].want);
-		expect_error(text, want);
+		conf_expect_error(text, want);
 	}
 }
 
 static void
 test_err_layers(void **state)
 {
-	expect_error(EAL PORT0 "[shard a]\nmodel = m\nlayers = 5-2\n",
+	conf_expect_error(EAL PORT0 "[shard a]\nmodel = m\nlayers = 5-2\n",
 		":8: [shard a] layers: \"5-2\": first > last");
-	expect_error(EAL PORT0 "[shard a]\nmodel = m\nlayers = 0..3\n",
+	conf_expect_error(EAL PORT0 "[shard a]\nmodel = m\nlayers = 0..3\n",
 		":8: [shard a] layers: \"0..3\": not a layer range "
 		"\"first-last\"");
-	expect_error(EAL PORT0 "[shard a]\nmodel = m\nlayers = 1-70000\n",
+	conf_expect_error(EAL PORT0 "[shard a]\nmodel = m\nlayers = 1-70000\n",
 		":8: [shard a] layers: \"1-70000\": layer 70000 beyond 65535");
 }
 
@@ -399,7 +358,7 @@ test_err_lcores(void **state)
 			"net_lcores = %s\n", t[i].v);
 		snprintf(want, sizeof(want), ":7: [shard a] net_lcores: "
 			"\"%s\": %s", t[i].v, t[i].why);
-		expect_error(text, want);
+		conf_expect_error(text, want);
 	}
 }
 
@@ -409,39 +368,39 @@ test_err_cross_unit(void **state)
 	struct conf c;
 
 	/* same model (trailing '/' ignored): layer ranges must not overlap */
-	expect_error(EAL PORT0 "[shard a]\nmodel = m\nlayers = 0-15\n"
+	conf_expect_error(EAL PORT0 "[shard a]\nmodel = m\nlayers = 0-15\n"
 		"listen = 1\nnet_lcores = 0\n[shard b]\nmodel = m/\n"
 		"layers = 10-20\nlisten = 2\nnet_lcores = 1\n",
 		":13: [shard b] layers: \"10-20\": overlaps [shard a] layers "
 		"0-15 of the same model");
 	/* another model may overlap */
-	expect_ok(EAL PORT0 "[shard a]\nmodel = m\nlayers = 0-15\n"
+	conf_expect_ok(EAL PORT0 "[shard a]\nmodel = m\nlayers = 0-15\n"
 		"listen = 1\nnet_lcores = 0\n[shard b]\nmodel = n\n"
 		"layers = 10-20\nlisten = 2\nnet_lcores = 1\n", &c);
 	conf_free(&c);
 	/* listen ports unique per port */
-	expect_error(BASE "[shard b]\nmodel = m\nlayers = 4\nlisten = 8080\n"
+	conf_expect_error(BASE "[shard b]\nmodel = m\nlayers = 4\nlisten = 8080\n"
 		"net_lcores = 1\n", ":14: [shard b] listen: \"8080\": already "
 		"used by [shard a] on [port 0]");
-	expect_ok(BASE "[port 1]\ndevice = net_tap1\n"
+	conf_expect_ok(BASE "[port 1]\ndevice = net_tap1\n"
 		"address = 198.18.11.2/24\n[shard b]\nmodel = m\nlayers = 4\n"
 		"listen = 8080\nport = 1\nnet_lcores = 1\n", &c);
 	assert_int_equal(c.ports[1].rx_queues, 1);
 	conf_free(&c);
 	/* an lcore belongs to one unit */
-	expect_error(BASE "[shard b]\nmodel = m\nlayers = 4\nlisten = 1\n"
+	conf_expect_error(BASE "[shard b]\nmodel = m\nlayers = 4\nlisten = 1\n"
 		"net_lcores = 1-2\nworker_lcores = 0\n",
 		":16: [shard b] worker_lcores: \"0\": lcore 0 already used by "
 		"[shard a]");
-	expect_error(BASE "[shard b]\nmodel = m\nlayers = 4\nlisten = 1\n"
+	conf_expect_error(BASE "[shard b]\nmodel = m\nlayers = 4\nlisten = 1\n"
 		"net_lcores = 0\n", ":15: [shard b] net_lcores: \"0\": lcore 0 "
 		"already used by [shard a]");
 	/* net and worker lcores of a unit: equal (single) or disjoint */
-	expect_error(BASE "worker_lcores = 0-1\n",
+	conf_expect_error(BASE "worker_lcores = 0-1\n",
 		":11: [shard a] worker_lcores: \"0-1\": lcore 0 is also a "
 		"network lcore (the same list for both means single-lcore "
 		"mode)");
-	expect_ok(BASE "worker_lcores = 0\n", &c);
+	conf_expect_ok(BASE "worker_lcores = 0\n", &c);
 	assert_true(c.units[0].single_lcore);
 	conf_free(&c);
 }
@@ -449,36 +408,36 @@ test_err_cross_unit(void **state)
 static void
 test_err_ports(void **state)
 {
-	expect_error(EAL PORT0 "gateway = 198.18.11.1\n" UNIT_A,
+	conf_expect_error(EAL PORT0 "gateway = 198.18.11.1\n" UNIT_A,
 		":6: [port 0] gateway: \"198.18.11.1\": not another host of "
 		"198.18.10.2/24");
-	expect_error(EAL PORT0 "gateway = 198.18.10.2\n" UNIT_A,
+	conf_expect_error(EAL PORT0 "gateway = 198.18.10.2\n" UNIT_A,
 		":6: [port 0] gateway: \"198.18.10.2\": not another host of "
 		"198.18.10.2/24");
-	expect_error(EAL "[port 0]\ndevice = x\naddress = 198.18.10.0/24\n",
+	conf_expect_error(EAL "[port 0]\ndevice = x\naddress = 198.18.10.0/24\n",
 		":5: [port 0] address: \"198.18.10.0/24\": network or "
 		"broadcast address of its subnet");
-	expect_error(EAL "[port 0]\ndevice = x\naddress = 198.18.10.2\n",
+	conf_expect_error(EAL "[port 0]\ndevice = x\naddress = 198.18.10.2\n",
 		":5: [port 0] address: \"198.18.10.2\": not address/prefix "
 		"(e.g. 198.18.10.2/24)");
-	expect_error(EAL "[port 0]\ndevice = x\naddress = 198.18.010.2/24\n",
+	conf_expect_error(EAL "[port 0]\ndevice = x\naddress = 198.18.010.2/24\n",
 		":5: [port 0] address: \"198.18.010.2/24\": not an IPv4 "
 		"address");
-	expect_error(EAL "[port 0]\ndevice = x\naddress = 224.0.0.1/24\n",
+	conf_expect_error(EAL "[port 0]\ndevice = x\naddress = 224.0.0.1/24\n",
 		":5: [port 0] address: \"224.0.0.1/24\": not a unicast host "
 		"address");
-	expect_error(EAL "[port 0]\ndevice = x\naddress = 1.2.3.4/33\n",
+	conf_expect_error(EAL "[port 0]\ndevice = x\naddress = 1.2.3.4/33\n",
 		":5: [port 0] address: \"1.2.3.4/33\": prefix length not 1..32");
-	expect_error(BASE "[port 1]\ndevice = net_tap0\n"
+	conf_expect_error(BASE "[port 1]\ndevice = net_tap0\n"
 		"address = 198.18.11.2/24\n", ":12: [port 1] device: "
 		"\"net_tap0\": already used by [port 0]");
-	expect_error(BASE "[port 1]\ndevice = net_tap1\n"
+	conf_expect_error(BASE "[port 1]\ndevice = net_tap1\n"
 		"address = 198.18.10.2/24\n", ":13: [port 1] address: "
 		"\"198.18.10.2/24\": already used by [port 0]");
-	expect_error(EAL PORT0 "rx_queues = 2\n" UNIT_A,
+	conf_expect_error(EAL PORT0 "rx_queues = 2\n" UNIT_A,
 		":6: [port 0] rx_queues: \"2\": must be 1: one per network "
 		"lcore on this port");
-	expect_error(EAL PORT0 "mtu = 10000\n" UNIT_A,
+	conf_expect_error(EAL PORT0 "mtu = 10000\n" UNIT_A,
 		":6: [port 0] mtu: \"10000\": out of range 68..9000");
 }
 
@@ -556,7 +515,7 @@ check(const char *name, struct fake *fk, char *err)
 				fake_port_check };
 	int rc;
 
-	load_shipped(name, &c);
+	conf_load_shipped(name, &c);
 	rc = conf_check_runtime(&c, &f, err, CONF_ERR_MAX);
 	conf_free(&c);
 	return rc;
@@ -631,7 +590,7 @@ test_plan(void **state)
 	size_t n = 0;
 	FILE *f = open_memstream(&buf, &n);
 
-	load_shipped("two-numa.conf", &c);
+	conf_load_shipped("two-numa.conf", &c);
 	conf_print_plan(&c, f);
 	fclose(f);
 	assert_non_null(strstr(buf, "  port 0: 0000:3b:00.0  192.0.2.10/24  "
@@ -653,7 +612,7 @@ test_plan(void **state)
 	conf_free(&c);
 	buf = NULL;
 	f = open_memstream(&buf, &n);
-	load_shipped("tap-dev.conf", &c);
+	conf_load_shipped("tap-dev.conf", &c);
 	conf_print_plan(&c, f);
 	fclose(f);
 	assert_non_null(strstr(buf, "    NUMA node 0; lcores 0: network and "
@@ -668,7 +627,7 @@ test_eal_argv(void **state)
 	struct conf c;
 	char buf[CONF_STR_MAX], *argv[16];
 
-	expect_ok("[eal]\nargs =  -l 0-1\t--vdev \"net_tap0,iface=a b\" "
+	conf_expect_ok("[eal]\nargs =  -l 0-1\t--vdev \"net_tap0,iface=a b\" "
 		"-m 512 \n" PORT0 UNIT_A, &c);
 	assert_int_equal(conf_eal_argv(&c, "ffn-shard", buf, argv, 16), 7);
 	assert_string_equal(argv[0], "ffn-shard");
@@ -700,14 +659,14 @@ test_wire_env(void **state)
 {
 	struct conf c;
 
-	load_shipped("two-numa.conf", &c);
+	conf_load_shipped("two-numa.conf", &c);
 	assert_int_equal(conf_apply_wire_env(&c, env_i8_only), 1);
 	assert_true(c.units[0].i8 && c.units[1].i8);
 	assert_true(c.units[0].f16 && c.units[1].f16);
 	assert_int_equal(conf_apply_wire_env(&c, env_both), 2);
 	assert_false(c.units[0].f16 || c.units[1].f16);
 	conf_free(&c);
-	load_shipped("tap-dev.conf", &c);
+	conf_load_shipped("tap-dev.conf", &c);
 	unsetenv("LARQL_I8_WIRE");
 	unsetenv("LARQL_F16_WIRE_DISABLE");
 	assert_int_equal(conf_apply_wire_env(&c, NULL), 0);
@@ -731,7 +690,7 @@ test_experts_keys(void **state)
 
 	(void)state;
 	/* layers optional with experts: an expert-only unit */
-	expect_ok(EAL PORT0 UNIT_X "experts =  2 - 5 \n", &c);
+	conf_expect_ok(EAL PORT0 UNIT_X "experts =  2 - 5 \n", &c);
 	assert_false(c.units[0].has_layers);
 	assert_true(c.units[0].has_experts);
 	assert_int_equal(c.units[0].expert_first, 2);
@@ -739,43 +698,43 @@ test_experts_keys(void **state)
 	assert_true(c.units[0].f16_guard);	/* on by default */
 	assert_string_equal(c.units[0].expert_units, "");
 	conf_free(&c);
-	expect_ok(EAL PORT0 UNIT_X "expert_units = u.json\n"
+	conf_expect_ok(EAL PORT0 UNIT_X "expert_units = u.json\n"
 		  "f16_guard = off\n", &c);
 	assert_false(c.units[0].has_experts);
 	assert_string_equal(c.units[0].expert_units, "u.json");
 	assert_false(c.units[0].f16_guard);
 	conf_free(&c);
 	/* dense and experts in one unit; a dense unit says it has layers */
-	expect_ok(BASE "experts = 7\n", &c);
+	conf_expect_ok(BASE "experts = 7\n", &c);
 	assert_true(c.units[0].has_layers);
 	assert_int_equal(c.units[0].expert_first, 7);
 	assert_int_equal(c.units[0].expert_last, 7);
 	conf_free(&c);
 	/* two expert-only units of one model do not "overlap" in layers */
-	expect_ok(EAL PORT0 UNIT_X
+	conf_expect_ok(EAL PORT0 UNIT_X
 		  "experts = 0-3\n[shard y]\nmodel = m\nlisten = 8081\n"
 		  "net_lcores = 1\nexperts = 4-7\n", &c);
 	conf_free(&c);
-	expect_error(EAL PORT0 UNIT_X, ":6: [shard x]: missing required "
+	conf_expect_error(EAL PORT0 UNIT_X, ":6: [shard x]: missing required "
 		"key \"layers\" (or experts / expert_units for an "
 		"expert-only unit)");
-	expect_error(EAL PORT0 UNIT_X "experts = 0-3\nexpert_units = u\n",
+	conf_expect_error(EAL PORT0 UNIT_X "experts = 0-3\nexpert_units = u\n",
 		":11: [shard x] expert_units: \"u\": experts and "
 		"expert_units are mutually exclusive \u2014 use experts for "
 		"layer-uniform ranges, expert_units for fine-grained "
 		"ownership");
-	expect_error(EAL PORT0 UNIT_X "experts = 5-2\n",
+	conf_expect_error(EAL PORT0 UNIT_X "experts = 5-2\n",
 		":10: [shard x] experts: \"5-2\": first > last");
-	expect_error(EAL PORT0 UNIT_X "experts = 1-\n",
+	conf_expect_error(EAL PORT0 UNIT_X "experts = 1-\n",
 		":10: [shard x] experts: \"1-\": not an expert range "
 		"\"first-last\"");
-	expect_error(EAL PORT0 UNIT_X "experts = a\n",
+	conf_expect_error(EAL PORT0 UNIT_X "experts = a\n",
 		":10: [shard x] experts: \"a\": not an expert range "
 		"\"first-last\"");
-	expect_error(EAL PORT0 UNIT_X "experts = 0-4294967296\n",
+	conf_expect_error(EAL PORT0 UNIT_X "experts = 0-4294967296\n",
 		":10: [shard x] experts: \"0-4294967296\": expert id beyond "
 		"4294967295");
-	expect_error(EAL PORT0 UNIT_X "experts = 1\nf16_guard = sure\n",
+	conf_expect_error(EAL PORT0 UNIT_X "experts = 1\nf16_guard = sure\n",
 		":11: [shard x] f16_guard: \"sure\": not on or off");
 }
 
@@ -804,7 +763,7 @@ test_experts_runtime(void **state)
 	(void)state;
 	/* the shipped expert config: a dense+experts and an expert-only
 	 * unit, both through the callback */
-	load_shipped("experts-dev.conf", &c);
+	conf_load_shipped("experts-dev.conf", &c);
 	assert_false(c.units[1].has_layers);
 	assert_int_equal(c.units[1].expert_first, 8);
 	assert_int_equal(conf_check_runtime(&c, &f, err, sizeof(err)), 0);

@@ -20,53 +20,21 @@
 #include <cmocka.h>
 
 #include "conf.h"
+#define CONF_TEST_EXPECT
 #include "conf_test_util.h"
 
 #ifndef CONFIGS_DIR
 #error CONFIGS_DIR must be defined by the build
 #endif
 
-static void
-expect_error(const char *text, const char *want)
-{
-	struct conf c;
-	char err[CONF_ERR_MAX], full[CONF_ERR_MAX];
-	const char *path = write_tmp(text);
-	int rc = conf_load(path, &c, err, sizeof(err));
-
-	unlink(path);
-	assert_int_equal(rc, -EINVAL);
-	snprintf(full, sizeof(full), "%s%s", path, want);
-	assert_string_equal(err, full);
-}
-
-static void
-expect_ok(const char *text, struct conf *c)
-{
-	char err[CONF_ERR_MAX];
-	const char *path = write_tmp(text);
-	int rc = conf_load(path, c, err, sizeof(err));
-
-	unlink(path);
-	if (rc != 0)
-		print_error("%s\n", err);
-	assert_int_equal(rc, 0);
-}
-
 /* configs/grid-dev.conf, the README's pattern, parses as it says. */
 static void
 test_shipped_grid_dev(void **state)
 {
-	char path[512], err[CONF_ERR_MAX];
 	struct conf c;
-	int rc;
 
 	(void)state;
-	snprintf(path, sizeof(path), "%s/grid-dev.conf", CONFIGS_DIR);
-	rc = conf_load(path, &c, err, sizeof(err));
-	if (rc != 0)
-		print_error("%s\n", err);
-	assert_int_equal(rc, 0);
+	conf_load_shipped("grid-dev.conf", &c);
 	assert_int_equal(c.units[0].n_join, 1);
 	assert_string_equal(c.units[0].join[0], "http://198.18.10.1:50052");
 	assert_string_equal(c.units[0].grid_key, "env:LARQL_GRID_KEY");
@@ -79,7 +47,7 @@ test_defaults(void **state)
 	struct conf c;
 
 	(void)state;
-	expect_ok(BASE, &c);
+	conf_expect_ok(BASE, &c);
 	assert_int_equal(c.units[0].n_join, 0);
 	assert_string_equal(c.units[0].public_url, "");
 	assert_string_equal(c.units[0].grid_key, "");
@@ -93,7 +61,7 @@ test_values(void **state)
 	struct conf c;
 
 	(void)state;
-	expect_ok(BASE "join = http://198.18.3.1:50052 ,http://router-b:9/"
+	conf_expect_ok(BASE "join = http://198.18.3.1:50052 ,http://router-b:9/"
 		  " , http://r3.example:1\n"
 		  "public_url = http://203.0.113.7:80\n"
 		  "grid_key = env:GRID_KEY\ngrid_heartbeat_ms = 100\n", &c);
@@ -106,7 +74,7 @@ test_values(void **state)
 	assert_int_equal(c.units[0].grid_heartbeat_ms, 100);
 	conf_free(&c);
 	/* Four routers is the limit, not an error. */
-	expect_ok(BASE "join = http://a:1,http://a:2,http://a:3,http://a:4\n",
+	conf_expect_ok(BASE "join = http://a:1,http://a:2,http://a:3,http://a:4\n",
 		  &c);
 	assert_int_equal(c.units[0].n_join, CONF_MAX_JOIN);
 	conf_free(&c);
@@ -116,43 +84,43 @@ static void
 test_err_join(void **state)
 {
 	(void)state;
-	expect_error(BASE "join = https://198.18.3.1:50052\n",
+	conf_expect_error(BASE "join = https://198.18.3.1:50052\n",
 		":11: [shard a] join: \"https://198.18.3.1:50052\": https is "
 		"not supported: the grid port is plain HTTP/2 "
 		"(spec/wire.md §9)");
-	expect_error(BASE "join = 198.18.3.1:50052\n",
+	conf_expect_error(BASE "join = 198.18.3.1:50052\n",
 		":11: [shard a] join: \"198.18.3.1:50052\": not "
 		"http://HOST:PORT");
-	expect_error(BASE "join = http://r\n",
+	conf_expect_error(BASE "join = http://r\n",
 		":11: [shard a] join: \"http://r\": not http://HOST:PORT");
-	expect_error(BASE "join = http://:1\n",
+	conf_expect_error(BASE "join = http://:1\n",
 		":11: [shard a] join: \"http://:1\": not http://HOST:PORT");
-	expect_error(BASE "join = http://r:0\n",
+	conf_expect_error(BASE "join = http://r:0\n",
 		":11: [shard a] join: \"http://r:0\": port not in 1..65535");
-	expect_error(BASE "join = http://r:65536\n",
+	conf_expect_error(BASE "join = http://r:65536\n",
 		":11: [shard a] join: \"http://r:65536\": port not in "
 		"1..65535");
-	expect_error(BASE "join = http://r:\n",
+	conf_expect_error(BASE "join = http://r:\n",
 		":11: [shard a] join: \"http://r:\": port not in 1..65535");
-	expect_error(BASE "join = http://r:1x\n",
+	conf_expect_error(BASE "join = http://r:1x\n",
 		":11: [shard a] join: \"http://r:1x\": port not in 1..65535");
-	expect_error(BASE "join = http://r:1/grid\n",
+	conf_expect_error(BASE "join = http://r:1/grid\n",
 		":11: [shard a] join: \"http://r:1/grid\": not "
 		"http://HOST:PORT (a path: the grid's service has a fixed "
 		"one, spec/wire.md §9)");
-	expect_error(BASE "join = http://u@r:1\n",
+	conf_expect_error(BASE "join = http://u@r:1\n",
 		":11: [shard a] join: \"http://u@r:1\": not http://HOST:PORT "
 		"(HOST: an IPv4 address or a name)");
-	expect_error(BASE "join = http://a:1,,http://b:2\n",
+	conf_expect_error(BASE "join = http://a:1,,http://b:2\n",
 		":11: [shard a] join: \"http://a:1,,http://b:2\": an empty "
 		"URL in the list");
-	expect_error(BASE "join = http://a:1,\n",
+	conf_expect_error(BASE "join = http://a:1,\n",
 		":11: [shard a] join: \"http://a:1,\": an empty URL in the "
 		"list");
-	expect_error(BASE "join = http://a:1, http://a:1\n",
+	conf_expect_error(BASE "join = http://a:1, http://a:1\n",
 		":11: [shard a] join: \"http://a:1, http://a:1\": a router "
 		"listed twice (one stream per router, spec/wire.md §9.5)");
-	expect_error(BASE "join = http://a:1,http://a:2,http://a:3,"
+	conf_expect_error(BASE "join = http://a:1,http://a:2,http://a:3,"
 		"http://a:4,http://a:5\n",
 		":11: [shard a] join: \"http://a:1,http://a:2,http://a:3,"
 		"http://a:4,http://a:5\": more than 4 routers "
@@ -165,27 +133,27 @@ test_err_other_keys(void **state)
 	(void)state;
 	/* The other grid keys mean nothing without join: a typo'd or
 	 * forgotten join must not pass silently. */
-	expect_error(BASE "public_url = http://a:1\n",
+	conf_expect_error(BASE "public_url = http://a:1\n",
 		":11: [shard a] public_url: \"http://a:1\": set without join "
 		"(the grid keys belong to a unit that joins a router)");
-	expect_error(BASE "grid_key = env:K\n",
+	conf_expect_error(BASE "grid_key = env:K\n",
 		":11: [shard a] grid_key: \"env:K\": set without join (the "
 		"grid keys belong to a unit that joins a router)");
-	expect_error(BASE "grid_heartbeat_ms = 500\n",
+	conf_expect_error(BASE "grid_heartbeat_ms = 500\n",
 		":11: [shard a] grid_heartbeat_ms: \"500\": set without join "
 		"(the grid keys belong to a unit that joins a router)");
-	expect_error(BASE "join = http://a:1\ngrid_heartbeat_ms = 99\n",
+	conf_expect_error(BASE "join = http://a:1\ngrid_heartbeat_ms = 99\n",
 		":12: [shard a] grid_heartbeat_ms: \"99\": out of range "
 		"100..600000");
-	expect_error(BASE "join = http://a:1\ngrid_heartbeat_ms = 600001\n",
+	conf_expect_error(BASE "join = http://a:1\ngrid_heartbeat_ms = 600001\n",
 		":12: [shard a] grid_heartbeat_ms: \"600001\": out of range "
 		"100..600000");
-	expect_error(BASE "join = http://a:1\npublic_url = https://a:1\n",
+	conf_expect_error(BASE "join = http://a:1\npublic_url = https://a:1\n",
 		":12: [shard a] public_url: \"https://a:1\": https is not "
 		"supported: the grid port is plain HTTP/2 "
 		"(spec/wire.md §9)");
 	/* An expert-only unit has no layer range to announce (§9.1). */
-	expect_error(EAL PORT0 "[shard a]\nmodel = m\nexperts = 0-7\n"
+	conf_expect_error(EAL PORT0 "[shard a]\nmodel = m\nexperts = 0-7\n"
 		"listen = 8080\nnet_lcores = 0\njoin = http://a:1\n",
 		":11: [shard a] join: \"http://a:1\": an expert-only unit "
 		"cannot join: a grid announce names a layer range "
@@ -218,7 +186,7 @@ test_runtime(void **state)
 	struct conf c;
 
 	(void)state;
-	expect_ok(BASE "join = http://a:1\ngrid_key = file:/nonexistent\n"
+	conf_expect_ok(BASE "join = http://a:1\ngrid_key = file:/nonexistent\n"
 		  "[shard b]\nmodel = m2\nlayers = 0-1\nlisten = 8081\n"
 		  "net_lcores = 1\n", &c);
 	fault_key = NULL;
@@ -242,7 +210,7 @@ test_plan(void **state)
 	FILE *f;
 
 	(void)state;
-	expect_ok(BASE "join = http://198.18.3.1:50052, http://r2:9\n"
+	conf_expect_ok(BASE "join = http://198.18.3.1:50052, http://r2:9\n"
 		  "grid_key = file:/etc/grid.key\ngrid_heartbeat_ms = 2000\n",
 		  &c);
 	f = fmemopen(buf, sizeof(buf) - 1, "w");
