@@ -168,6 +168,8 @@ send_heartbeat(struct grid *g, struct stream *s)
 
 /* ---- calls ----------------------------------------------------------- */
 
+static void call_free(struct stream *s, uint64_t now);
+
 static void
 post_recv(struct stream *s, bool first)
 {
@@ -228,9 +230,13 @@ start_call(struct grid *g, struct stream *s, uint64_t now)
 	ops[0].data.recv_status_on_client.status_details = &s->details;
 	if (grpc_call_start_batch(s->call, ops, 1, &s->op_status, NULL) !=
 	    GRPC_CALL_OK) {
-		/* Cannot happen on a new call; treat it as an ended one. */
-		s->status_done = true;
-		s->status = GRPC_STATUS_INTERNAL;
+		/* Not on a new call; if it were, nothing was posted: free
+		 * the call now and retry as after a failed attempt. */
+		logf_(s, "grpc_call_start_batch failed; retry in %u s",
+		      s->backoff_s);
+		call_free(s, now);
+		s->retry_at = now + s->backoff_s * 1000ull;
+		s->backoff_s = grid_backoff_next(s->backoff_s);
 		return;
 	}
 	s->ops_out++;
@@ -260,8 +266,10 @@ call_free(struct stream *s, uint64_t now)
 	free(s->queued.p);
 	s->queued.p = NULL;
 	s->send_busy = false;
-	if (s->st == S_CLOSING || s->st == S_DONE) {
-		s->st = S_DONE;		/* never again until a restart */
+	/* Closed after a Dropping, or unassigned (§9.4: that range is not
+	 * announced to this router again until a restart). */
+	if (s->st == S_CLOSING || s->st == S_DONE || s->st == S_UNASSIGN) {
+		s->st = S_DONE;
 		return;
 	}
 	s->st = S_IDLE;
@@ -276,7 +284,16 @@ on_status(struct stream *s, uint64_t now)
 
 	s->status_done = true;
 	__atomic_store_n(&s->connected, 0, __ATOMIC_RELAXED);
-	if (s->st == S_CLOSING || s->st == S_DONE) {
+	if (s->st == S_UNASSIGN)
+		logf_(s, "stream ended while unassigned: %s; not rejoining "
+		      "(spec/wire.md §9.4)", d[0] != '\0' ? d : "(no details)");
+	if (s->st == S_CLOSING || s->st == S_DONE || s->st == S_UNASSIGN) {
+		gpr_free(d);
+		return;
+	}
+	/* An end this side asked for (a Reject) has its retry set and
+	 * logged already. */
+	if (s->quiet_end) {
 		gpr_free(d);
 		return;
 	}
@@ -285,20 +302,17 @@ on_status(struct stream *s, uint64_t now)
 	if (s->status == GRPC_STATUS_OK)
 		s->backoff_s = GRID_BACKOFF_FIRST_S;
 	s->retry_at = now + s->backoff_s * 1000ull;
-	if (!s->quiet_end)
-		logf_(s, "stream ended: %s: %s; retry in %u s",
-		      s->status == GRPC_STATUS_OK ? "OK" :
-		      s->status == GRPC_STATUS_UNAUTHENTICATED ?
-		      "UNAUTHENTICATED" :
-		      s->status == GRPC_STATUS_UNAVAILABLE ? "UNAVAILABLE" :
-		      s->status == GRPC_STATUS_CANCELLED ? "CANCELLED" :
-		      s->status == GRPC_STATUS_UNIMPLEMENTED ?
-		      "UNIMPLEMENTED" :
-		      s->status == GRPC_STATUS_PERMISSION_DENIED ?
-		      "PERMISSION_DENIED" :
-		      s->status == GRPC_STATUS_INVALID_ARGUMENT ?
-		      "INVALID_ARGUMENT" : "error",
-		      d[0] != '\0' ? d : "(no details)", s->backoff_s);
+	logf_(s, "stream ended: %s: %s; retry in %u s",
+	      s->status == GRPC_STATUS_OK ? "OK" :
+	      s->status == GRPC_STATUS_UNAUTHENTICATED ? "UNAUTHENTICATED" :
+	      s->status == GRPC_STATUS_UNAVAILABLE ? "UNAVAILABLE" :
+	      s->status == GRPC_STATUS_CANCELLED ? "CANCELLED" :
+	      s->status == GRPC_STATUS_UNIMPLEMENTED ? "UNIMPLEMENTED" :
+	      s->status == GRPC_STATUS_PERMISSION_DENIED ?
+	      "PERMISSION_DENIED" :
+	      s->status == GRPC_STATUS_INVALID_ARGUMENT ?
+	      "INVALID_ARGUMENT" : "error",
+	      d[0] != '\0' ? d : "(no details)", s->backoff_s);
 	if (s->status != GRPC_STATUS_OK)
 		s->backoff_s = grid_backoff_next(s->backoff_s);
 	gpr_free(d);

@@ -521,15 +521,18 @@ for u in a b; do
 	fi
 done
 re_rej=$(grid_re "shard b" "$R1" "rejected: full for the test; retry in [0-9]+ s\$")
-if grep -qE "$re_rej" "$FSA_DIR/shard.out" &&
-	ev p2 "len(of('reject', '$URL_B')) == 1 and len(of('announce', '$URL_B')) == 2 and len(of('ack', '$URL_B')) == 1" >/dev/null
+# ... after the delay its log line names (§9.5's backoff), not later.
+rej_s=$(grep -E "$re_rej" "$FSA_DIR/shard.out" | head -n 1 |
+	sed -E 's/.*retry in ([0-9]+) s$/\1/')
+if [ -n "$rej_s" ] &&
+	ev p2 "len(of('reject', '$URL_B')) == 1 and len(of('announce', '$URL_B')) == 2 and len(of('ack', '$URL_B')) == 1 and $rej_s - 0.1 <= of('announce', '$URL_B')[1]['t'] - of('reject', '$URL_B')[0]['t'] <= $rej_s + 1.0" >/dev/null
 then
-	ok "unit b rejected once, then joined: $(grep -E "$re_rej" \
+	ok "unit b rejected once, then joined $(ev p2 "round(of('announce', '$URL_B')[1]['t'] - of('reject', '$URL_B')[0]['t'], 2)") s later: $(grep -E "$re_rej" \
 		"$FSA_DIR/shard.out" | sed 's/^ffn-shard: //')"
 else
 	bad "reject: log '$(grep -E "$(grid_re "shard b" "$R1" "")" \
 		"$FSA_DIR/shard.out" | tr '\n' '|')', peer $(ev p2 \
-		"[(x['ev'], x.get('url')) for x in E if x['ev'] in ('announce', 'reject', 'ack')]")"
+		"[(x['ev'], x.get('url'), round(x['t'], 2)) for x in E if x['ev'] in ('announce', 'reject', 'ack')]")"
 fi
 v=$(metric 8080 "ffn_grid_reconnects_total\\{shard=\"a\",router=\"$R1\"\\}")
 if [ "${v:-0}" -ge 1 ]; then
