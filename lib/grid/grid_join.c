@@ -39,9 +39,9 @@ leave_start(struct grid *g, uint64_t now)
 				grid_stream_dropping(s, "shutdown", now);
 				s->told = true;
 				g->leave_n++;
-			}
-			else if (s->call == NULL)
+			} else if (s->call == NULL) {
 				s->st = S_DONE;
+			}
 		}
 }
 
