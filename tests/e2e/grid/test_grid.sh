@@ -450,10 +450,15 @@ fi
 # against pyref; a batch 0,0 in f16) and layer 1 on lcore 1; unit b:
 # layer 3 only, on lcore 0. Each heartbeat after must list exactly
 # a: 0, 1 and b: 3.
+# WALK_MS[PORT]: the client-side times of the walks on that port (ms,
+# spaces between): no layer's compute can take longer than the whole
+# request did.
+declare -A WALK_MS
 w() {
 	local what=$1 r
 	shift
 	if r=$(walk "$@"); then
+		WALK_MS[$1]="${WALK_MS[$1]:-} $("$FSA_PY" -c "import json, sys; print(json.loads(sys.argv[1])['ms'])" "$r")"
 		ok "walk $what: $(sed 's/"t_[a-z]*": [0-9.]*, //g' <<<"$r")"
 	else
 		bad "walk $what failed: $r"
@@ -479,6 +484,19 @@ for u in a b; do
 	ev p1 "all(s[1] > 0 and s[2] == s[2] and 0 <= s[2] < float('inf')
 	    for h in $expr for s in h['layer_stats'])" >/dev/null ||
 		bad "unit $u: avg_ms > 0 and finite p99_ms >= 0 expected: $(ev p1 "[h['layer_stats'] for h in $expr]")"
+	# They match the walks: with fewer than 100 samples p99_ms is the
+	# slowest one, and the EMA lies between the samples, so avg_ms <=
+	# p99_ms; and no layer took longer than its whole request did on
+	# the client's clock.
+	port=8080; [ $u = a ] || port=8081
+	# (+0.05: walk.py rounds its ms to 0.1)
+	slowest=$("$FSA_PY" -c "import sys; print(round(max(float(x) for x in sys.argv[1].split()) + 0.05, 2))" "${WALK_MS[$port]}")
+	if ev p1 "all(s[1] <= s[2] * 1.0001 and s[2] <= $slowest
+	    for h in $expr for s in h['layer_stats'])" >/dev/null; then
+		ok "unit $u: each layer's avg_ms <= p99_ms <= the slowest walk, $slowest ms"
+	else
+		bad "unit $u: layer_stats do not match the walks (slowest $slowest ms): $(ev p1 "${expr}[-1]['layer_stats']")"
+	fi
 	ev p1 "all(h['requests_in_flight'] == 0 for h in $expr)" >/dev/null ||
 		bad "unit $u: requests_in_flight not 0 when idle: $(ev p1 "[h['requests_in_flight'] for h in $expr]")"
 	# The interval: the peer checks each gap (0.5-2x + 1 s); here the
