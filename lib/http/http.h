@@ -253,4 +253,123 @@ ssize_t http_write_continue(char *buf, size_t cap);
  * length (without NUL, which is written if room) or -ENOSPC. */
 ssize_t http_json_error(char *buf, size_t cap, const char *msg);
 
+/* --- response parser (the client's side) ------------------------------ */
+
+/*
+ * An incremental HTTP/1.1 response parser (RFC 9112) for the side that
+ * sends the requests: ffn-loadgen, and the fan-out front's upstream
+ * connections (issue 19). Status line, Content-Length, Content-Type and
+ * Connection are read; other fields are checked and skipped. Bytes arrive
+ * in arbitrary pieces (TCP segments, mbuf chain segments): the head is
+ * copied into r->head until its empty line and then parsed whole, so any
+ * split, down to one byte per call, gives the same result as feeding the
+ * response whole. The body is never copied: each call says where the
+ * body bytes of its piece are.
+ *
+ * Contract (one struct http_rsp per connection, one response at a time):
+ *
+ *   http_rsp_reset(r);
+ *   r->no_body = true;	if the request was HEAD (after reset, before
+ *			feeding: the answer ends after its head)
+ *   for each received byte range (p, n):
+ *     while (n > 0) {
+ *       rc = http_rsp_feed(r, p, n, &body, &body_len);
+ *       rc < 0  : error; framing is lost, close the connection (the
+ *                 parser keeps returning rc until reset).
+ *       body_len bytes at body (inside [p, p + rc)) are body bytes.
+ *       p += rc; n -= rc;
+ *       r->state == HTTP_RSP_DONE: the response is complete. Read its
+ *                 fields, then http_rsp_reset() before feeding the rest:
+ *                 leftover bytes are the next pipelined response.
+ *     }
+ *
+ * http_rsp_feed() returns how many bytes it consumed: all n unless the
+ * response completed inside the piece (or n > INT_MAX: INT_MAX). In
+ * HTTP_RSP_DONE it consumes nothing and returns 0. Errors:
+ *   -EBADMSG  malformed status line or header field, bad Content-Length;
+ *   -E2BIG    head longer than HTTP_RSP_HEAD_MAX (an interim 1xx head and
+ *             the final head are bounded each on their own);
+ *   -ENOTSUP  a body framing not done here: Transfer-Encoding (chunked or
+ *             any other coding, RFC 9112 §6.3 item 4), or neither
+ *             Content-Length nor a response without body (read until
+ *             close, §6.3 item 8).
+ *
+ * Choices (each cited where implemented in http_rsp.c); the request
+ * parser's strictness where RFC 9112 lets the recipient choose, except
+ * line endings:
+ *  - a bare LF ends a line like CRLF (§2.2 MAY): no hop after this parser
+ *    sees the raw head (the front answers from the parsed fields), so
+ *    there is no LF-vs-CRLF gap to close; a bare CR is an error (§2.2);
+ *  - obs-fold is an error (§5.2 lets a gateway discard the response: the
+ *    front answers 502; for the load generator it is a protocol error
+ *    to report, not to unfold); whitespace between field name and colon,
+ *    a field name that is not a token, CTLs but HTAB in a field value or
+ *    in the reason phrase are errors (RFC 9110 §5.1, §5.5);
+ *  - status-line = "HTTP/1." DIGIT SP 3DIGIT [SP reason-phrase] (§4; the
+ *    SP before an empty reason may be missing); status 100..599 (RFC
+ *    9110 §15); another major version is an error;
+ *  - 1xx interim responses (RFC 9110 §15.2) are read and skipped: the
+ *    parser resets itself (keeping no_body) and goes on to the final
+ *    response on the same connection, whose fields it then reports; a
+ *    101 is skipped as well (we never send Upgrade: what follows a 101
+ *    will not parse as a response);
+ *  - a response to HEAD (r->no_body), and any 1xx, 204 or 304, ends
+ *    after its head whatever Content-Length or Transfer-Encoding say
+ *    (§6.3 item 1); content_length is then 0 (has_length still tells
+ *    whether the field was present, its value checked all the same);
+ *  - Content-Length: several fields or a list of identical values are one
+ *    (RFC 9110 §8.6 MAY); differing values, a sign, an empty element or
+ *    a value beyond 2^64-1 are errors (§6.3 item 5); with
+ *    Transfer-Encoding it is an error in any response (§6.2 MUST NOT send
+ *    both, §6.3 item 3);
+ *  - persistence (§9.3): "close" in Connection ends the connection after
+ *    this response, whatever else the field says; otherwise HTTP/1.1 (1.x,
+ *    x >= 1) persists and HTTP/1.0 persists only with "keep-alive";
+ *  - Content-Type: a repeat is an error (a singleton, RFC 9110 §8.3);
+ *    the value, OWS trimmed, as received (case kept), is kept up to
+ *    HTTP_RSP_CTYPE_MAX bytes: a longer one is cut there and
+ *    ctype_truncated set. A caller comparing types MUST NOT take a
+ *    truncated value for a match (it is not the type that was sent).
+ */
+
+#define HTTP_RSP_HEAD_MAX 4096
+#define HTTP_RSP_CTYPE_MAX 128
+
+enum http_rsp_state {
+	HTTP_RSP_HEAD = 0,	/* reading the status line and fields */
+	HTTP_RSP_BODY,		/* head parsed, reading the body */
+	HTTP_RSP_DONE,		/* complete: read the fields, then reset */
+};
+
+struct http_rsp {
+	/* set by the caller after http_rsp_reset() */
+	bool no_body;			/* the request was HEAD */
+	/* results */
+	enum http_rsp_state state;
+	int status;			/* 100..599; the final one */
+	int minor;			/* HTTP/1.<minor> */
+	bool keep_alive;		/* connection may carry another one */
+	bool has_length;		/* a Content-Length field came */
+	bool ctype_truncated;		/* Content-Type longer than ctype */
+	uint64_t content_length;	/* body length (0: no body) */
+	uint64_t body_got;		/* body bytes seen so far */
+	size_t ctype_len;		/* bytes in ctype, 0 when absent */
+	char ctype[HTTP_RSP_CTYPE_MAX + 1];	/* Content-Type, NUL ends */
+	/* state (private) */
+	int err;			/* the error returned, sticky */
+	size_t head_len;		/* bytes of the head, with its end */
+	size_t head_fill;
+	char head[HTTP_RSP_HEAD_MAX];
+};
+
+/* Ready for a new response (no_body false). */
+void http_rsp_reset(struct http_rsp *r);
+
+/* Feed n bytes at p (see the contract above). Returns the bytes consumed
+ * or -EBADMSG, -E2BIG, -ENOTSUP. *body and *body_len (each may be NULL)
+ * receive the body bytes inside the consumed part: a pointer into p,
+ * NULL and 0 when none. */
+int http_rsp_feed(struct http_rsp *r, const uint8_t *p, size_t n,
+		const uint8_t **body, size_t *body_len);
+
 #endif /* FFN_HTTP_H */

@@ -24,9 +24,9 @@
 #include <rte_common.h>
 #include <rte_per_lcore.h>
 
+#include "http.h"
 #include "lg_frame.h"
 #include "lg_hist.h"
-#include "lg_http.h"
 #include "lg_sched.h"
 #include "net.h"
 #include "tcp.h"
@@ -131,7 +131,7 @@ struct lg_conn {
 	uint32_t chk_i;		/**< next body check */
 	int bad;		/**< enum lg_err of a frame error, or -1 */
 	uint8_t *cap;		/**< --verify-body: the answer body */
-	struct lg_resp resp;
+	struct http_rsp resp;
 };
 
 struct lg_client {

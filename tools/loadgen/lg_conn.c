@@ -123,7 +123,7 @@ conn_response(struct lg_conn *k)
 {
 	struct lg_client *cl = k->cl;
 	const struct lg_req *q = k->req;
-	struct lg_resp *r = &k->resp;
+	struct http_rsp *r = &k->resp;
 	uint64_t now = net_now_ns();
 	const struct lg_frame *f = lg_frame_pick(r->ctype, q->ctype, &q->frame,
 						 q->guard_ctype, &q->guard);
@@ -239,7 +239,7 @@ on_data(void *arg, struct tcp_conn *c, struct rte_mbuf *m)
 				conn_drop(k, LG_E_HTTP, true, 0);
 				break;
 			}
-			rc = lg_resp_feed(&k->resp, p, n, &b, &bl);
+			rc = http_rsp_feed(&k->resp, p, n, &b, &bl);
 			if (rc < 0) {
 				conn_drop(k, LG_E_HTTP, true, 0);
 				break;
@@ -262,7 +262,7 @@ on_data(void *arg, struct tcp_conn *c, struct rte_mbuf *m)
 				body_bytes(k, boff, b, bl);
 			p += rc;
 			n -= (size_t)rc;
-			if (k->resp.state == LG_RESP_DONE)
+			if (k->resp.state == HTTP_RSP_DONE)
 				conn_response(k);
 		}
 	}
@@ -368,7 +368,7 @@ client_send(struct lg_client *cl)
 	k->deadline_ns = LGW->now + lg.timeout_ns;
 	k->chk_i = 0;
 	k->bad = -1;
-	lg_resp_reset(&k->resp);
+	http_rsp_reset(&k->resp);
 	LGW->all.sent++;
 	LGW->all.bytes_out += q->len;
 	if (LGW->recording) {

@@ -361,7 +361,7 @@ lg_build_req(struct lg_req *q, const struct lg_req_spec *sp,
 
 struct stats_fetch {
 	struct tcp_conn *c;
-	struct lg_resp r;
+	struct http_rsp r;
 	char *body;
 	size_t len, cap;
 	int done;		/* 1 ok, <0 error */
@@ -392,7 +392,7 @@ sf_data(void *arg, struct tcp_conn *c, struct rte_mbuf *m)
 		while (n > 0 && f->done == 0) {
 			const uint8_t *b;
 			size_t bl;
-			int rc = lg_resp_feed(&f->r, p, n, &b, &bl);
+			int rc = http_rsp_feed(&f->r, p, n, &b, &bl);
 
 			if (rc < 0) {
 				f->done = rc;
@@ -408,7 +408,7 @@ sf_data(void *arg, struct tcp_conn *c, struct rte_mbuf *m)
 			}
 			p += rc;
 			n -= (size_t)rc;
-			if (f->r.state == LG_RESP_DONE)
+			if (f->r.state == HTTP_RSP_DONE)
 				f->done = 1;
 		}
 	}
@@ -456,7 +456,7 @@ lg_fetch_json(unsigned int target, const char *path, int *status,
 
 	*obj = NULL;
 	memset(&f, 0, sizeof(f));
-	lg_resp_reset(&f.r);
+	http_rsp_reset(&f.r);
 	snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: %s:%u"
 		 "\r\n\r\n", path, inet_ntoa(a), t->port);
 	f.req = req;

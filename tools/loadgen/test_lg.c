@@ -2,11 +2,12 @@
  * Copyright(c) 2026 ffn-shard authors
  */
 
-/* ffn-loadgen's plain-C parts: the HTTP response parser fed in every
- * possible split, the expected-frame checks against spec/wire.md §8's
- * worked frames, the histogram's bucket bounds and percentiles, and the
- * open-loop latency accounting against a stalled server (virtual clock),
- * and the expert requests (routing, frames, negotiation: spec/moe.md). */
+/* ffn-loadgen's plain-C parts: the expected-frame checks against
+ * spec/wire.md §8's worked frames, the histogram's bucket bounds and
+ * percentiles, the open-loop latency accounting against a stalled server
+ * (virtual clock), and the expert requests (routing, frames,
+ * negotiation: spec/moe.md).
+ * The HTTP response parser is lib/http's: tests/http/test_http_rsp.c. */
 
 #include <errno.h>
 #include <setjmp.h>
@@ -23,180 +24,7 @@
 #include "lg_expert.h"
 #include "lg_frame.h"
 #include "lg_hist.h"
-#include "lg_http.h"
 #include "lg_sched.h"
-
-static const char resp_f16[] =
-	"HTTP/1.1 200 OK\r\n"
-	"content-type: application/x-larql-ffn-f16\r\n"
-	"Content-Length: 20\r\n"
-	"Connection: keep-alive\r\n"
-	"\r\n"
-	"0123456789abcdefghij";
-
-/* Feed buf as pieces cut at `cuts` (sorted offsets); collect the body and
- * expect exactly one complete response. */
-static void
-feed_cut(const char *buf, size_t len, const size_t *cuts, int ncuts,
-	 struct lg_resp *r, char *body, size_t *blen)
-{
-	size_t off = 0;
-
-	lg_resp_reset(r);
-	*blen = 0;
-	for (int i = 0; i <= ncuts; i++) {
-		size_t end = i < ncuts ? cuts[i] : len;
-
-		while (off < end) {
-			const uint8_t *b;
-			size_t bl;
-			int rc = lg_resp_feed(r, (const uint8_t *)buf + off,
-					      end - off, &b, &bl);
-
-			assert_true(rc > 0);
-			memcpy(body + *blen, b, bl);
-			*blen += bl;
-			off += (size_t)rc;
-			if (r->state == LG_RESP_DONE)
-				assert_int_equal(off, len);
-		}
-	}
-}
-
-static void
-test_every_split(void **state)
-{
-	size_t len = sizeof(resp_f16) - 1, blen;
-	struct lg_resp r;
-	char body[64];
-
-	(void)state;
-	for (size_t i = 0; i <= len; i++)
-		for (size_t j = i; j <= len; j++) {
-			size_t cuts[2] = { i, j };
-
-			feed_cut(resp_f16, len, cuts, 2, &r, body, &blen);
-			assert_int_equal(r.state, LG_RESP_DONE);
-			assert_int_equal(r.status, 200);
-			assert_true(r.keep_alive);
-			assert_string_equal(r.ctype,
-					    "application/x-larql-ffn-f16");
-			assert_int_equal(r.content_length, 20);
-			assert_int_equal(blen, 20);
-			assert_memory_equal(body, "0123456789abcdefghij", 20);
-		}
-}
-
-static void
-test_byte_by_byte_and_pipelined(void **state)
-{
-	char two[512];
-	size_t len, off = 0;
-	struct lg_resp r;
-	int done = 0;
-
-	(void)state;
-	len = (size_t)snprintf(two, sizeof(two), "%s%s", resp_f16,
-		"HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\n"
-		"Content-Length: 2\r\nConnection: close\r\n\r\n{}");
-	lg_resp_reset(&r);
-	while (off < len) {
-		int rc = lg_resp_feed(&r, (const uint8_t *)two + off, 1,
-				      NULL, NULL);
-
-		assert_int_equal(rc, 1);
-		off++;
-		if (r.state == LG_RESP_DONE) {
-			done++;
-			if (done == 1) {
-				assert_int_equal(r.status, 200);
-				lg_resp_reset(&r);
-			}
-		}
-	}
-	assert_int_equal(done, 2);
-	assert_int_equal(r.status, 404);
-	assert_false(r.keep_alive);
-	assert_string_equal(r.ctype, "application/json");
-
-	/* Both in one piece: the first call stops at the first's end. */
-	lg_resp_reset(&r);
-	off = (size_t)lg_resp_feed(&r, (const uint8_t *)two, len, NULL, NULL);
-	assert_int_equal(off, sizeof(resp_f16) - 1);
-	assert_int_equal(r.state, LG_RESP_DONE);
-	lg_resp_reset(&r);
-	assert_int_equal(lg_resp_feed(&r, (const uint8_t *)two + off,
-				      len - off, NULL, NULL), len - off);
-	assert_int_equal(r.state, LG_RESP_DONE);
-	assert_int_equal(r.status, 404);
-}
-
-static void
-test_framing_cases(void **state)
-{
-	static const char interim[] = "HTTP/1.1 100 Continue\r\n\r\n"
-		"HTTP/1.1 204 No Content\r\n\r\n";
-	static const char http10[] = "HTTP/1.0 200 OK\r\n"
-		"Content-Length: 0\r\n\r\n";
-	static const char lf_only[] = "HTTP/1.1 200 OK\n"
-		"Content-Length: 1\n\nx";
-	struct lg_resp r;
-
-	(void)state;
-	lg_resp_reset(&r);
-	assert_int_equal(lg_resp_feed(&r, (const uint8_t *)interim,
-		sizeof(interim) - 1, NULL, NULL), sizeof(interim) - 1);
-	assert_int_equal(r.state, LG_RESP_DONE);
-	assert_int_equal(r.status, 204);
-
-	lg_resp_reset(&r);
-	assert_int_equal(lg_resp_feed(&r, (const uint8_t *)http10,
-		sizeof(http10) - 1, NULL, NULL), sizeof(http10) - 1);
-	assert_int_equal(r.state, LG_RESP_DONE);
-	assert_false(r.keep_alive);	/* HTTP/1.0 without keep-alive */
-
-	lg_resp_reset(&r);
-	assert_int_equal(lg_resp_feed(&r, (const uint8_t *)lf_only,
-		sizeof(lf_only) - 1, NULL, NULL), sizeof(lf_only) - 1);
-	assert_int_equal(r.state, LG_RESP_DONE);
-	assert_int_equal(r.content_length, 1);
-}
-
-static int
-feed_all(const char *s)
-{
-	struct lg_resp r;
-
-	lg_resp_reset(&r);
-	return lg_resp_feed(&r, (const uint8_t *)s, strlen(s), NULL, NULL);
-}
-
-static void
-test_malformed(void **state)
-{
-	char big[LG_HEAD_MAX + 64];
-
-	(void)state;
-	assert_int_equal(feed_all("HTTP/2 200 OK\r\n\r\n"), -EBADMSG);
-	assert_int_equal(feed_all("HTTP/1.1 20 OK\r\n\r\n"), -EBADMSG);
-	assert_int_equal(feed_all("HTTP/1.1 200OK\r\n\r\n"), -EBADMSG);
-	assert_int_equal(feed_all("HTTP/1.1 200 OK\r\n"
-		"Content-Length: 1x\r\n\r\n"), -EBADMSG);
-	assert_int_equal(feed_all("HTTP/1.1 200 OK\r\n"
-		"Content-Length: 1\r\nContent-Length: 2\r\n\r\n"), -EBADMSG);
-	assert_int_equal(feed_all("HTTP/1.1 200 OK\r\n"
-		"Content-Length : 1\r\n\r\n"), -EBADMSG);
-	assert_int_equal(feed_all("HTTP/1.1 200 OK\r\n"
-		"NoColon\r\n\r\n"), -EBADMSG);
-	assert_int_equal(feed_all("HTTP/1.1 200 OK\r\n"
-		"Transfer-Encoding: chunked\r\n\r\n"), -ENOTSUP);
-	assert_int_equal(feed_all("HTTP/1.1 200 OK\r\n\r\n"), -ENOTSUP);
-	memset(big, 'a', sizeof(big) - 1);
-	big[sizeof(big) - 1] = '\0';
-	memcpy(big, "HTTP/1.1 200 OK\r\nX: ", 20);
-	assert_int_equal(feed_all(big), -E2BIG);
-}
-
 
 /* Hex with spaces to bytes; returns the length. */
 static size_t
@@ -757,10 +585,6 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_every_split),
-		cmocka_unit_test(test_byte_by_byte_and_pipelined),
-		cmocka_unit_test(test_framing_cases),
-		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_frames_of_spec),
 		cmocka_unit_test(test_guard_frame),
 		cmocka_unit_test(test_reference_answer),
