@@ -200,8 +200,8 @@ app_grid_check(const struct conf_unit *u, void *arg, const char **key,
 	}
 	if (u->grid_key[0] != '\0') {
 		*key = "grid_key";
-		if (grid_key_read(u->grid_key, k, sizeof(k), w,
-				  sizeof(w)) < 0) {
+		if (conf_secret_read(u->grid_key, k, sizeof(k), w,
+				     sizeof(w)) < 0) {
 			snprintf(why, whylen, "%s", w);
 			return -EINVAL;
 		}
@@ -301,8 +301,8 @@ app_grid_start(const struct conf *c, struct shard_unit *units,
 			return -1;
 		}
 		if (cu->grid_key[0] != '\0' &&
-		    grid_key_read(cu->grid_key, keys[n], sizeof(keys[n]), why,
-				  sizeof(why)) < 0) {
+		    conf_secret_read(cu->grid_key, keys[n], sizeof(keys[n]),
+				     why, sizeof(why)) < 0) {
 			fprintf(stderr, "ffn-shard: %s: [%s] grid_key: %s\n",
 				c->path, cu->section, why);
 			return -1;

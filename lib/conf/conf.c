@@ -115,6 +115,28 @@ static const struct key unit_keys[] = {
 	{ NULL },
 };
 
+/* [front NAME] (issue 19): these keys of unit_keys mean the same in a
+ * front; every other one of unit_keys is a shard's alone. */
+static const char *const front_shared[] = {
+	"listen", "port", "net_lcores", "f16", "i8", "max_body", "max_header",
+	"max_connections", "pipeline_depth", "idle_timeout_ms",
+	"header_timeout_ms", "body_timeout_ms", "body_min_rate",
+	"send_timeout_ms", "api_key", "rate_limit", "trust_forwarded_for",
+	NULL,
+};
+/* ... and a front's own, besides its layout lines "A-B = IPV4:PORT | ..."
+ * and "shard_key IPV4:PORT = SPEC" (unit_front). */
+static const struct key front_keys[] = {
+	{ "num_layers", K_UINT, U(num_layers), 1, 65536, false },
+	{ "shard_key", K_STR, U(shard_key), 0, 0, false },
+	{ "hop_timeout_ms", K_UINT, U(hop_timeout_ms), 1, 600000, false },
+	{ "health_interval_ms", K_UINT, U(health_interval_ms), 100, 600000,
+	  false },
+	{ "shard_connections", K_UINT, U(shard_connections), 1, 64, false },
+	{ "shard_pipeline", K_UINT, U(shard_pipeline), 1, 64, false },
+	{ NULL },
+};
+
 /* --- value parsers: return NULL or the reason ------------------------ */
 
 /* "http://HOST:PORT" (an optional trailing '/'): the grid's plain HTTP/2
@@ -590,6 +612,10 @@ unit_defaults(struct conf_unit *u)
 	u->q6k_layout = CONF_Q6K_PRIVATE;
 	u->f16_guard = true;	/* spec/moe.md §7 */
 	u->grid_heartbeat_ms = 10000;	/* spec/wire.md §9.3 */
+	u->hop_timeout_ms = 5000;
+	u->health_interval_ms = 1000;
+	u->shard_connections = 4;
+	u->shard_pipeline = 8;
 }
 
 static bool
@@ -603,7 +629,51 @@ valid_name(const char *s)
 		"0123456789_-") == n;
 }
 
-/* Parse every key of section 'sec' against table 'keys' into base. */
+static const struct key *
+find_key(const struct key *keys, const char *name)
+{
+	for (; keys->name != NULL; keys++)
+		if (strcmp(keys->name, name) == 0)
+			return keys;
+	return NULL;
+}
+
+/* unit_keys' entry of a key a front shares with a shard, or NULL. */
+static const struct key *
+front_shared_key(const char *name)
+{
+	for (unsigned int i = 0; front_shared[i] != NULL; i++)
+		if (strcmp(front_shared[i], name) == 0)
+			return find_key(unit_keys, name);
+	return NULL;
+}
+
+/* A front's "A-B" layout key (it starts with a digit). */
+static bool
+front_range_key(const char *name)
+{
+	return *name >= '0' && *name <= '9';
+}
+
+/* A front's "shard_key IPV4:PORT" key: the address, or NULL. */
+static const char *
+front_override_addr(const char *name)
+{
+	if (strncmp(name, "shard_key", 9) != 0 ||
+	    (name[9] != ' ' && name[9] != '\t'))
+		return NULL;
+	return name + 9 + strspn(name + 9, " \t");
+}
+
+static bool
+front_layout_key(const char *name)
+{
+	return front_range_key(name) || front_override_addr(name) != NULL;
+}
+
+/* Parse every key of section 'sec' against table 'keys' into base (a
+ * front's: front_keys, front_shared of unit_keys; its layout lines are
+ * left to unit_front). */
 static int
 parse_section(struct conf *c, struct rte_cfgfile *cfg, const char *sec,
 		const struct key *keys, void *base, char *err, size_t errlen)
@@ -618,10 +688,18 @@ parse_section(struct conf *c, struct rte_cfgfile *cfg, const char *sec,
 
 		if (strcmp(l->section, sec) != 0 || l->key[0] == '\0')
 			continue;
-		for (k = keys; k->name != NULL; k++)
-			if (strcmp(k->name, l->key) == 0)
-				break;
-		if (k->name == NULL)
+		k = find_key(keys, l->key);
+		if (k == NULL && keys == front_keys) {
+			if (front_layout_key(l->key))
+				continue;	/* unit_front */
+			k = front_shared_key(l->key);
+			if (k == NULL && find_key(unit_keys, l->key) != NULL)
+				return conf_errf(c, err, errlen, sec, l->key,
+					NULL, "not a [front] key (a front "
+					"serves no model: it belongs in a "
+					"[shard NAME])");
+		}
+		if (k == NULL)
 			return conf_errf(c, err, errlen, sec, l->key, NULL,
 				"unknown key");
 		v = rte_cfgfile_get_entry(cfg, sec, l->key);
@@ -632,6 +710,14 @@ parse_section(struct conf *c, struct rte_cfgfile *cfg, const char *sec,
 		if (rc < 0)
 			return rc;
 	}
+	if (keys == front_keys)
+		for (i = 0; front_shared[i] != NULL; i++) {
+			k = find_key(unit_keys, front_shared[i]);
+			if (k->req && conf_line_of(c, sec, k->name) == 0)
+				return conf_errf(c, err, errlen, sec, NULL,
+					NULL, "missing required key \"%s\"",
+					k->name);
+		}
 	for (k = keys; k->name != NULL; k++)
 		if (k->req && conf_line_of(c, sec, k->name) == 0)
 			return conf_errf(c, err, errlen, sec, NULL, NULL,
@@ -692,6 +778,335 @@ unit_grid(struct conf *c, struct conf_unit *u, char *err, size_t errlen)
 	return 0;
 }
 
+/* --- [front NAME] (issue 19) ---------------------------------------- */
+
+/* A front's layout key "A-B" or "N", spaces around '-' allowed. */
+static const char *
+parse_range_key(const char *k, uint32_t *first, uint32_t *last, char *why,
+		size_t whylen)
+{
+	static const char bad[] = "not a layer range \"A-B\" or \"N\" "
+		"(a front's layout line: \"A-B = IPV4:PORT[ | IPV4:PORT "
+		"...]\")";
+	uint64_t a, b;
+	const char *end;
+
+	if (parse_u64(k, &a, &end) != NULL)
+		return bad;
+	end += strspn(end, " \t");
+	b = a;
+	if (*end == '-') {
+		end++;
+		end += strspn(end, " \t");
+		if (parse_u64(end, &b, &end) != NULL)
+			return bad;
+	}
+	if (*end != '\0')
+		return bad;
+	if (a > b)
+		return "first layer > last layer";
+	if (b > 65535) {
+		snprintf(why, whylen, "layer %llu beyond 65535",
+			(unsigned long long)b);
+		return why;
+	}
+	*first = a;
+	*last = b;
+	return NULL;
+}
+
+/* "IPV4:PORT" (s NUL-terminated, no spaces): a shard's address. */
+static const char *
+parse_hostport(const char *s, uint32_t *ip, uint16_t *port)
+{
+	const char *rest;
+	uint64_t x;
+	uint32_t a;
+
+	if (parse_ipv4(s, &a, &rest) != NULL || *rest != ':')
+		return "not IPV4:PORT";
+	if (parse_u64(rest + 1, &x, &rest) != NULL || *rest != '\0')
+		return "not IPV4:PORT";
+	if (x == 0 || x > 65535)
+		return "port not in 1..65535";
+	if (a == 0 || a >> 28 >= 0xe || a >> 24 == 127)
+		return "not a unicast host address";
+	*ip = a;
+	*port = x;
+	return NULL;
+}
+
+/* "IPV4:PORT[ | IPV4:PORT ...]": 1..CONF_FRONT_MAX_REPLICAS, none twice. */
+static const char *
+parse_replicas(const char *v, struct conf_front_range *r, char *why,
+		size_t whylen)
+{
+	const char *p = v;
+
+	r->n_rep = 0;
+	for (;;) {
+		char a[32];
+		const char *end, *e;
+		size_t len;
+		uint32_t ip;
+		uint16_t port;
+
+		p += strspn(p, " \t");
+		end = p + strcspn(p, "|");
+		len = (size_t)(end - p);
+		while (len > 0 && (p[len - 1] == ' ' || p[len - 1] == '\t'))
+			len--;
+		if (len == 0)
+			return "an empty address in the list (IPV4:PORT "
+				"separated by '|')";
+		if (len >= sizeof(a)) {
+			snprintf(why, whylen, "%.24s...: not IPV4:PORT", p);
+			return why;
+		}
+		memcpy(a, p, len);
+		a[len] = '\0';
+		e = parse_hostport(a, &ip, &port);
+		if (e != NULL) {
+			snprintf(why, whylen, "%s: %s", a, e);
+			return why;
+		}
+		if (r->n_rep == CONF_FRONT_MAX_REPLICAS) {
+			snprintf(why, whylen, "more than %d replicas "
+				"(CONF_FRONT_MAX_REPLICAS)",
+				CONF_FRONT_MAX_REPLICAS);
+			return why;
+		}
+		for (unsigned int i = 0; i < r->n_rep; i++)
+			if (r->ip[i] == ip && r->port[i] == port) {
+				snprintf(why, whylen, "replica %s listed "
+					"twice", a);
+				return why;
+			}
+		r->ip[r->n_rep] = ip;
+		r->port[r->n_rep] = port;
+		r->n_rep++;
+		if (*end == '\0')
+			return NULL;
+		p = end + 1;
+	}
+}
+
+static void
+fmt_span(uint32_t a, uint32_t b, char *buf, size_t n)
+{
+	if (a == b)
+		snprintf(buf, n, "layer %u", a);
+	else
+		snprintf(buf, n, "layers %u-%u", a, b);
+}
+
+static const char cover[] = "ranges must cover the model's layers "
+	"without gaps or overlaps";
+
+/* The sorted ranges (l: their lines) start at 0, have no gap and no
+ * overlap, and end at num_layers - 1 if it is given. */
+static int
+front_cover(struct conf *c, struct conf_unit *u,
+		const struct conf_line *const *l, char *err, size_t errlen)
+{
+	const char *sec = u->section;
+	const struct conf_front_range *r = u->ranges;
+	char span[48];
+	unsigned int i;
+
+	if (r[0].first != 0) {
+		fmt_span(0, r[0].first - 1, span, sizeof(span));
+		return conf_errf(c, err, errlen, sec, l[0]->key, l[0]->value,
+			"%s: %s %s in no range (the first range, %s, must "
+			"start at 0)", cover, span,
+			r[0].first == 1 ? "is" : "are", l[0]->key);
+	}
+	for (i = 1; i < u->n_ranges; i++) {
+		const struct conf_front_range *a = &r[i - 1], *b = &r[i];
+
+		if (b->first <= a->last) {
+			/* said at the line read later */
+			unsigned int x = l[i]->line > l[i - 1]->line ? i :
+				i - 1, o = x == i ? i - 1 : i;
+
+			fmt_span(b->first, a->last < b->last ? a->last :
+				b->last, span, sizeof(span));
+			return conf_errf(c, err, errlen, sec, l[x]->key,
+				l[x]->value, "%s: %s and %s (line %u) both "
+				"have %s", cover, l[x]->key, l[o]->key,
+				l[o]->line, span);
+		}
+		if (b->first > a->last + 1) {
+			fmt_span(a->last + 1, b->first - 1, span,
+				sizeof(span));
+			return conf_errf(c, err, errlen, sec, l[i]->key,
+				l[i]->value, "%s: %s %s in no range (between "
+				"%s at line %u and %s)", cover, span,
+				b->first - a->last == 2 ? "is" : "are",
+				l[i - 1]->key, l[i - 1]->line, l[i]->key);
+		}
+	}
+	i = u->n_ranges - 1;
+	if (u->num_layers != 0 && r[i].last + 1 < u->num_layers) {
+		fmt_span(r[i].last + 1, u->num_layers - 1, span,
+			sizeof(span));
+		return conf_errf(c, err, errlen, sec, "num_layers",
+			conf_value_of(c, sec, "num_layers"), "%s: %s %s in no "
+			"range (the last range, %s at line %u, must end at "
+			"num_layers - 1)", cover, span,
+			u->num_layers - r[i].last == 2 ? "is" : "are",
+			l[i]->key, l[i]->line);
+	}
+	if (u->num_layers != 0 && r[i].last + 1 > u->num_layers)
+		return conf_errf(c, err, errlen, sec, "num_layers",
+			conf_value_of(c, sec, "num_layers"), "%s: the last "
+			"range, %s at line %u, goes past the model's last "
+			"layer %u (num_layers - 1)", cover, l[i]->key,
+			l[i]->line, u->num_layers - 1);
+	return 0;
+}
+
+/* A front's layout lines and shard key overrides (the other keys are
+ * parsed by then), and the rules between them. */
+static int
+unit_front(struct conf *c, struct rte_cfgfile *cfg, struct conf_unit *u,
+		char *err, size_t errlen)
+{
+	const struct conf_line *rl[CONF_FRONT_MAX_RANGES];
+	const struct conf_line *kl[CONF_FRONT_MAX_KEYS];
+	const char *sec = u->section, *v, *e;
+	char why[96];
+	unsigned int i, j;
+
+	for (i = 0; i < c->n_lines; i++) {
+		const struct conf_line *l = &c->lines[i];
+		struct conf_front_range r;
+
+		if (strcmp(l->section, sec) != 0 || !front_range_key(l->key))
+			continue;
+		v = rte_cfgfile_get_entry(cfg, sec, l->key);
+		if (v == NULL)
+			return conf_errf(c, err, errlen, sec, l->key, NULL,
+				"not read by rte_cfgfile");
+		e = parse_range_key(l->key, &r.first, &r.last, why,
+			sizeof(why));
+		if (e == NULL && *v == '\0')
+			e = "empty value (IPV4:PORT[ | IPV4:PORT ...])";
+		if (e == NULL)
+			e = parse_replicas(v, &r, why, sizeof(why));
+		if (e == NULL && u->n_ranges == CONF_FRONT_MAX_RANGES) {
+			snprintf(why, sizeof(why), "more than %d layer "
+				"ranges (CONF_FRONT_MAX_RANGES)",
+				CONF_FRONT_MAX_RANGES);
+			e = why;
+		}
+		if (e != NULL)
+			return conf_errf(c, err, errlen, sec, l->key, v, "%s",
+				e);
+		/* insertion: by first layer, then last */
+		for (j = u->n_ranges; j > 0 &&
+		     (u->ranges[j - 1].first > r.first ||
+		      (u->ranges[j - 1].first == r.first &&
+		       u->ranges[j - 1].last > r.last)); j--) {
+			u->ranges[j] = u->ranges[j - 1];
+			rl[j] = rl[j - 1];
+		}
+		u->ranges[j] = r;
+		rl[j] = l;
+		u->n_ranges++;
+	}
+	if (u->n_ranges == 0)
+		return conf_errf(c, err, errlen, sec, NULL, NULL,
+			"no layer ranges (lines \"A-B = IPV4:PORT[ | "
+			"IPV4:PORT ...]\" that say which shards serve "
+			"which layers)");
+	if (front_cover(c, u, rl, err, errlen) < 0)
+		return -EINVAL;
+	if (u->shard_key[0] != '\0' && !conf_secret_spec_ok(u->shard_key))
+		return conf_errf(c, err, errlen, sec, "shard_key", NULL,
+			"not a bearer token (A-Z a-z 0-9 - . _ ~ + / and "
+			"trailing =), nor env:NAME or file:PATH");
+	for (i = 0; i < c->n_lines; i++) {
+		const struct conf_line *l = &c->lines[i];
+		const char *addr = front_override_addr(l->key);
+		bool replica = false;
+		struct conf_front_key *k;
+		uint32_t ip;
+		uint16_t port;
+
+		if (strcmp(l->section, sec) != 0 || addr == NULL)
+			continue;
+		v = rte_cfgfile_get_entry(cfg, sec, l->key);
+		if (v == NULL)
+			return conf_errf(c, err, errlen, sec, l->key, NULL,
+				"not read by rte_cfgfile");
+		e = parse_hostport(addr, &ip, &port);
+		if (e != NULL)
+			return conf_errf(c, err, errlen, sec, l->key, NULL,
+				"not \"shard_key IPV4:PORT\": %s: %s", addr, e);
+		for (j = 0; j < u->n_ranges && !replica; j++)
+			for (unsigned int r = 0; r < u->ranges[j].n_rep; r++)
+				if (u->ranges[j].ip[r] == ip &&
+				    u->ranges[j].port[r] == port)
+					replica = true;
+		if (!replica)
+			return conf_errf(c, err, errlen, sec, l->key, NULL,
+				"%s is not a replica of this front (no layout "
+				"line lists it)", addr);
+		for (j = 0; j < u->n_shard_keys; j++)
+			if (u->shard_keys[j].ip == ip &&
+			    u->shard_keys[j].port == port)
+				return conf_errf(c, err, errlen, sec, l->key,
+					NULL, "a second key for %s (first at "
+					"line %u)", addr, kl[j]->line);
+		if (u->n_shard_keys == CONF_FRONT_MAX_KEYS)
+			return conf_errf(c, err, errlen, sec, l->key, NULL,
+				"more than %d shard_key IPV4:PORT overrides "
+				"(CONF_FRONT_MAX_KEYS)", CONF_FRONT_MAX_KEYS);
+		if (*v == '\0')
+			return conf_errf(c, err, errlen, sec, l->key, NULL,
+				"empty value");
+		if (!conf_secret_spec_ok(v))
+			return conf_errf(c, err, errlen, sec, l->key, NULL,
+				"not a bearer token (A-Z a-z 0-9 - . _ ~ + / "
+				"and trailing =), nor env:NAME or file:PATH");
+		k = &u->shard_keys[u->n_shard_keys];
+		k->ip = ip;
+		k->port = port;
+		snprintf(k->key, sizeof(k->key), "%s", v);
+		kl[u->n_shard_keys++] = l;
+	}
+	return 0;
+}
+
+const char *
+conf_front_key(const struct conf_unit *u, uint32_t ip, uint16_t port)
+{
+	for (unsigned int i = 0; i < u->n_shard_keys; i++)
+		if (u->shard_keys[i].ip == ip && u->shard_keys[i].port == port)
+			return u->shard_keys[i].key;
+	return u->shard_key[0] != '\0' ? u->shard_key : NULL;
+}
+
+const char *
+conf_front_range_key(const struct conf *c, const struct conf_unit *u,
+		unsigned int i)
+{
+	uint32_t a, b;
+	char why[64];
+
+	for (unsigned int j = 0; j < c->n_lines; j++) {
+		const struct conf_line *l = &c->lines[j];
+
+		if (strcmp(l->section, u->section) == 0 &&
+		    front_range_key(l->key) &&
+		    parse_range_key(l->key, &a, &b, why, sizeof(why)) == NULL &&
+		    a == u->ranges[i].first && b == u->ranges[i].last)
+			return l->key;
+	}
+	return NULL;
+}
+
 int
 conf_parse_sections(struct conf *c, struct rte_cfgfile *cfg, char *err,
 		size_t errlen)
@@ -741,33 +1156,44 @@ conf_parse_sections(struct conf *c, struct rte_cfgfile *cfg, char *err,
 			p->mtu = 1500;
 			keys = port_keys;
 			base = p;
-		} else if (strncmp(sec, "shard ", 6) == 0) {
+		} else if (strncmp(sec, "shard ", 6) == 0 ||
+			   strncmp(sec, "front ", 6) == 0) {
+			bool front = sec[0] == 'f';
+			const char *kind = front ? "front" : "shard";
 			const char *name = sec + 6 + strspn(sec + 6, " \t");
 			struct conf_unit *u;
 
 			if (!valid_name(name))
 				return conf_errf(c, err, errlen, sec, NULL,
-					NULL, "shard name not [A-Za-z0-9_-]"
-					"{1,%d}", CONF_NAME_MAX - 1);
+					NULL, "%s name not [A-Za-z0-9_-]"
+					"{1,%d}", kind, CONF_NAME_MAX - 1);
 			if (c->n_units == CONF_MAX_UNITS)
 				return conf_errf(c, err, errlen, sec, NULL,
-					NULL, "more than %d shards",
+					NULL, "more than %d shards and fronts",
 					CONF_MAX_UNITS);
-			for (j = 0; j < c->n_units; j++)
-				if (strcmp(c->units[j].name, name) == 0)
+			for (j = 0; j < c->n_units; j++) {
+				if (strcmp(c->units[j].name, name) != 0)
+					continue;
+				if (c->units[j].front == front)
 					return conf_errf(c, err, errlen, sec,
-						NULL, NULL,
-						"shard %s defined twice", name);
+						NULL, NULL, "%s %s defined "
+						"twice", kind, name);
+				return conf_errf(c, err, errlen, sec, NULL,
+					NULL, "name %s already used by [%s] "
+					"(shards and fronts share names)",
+					name, c->units[j].section);
+			}
 			u = &c->units[c->n_units++];
 			unit_defaults(u);
+			u->front = front;
 			snprintf(u->name, sizeof(u->name), "%s", name);
 			snprintf(u->section, sizeof(u->section), "%s", sec);
-			keys = unit_keys;
+			keys = front ? front_keys : unit_keys;
 			base = u;
 		} else {
 			return conf_errf(c, err, errlen, sec, NULL, NULL,
 				"unknown section (eal, log, telemetry, "
-				"port N, shard NAME)");
+				"port N, shard NAME, front NAME)");
 		}
 		rc = parse_section(c, cfg, sec, keys, base, err, errlen);
 		if (rc < 0)
@@ -776,6 +1202,10 @@ conf_parse_sections(struct conf *c, struct rte_cfgfile *cfg, char *err,
 			rc = unit_experts(c, base, err, errlen);
 			if (rc == 0)
 				rc = unit_grid(c, base, err, errlen);
+			if (rc < 0)
+				return rc;
+		} else if (keys == front_keys) {
+			rc = unit_front(c, cfg, base, err, errlen);
 			if (rc < 0)
 				return rc;
 		}
@@ -800,6 +1230,6 @@ conf_parse_sections(struct conf *c, struct rte_cfgfile *cfg, char *err,
 			"no [port N] section");
 	if (c->n_units == 0)
 		return conf_errf(c, err, errlen, NULL, NULL, NULL,
-			"no [shard NAME] section");
+			"no [shard NAME] or [front NAME] section");
 	return 0;
 }

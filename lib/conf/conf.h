@@ -95,6 +95,42 @@
  *                              absent: none
  *                  grid_heartbeat_ms  100..600000 (10000, §9.3)
  *                  public_url, grid_key and grid_heartbeat_ms need join
+ *   [front NAME]   NAME as a shard's; fronts and shards share one
+ *                  namespace. A unit with no model (issue 19): it serves
+ *                  a whole model by forwarding each request's layers to
+ *                  the shards that own them, and answers as a shard.
+ *                  listen, port, net_lcores (req.), f16, i8, max_body,
+ *                  max_header, max_connections, pipeline_depth,
+ *                  idle_timeout_ms, header_timeout_ms, body_timeout_ms,
+ *                  body_min_rate, send_timeout_ms, api_key, rate_limit,
+ *                  trust_forwarded_for: as in a shard (single-lcore
+ *                              mode: no worker_lcores); every other
+ *                              shard key is an error here
+ *                  A-B = IPV4:PORT[ | IPV4:PORT ...]
+ *                              a layout line (one or more, any order;
+ *                              "N = ..." for one layer): layers A..B
+ *                              (inclusive, 0..65535) are served by
+ *                              these 1..CONF_FRONT_MAX_REPLICAS shard
+ *                              replicas, each listed once. At most
+ *                              CONF_FRONT_MAX_RANGES ranges; from
+ *                              layer 0, no gap, no overlap
+ *                  num_layers  1..65536: the model's layer count; the
+ *                              last range must end at num_layers - 1
+ *                              (absent: not checked)
+ *                  shard_key   the Bearer key sent to every shard, as
+ *                              grid_key: "env:NAME", "file:PATH" or the
+ *                              key itself; absent: none
+ *                  shard_key IPV4:PORT  the key for that replica only
+ *                              (it must be one of the front's; at most
+ *                              CONF_FRONT_MAX_KEYS), over shard_key
+ *                  hop_timeout_ms  1..600000: a shard's answer not in
+ *                              this long: 504 (5000)
+ *                  health_interval_ms  100..600000: each shard's health
+ *                              is probed this often (1000)
+ *                  shard_connections  1..64: connections per network
+ *                              lcore per shard (4)
+ *                  shard_pipeline  1..64: requests in flight per shard
+ *                              connection (8)
  *
  * Static rules (conf_load): every value's type and range; unknown
  * sections and keys, duplicate sections and keys, lines that are not
@@ -102,16 +138,19 @@
  * as are a UTF-8 byte order mark, a CR inside a line (LF or CRLF end
  * lines), an unterminated '"' in [eal] args and more than 4096
  * sections and keys;
- * at least one port and one shard; a shard's port exists; listen ports
+ * at least one port and one shard or front; a unit's port exists; listen
+ * ports
  * unique per port (same IP); two shards with the same model directory
  * (compared as written, trailing '/' ignored) own disjoint layer ranges
  * (one host serving a layer twice is a layout mistake; different models
  * may overlap); an lcore belongs to one shard, as network or worker but
- * not both (except single-lcore mode); devices and addresses unique.
+ * not both (except single-lcore mode); devices and addresses unique; a
+ * front's ranges cover its layers (see above), no replica is the front
+ * itself, and a literal shard_key is a bearer token.
  *
  * Runtime rules need EAL or the model: conf_check_runtime() takes the
  * facts as callbacks so the app calls it after rte_eal_init() and the
- * errors read the same.
+ * errors read the same. A front's shard keys are read there.
  *
  * Every error is one line: FILE:LINE: [section] key: "value": reason.
  */
@@ -133,6 +172,9 @@
 /* idle_timeout_ms's (and send_timeout_ms's) largest value: a day. An
  * idle connection left longer than that is a leak, not a keep-alive. */
 #define CONF_IDLE_TIMEOUT_MS_MAX 86400000u
+#define CONF_FRONT_MAX_REPLICAS 4	/* shards per layer range */
+#define CONF_FRONT_MAX_RANGES 64	/* layer ranges per front */
+#define CONF_FRONT_MAX_KEYS 16		/* shard_key IPV4:PORT per front */
 
 /* A set of lcore ids. */
 struct conf_lcores {
@@ -170,8 +212,24 @@ struct conf_port {
 	uint16_t vlan;			/* 0: untagged */
 };
 
+/* A front's layout line: layers first..last go to one of n_rep shards. */
+struct conf_front_range {
+	uint32_t first;
+	uint32_t last;			/* inclusive */
+	unsigned int n_rep;		/* 1..CONF_FRONT_MAX_REPLICAS */
+	uint32_t ip[CONF_FRONT_MAX_REPLICAS];	/* host order, as addr */
+	uint16_t port[CONF_FRONT_MAX_REPLICAS];	/* in the line's order */
+};
+
+/* A front's "shard_key IPV4:PORT = SPEC". */
+struct conf_front_key {
+	uint32_t ip;			/* host order */
+	uint16_t port;
+	char key[CONF_STR_MAX];		/* the spec, as shard_key */
+};
+
 struct conf_unit {
-	char section[64];		/* "shard NAME" as written */
+	char section[64];		/* "shard NAME", "front NAME" */
 	char name[CONF_NAME_MAX];
 	char model[CONF_STR_MAX];
 	uint32_t layer_first;
@@ -216,6 +274,20 @@ struct conf_unit {
 	char public_url[CONF_STR_MAX];	/* "": http://ADDRESS:listen */
 	char grid_key[CONF_STR_MAX];	/* as written; "": none */
 	uint32_t grid_heartbeat_ms;
+	/* issue 19: a front (no model; the shard keys above are unset,
+	 * has_layers false, single_lcore true) */
+	bool front;
+	uint32_t num_layers;		/* 0: not given */
+	unsigned int n_ranges;		/* 1..CONF_FRONT_MAX_RANGES */
+	struct conf_front_range ranges[CONF_FRONT_MAX_RANGES];
+					/* by first layer: 0.. without gaps */
+	char shard_key[CONF_STR_MAX];	/* spec as written; "": none */
+	unsigned int n_shard_keys;
+	struct conf_front_key shard_keys[CONF_FRONT_MAX_KEYS];
+	uint32_t hop_timeout_ms;
+	uint32_t health_interval_ms;
+	uint32_t shard_connections;	/* per network lcore per shard */
+	uint32_t shard_pipeline;	/* in flight per shard connection */
 };
 
 struct conf_line;	/* private: where each section and key was read */
@@ -246,6 +318,21 @@ void conf_free(struct conf *c);
  * switches applied (0..2). */
 int conf_apply_wire_env(struct conf *c,
 		const char *(*getenv_fn)(const char *name));
+
+/* The key spec a front sends to the shard ip:port (host order): its
+ * "shard_key IPV4:PORT" override, else shard_key, else NULL (none).
+ * Resolve it with conf_secret_read(). */
+const char *conf_front_key(const struct conf_unit *u, uint32_t ip,
+		uint16_t port);
+
+/* A secret from its config value (grid_key, shard_key): "env:NAME" (the
+ * variable NAME), "file:PATH" (the file's first line, without its line
+ * end) or the key itself, into key (cap bytes). Empty results are errors
+ * (a key set always authenticates), and so is any byte an HTTP header
+ * value cannot carry (printable ASCII only). 0 or -ENOENT (variable not
+ * set or empty, file not opened) / -EINVAL with why. */
+int conf_secret_read(const char *spec, char *key, size_t cap, char *why,
+		size_t whylen);
 
 /* The [port N] with index N, or NULL. */
 const struct conf_port *conf_port_by_index(const struct conf *c,
@@ -287,7 +374,8 @@ struct conf_facts {
 
 /* Runtime checks: ports exist and pass port_check, lcores exist and
  * workers sit on the unit's numa_node, layer ranges within the model,
- * experts servable (experts_check).
+ * experts servable (experts_check), a front's shard keys read
+ * (conf_secret_read) as bearer tokens.
  * 0 or -EINVAL with err. */
 int conf_check_runtime(const struct conf *c, const struct conf_facts *f,
 		char *err, size_t errlen);

@@ -122,13 +122,46 @@ check_ports(struct conf *c, struct rte_cfgfile *cfg, char *err, size_t errlen)
 }
 
 /* RFC 6750 §2.1 b64token: what a client can put after "Bearer ". */
-static bool
-token68(const char *s)
+bool
+conf_token68(const char *s)
 {
 	size_t n = strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 		"0123456789-._~+/");
 
 	return n > 0 && strspn(s + n, "=") == strlen(s + n);
+}
+
+bool
+conf_secret_spec_ok(const char *spec)
+{
+	return strncmp(spec, "env:", 4) == 0 ||
+		strncmp(spec, "file:", 5) == 0 || conf_token68(spec);
+}
+
+/* A front sends no request to itself: no replica is its own address and
+ * listen port (a loop). */
+static int
+check_front(struct conf *c, const struct conf_unit *u, char *err,
+		size_t errlen)
+{
+	const struct conf_port *p = conf_port_by_index(c, u->port);
+
+	for (unsigned int i = 0; p != NULL && i < u->n_ranges; i++)
+		for (unsigned int r = 0; r < u->ranges[i].n_rep; r++) {
+			const char *k;
+
+			if (u->ranges[i].ip[r] != p->addr ||
+			    u->ranges[i].port[r] != u->listen)
+				continue;
+			k = conf_front_range_key(c, u, i);
+			return conf_errf(c, err, errlen, u->section, k,
+				k ? conf_value_of(c, u->section, k) : NULL,
+				"a replica is this front itself ([port %u] "
+				"address, listen %u): it would forward to "
+				"itself",
+				u->port, u->listen);
+		}
+	return 0;
 }
 
 static int
@@ -147,12 +180,14 @@ check_units(struct conf *c, struct rte_cfgfile *cfg, char *err, size_t errlen)
 				"no [port %u] section", u->port);
 		if (u->has_api_key || conf_line_of(c, sec, "api_key")) {
 			u->has_api_key = true;
-			if (!token68(u->api_key))
+			if (!conf_token68(u->api_key))
 				return conf_errf(c, err, errlen, sec,
 					"api_key", NULL, "not a bearer token "
 					"(A-Z a-z 0-9 - . _ ~ + / and "
 					"trailing =)");
 		}
+		if (u->front && check_front(c, u, err, errlen) < 0)
+			return -EINVAL;
 		if (u->trust_forwarded_for && u->rate_limit_n == 0)
 			return conf_errf(c, err, errlen, sec,
 				"trust_forwarded_for",

@@ -136,6 +136,53 @@ vdev_named(const char *args, const char *name)
 	return false;
 }
 
+/* One key spec of a front reads, as a bearer token. */
+static int
+check_secret(const struct conf *c, const char *sec, const char *key,
+		const char *spec, char *err, size_t errlen)
+{
+	char k[CONF_STR_MAX], why[256];
+	bool ok;
+
+	if (conf_secret_read(spec, k, sizeof(k), why, sizeof(why)) < 0)
+		return conf_errf(c, err, errlen, sec, key,
+			conf_value_of(c, sec, key), "%s", why);
+	ok = conf_token68(k);
+	memset(k, 0, sizeof(k));
+	if (!ok)
+		return conf_errf(c, err, errlen, sec, key,
+			conf_value_of(c, sec, key), "the key read is not a "
+			"bearer token (A-Z a-z 0-9 - . _ ~ + / and trailing "
+			"=): no shard's api_key can match it");
+	return 0;
+}
+
+/* A front's shard_key and every "shard_key IPV4:PORT" read. */
+static int
+check_front_keys(const struct conf *c, const struct conf_unit *u, char *err,
+		size_t errlen)
+{
+	const char *sec = u->section;
+
+	if (u->shard_key[0] != '\0' &&
+	    check_secret(c, sec, "shard_key", u->shard_key, err, errlen) < 0)
+		return -EINVAL;
+	/* the overrides, in file order: their lines name them */
+	for (unsigned int i = 0, j = 0; i < c->n_lines &&
+	     j < u->n_shard_keys; i++) {
+		const struct conf_line *l = &c->lines[i];
+
+		if (strcmp(l->section, sec) != 0 ||
+		    strncmp(l->key, "shard_key", 9) != 0 ||
+		    l->key[9] == '\0')
+			continue;
+		if (check_secret(c, sec, l->key, u->shard_keys[j++].key, err,
+				 errlen) < 0)
+			return -EINVAL;
+	}
+	return 0;
+}
+
 int
 conf_check_runtime(const struct conf *c, const struct conf_facts *f,
 		char *err, size_t errlen)
@@ -168,6 +215,17 @@ conf_check_runtime(const struct conf *c, const struct conf_facts *f,
 		const struct conf_unit *u = &c->units[i];
 
 		snprintf(sec, sizeof(sec), "%s", u->section);
+		if (u->front) {
+			/* no weights: its lcores may be on any node */
+			rc = f->lcore_socket ? check_lcores(c, f, u, sec,
+				"net_lcores", &u->net_lcores, false, err,
+				errlen) : 0;
+			if (rc == 0)
+				rc = check_front_keys(c, u, err, errlen);
+			if (rc < 0)
+				return rc;
+			continue;
+		}
 		if (f->lcore_socket) {
 			/* compute runs where the weights are: workers (or the
 			 * single lcore) on numa_node */
@@ -240,10 +298,96 @@ fmt_size(uint64_t x, char *buf, size_t n)
 		snprintf(buf, n, "%" PRIu64 " B", x);
 }
 
+/* Where a key spec's secret comes from (never the secret). */
+static const char *
+key_source(const char *spec)
+{
+	if (spec == NULL || spec[0] == '\0')
+		return "none";
+	if (strncmp(spec, "env:", 4) == 0)
+		return "from the environment";
+	if (strncmp(spec, "file:", 5) == 0)
+		return "from a file";
+	return "in the config";
+}
+
+/* The client side's limits, a shard's or a front's. */
+static void
+print_limits(const struct conf_unit *u, FILE *out)
+{
+	char s1[32], s2[32];
+
+	fmt_size(u->max_body, s1, sizeof(s1));
+	fmt_size(u->max_header, s2, sizeof(s2));
+	fprintf(out, "    limits: body %s, header %s, %u connections, "
+		"pipeline %u, idle %u ms, header %u ms, body %u ms",
+		s1, s2, u->max_connections, u->pipeline_depth,
+		u->idle_timeout_ms, u->header_timeout_ms,
+		u->body_timeout_ms);
+	if (u->body_min_rate != 0)
+		fprintf(out, " (+1 s per %u bytes)", u->body_min_rate);
+	fprintf(out, ", send %u ms", u->send_timeout_ms);
+	fprintf(out, "; auth %s",
+		u->has_api_key ? "Bearer key" : "none");
+	if (u->rate_limit_n != 0)
+		fprintf(out, "; rate limit %u/%s per %s",
+			u->rate_limit_n, u->rate_limit_period_s == 1 ? "sec" :
+			u->rate_limit_period_s == 60 ? "min" : "hour",
+			u->trust_forwarded_for ?
+			"X-Forwarded-For client" : "peer address");
+	fprintf(out, "\n");
+}
+
+/* A front (issue 19): where each layer range goes. */
+static void
+print_front(const struct conf_unit *u, const char *addr, FILE *out)
+{
+	const struct conf_front_range *last = &u->ranges[u->n_ranges - 1];
+	char l1[256], ip[32];
+
+	fmt_lcores(&u->net_lcores, l1, sizeof(l1));
+	fprintf(out, "  front %s: %s:%u (port %u)\n", u->name, addr,
+		u->listen, u->port);
+	fprintf(out, "    lcores %s: network and forwarding (no model)\n",
+		l1);
+	fprintf(out, "    layers 0-%u in %u range%s; ", last->last,
+		u->n_ranges, u->n_ranges == 1 ? "" : "s");
+	if (u->num_layers != 0)
+		fprintf(out, "num_layers %u\n", u->num_layers);
+	else
+		fprintf(out, "num_layers not set (the model's count "
+			"unchecked)\n");
+	for (unsigned int i = 0; i < u->n_ranges; i++) {
+		const struct conf_front_range *r = &u->ranges[i];
+
+		if (r->first == r->last)
+			fprintf(out, "    layer %u:", r->first);
+		else
+			fprintf(out, "    layers %u-%u:", r->first, r->last);
+		for (unsigned int j = 0; j < r->n_rep; j++) {
+			const char *k = conf_front_key(u, r->ip[j],
+				r->port[j]);
+
+			fmt_ip(r->ip[j], ip, sizeof(ip));
+			fprintf(out, "%s %s:%u (%s%s)", j ? " |" : "", ip,
+				r->port[j], k ? "key " : "no key",
+				k ? key_source(k) : "");
+		}
+		fprintf(out, "\n");
+	}
+	fprintf(out, "    shards: hop timeout %u ms, health every %u ms, %u "
+		"connections per lcore per shard, %u requests in flight "
+		"each\n", u->hop_timeout_ms, u->health_interval_ms,
+		u->shard_connections, u->shard_pipeline);
+	fprintf(out, "    wire: f32, f16 %s, i8 %s\n", u->f16 ? "on" : "off",
+		u->i8 ? "on" : "off");
+	print_limits(u, out);
+}
+
 void
 conf_print_plan(const struct conf *c, FILE *out)
 {
-	char a[32], g[32], l1[256], l2[256], s1[32], s2[32];
+	char a[32], g[32], l1[256], l2[256];
 	unsigned int i;
 
 	fprintf(out, "plan of %s\n", c->path);
@@ -266,10 +410,12 @@ conf_print_plan(const struct conf *c, FILE *out)
 		const struct conf_port *p = conf_port_by_index(c, u->port);
 
 		fmt_ip(p ? p->addr : 0, a, sizeof(a));
+		if (u->front) {
+			print_front(u, a, out);
+			continue;
+		}
 		fmt_lcores(&u->net_lcores, l1, sizeof(l1));
 		fmt_lcores(&u->worker_lcores, l2, sizeof(l2));
-		fmt_size(u->max_body, s1, sizeof(s1));
-		fmt_size(u->max_header, s2, sizeof(s2));
 		fprintf(out, "  shard %s: %s:%u (port %u)\n", u->name, a,
 			u->listen, u->port);
 		if (u->has_layers)
@@ -311,23 +457,7 @@ conf_print_plan(const struct conf *c, FILE *out)
 			fprintf(out, "    layer split: jobs of %u+ rows, each "
 				"layer's features across %u workers\n",
 				u->split_min_rows, u->worker_lcores.count);
-		fprintf(out, "    limits: body %s, header %s, %u connections, "
-			"pipeline %u, idle %u ms, header %u ms, body %u ms",
-			s1, s2, u->max_connections, u->pipeline_depth,
-			u->idle_timeout_ms, u->header_timeout_ms,
-			u->body_timeout_ms);
-		if (u->body_min_rate != 0)
-			fprintf(out, " (+1 s per %u bytes)", u->body_min_rate);
-		fprintf(out, ", send %u ms", u->send_timeout_ms);
-		fprintf(out, "; auth %s",
-			u->has_api_key ? "Bearer key" : "none");
-		if (u->rate_limit_n != 0)
-			fprintf(out, "; rate limit %u/%s per %s",
-				u->rate_limit_n, u->rate_limit_period_s == 1 ? "sec" :
-				u->rate_limit_period_s == 60 ? "min" : "hour",
-				u->trust_forwarded_for ?
-				"X-Forwarded-For client" : "peer address");
-		fprintf(out, "\n");
+		print_limits(u, out);
 		if (u->n_join > 0) {
 			fprintf(out, "    grid: joins");
 			for (unsigned int k = 0; k < u->n_join; k++)
@@ -338,11 +468,7 @@ conf_print_plan(const struct conf *c, FILE *out)
 			else
 				fprintf(out, " as http://%s:%u", a, u->listen);
 			fprintf(out, "; key %s; heartbeat %u ms\n",
-				u->grid_key[0] == '\0' ? "none" :
-				strncmp(u->grid_key, "env:", 4) == 0 ?
-				"from the environment" :
-				strncmp(u->grid_key, "file:", 5) == 0 ?
-				"from a file" : "in the config",
+				key_source(u->grid_key),
 				u->grid_heartbeat_ms);
 		}
 	}

@@ -33,6 +33,19 @@ unsigned int conf_line_of(const struct conf *c, const char *section,
 const char *conf_value_of(const struct conf *c, const char *section,
 		const char *key);
 
+/* conf_check.c: RFC 6750 §2.1 b64token, what a client can put after
+ * "Bearer ". */
+bool conf_token68(const char *s);
+
+/* conf_check.c: a key spec (api_key-like) can authenticate: "env:..."
+ * and "file:..." (read at run time), or a bearer token (RFC 6750). */
+bool conf_secret_spec_ok(const char *spec);
+
+/* conf.c: the key as written of a front's ranges[i] (for messages), or
+ * NULL. */
+const char *conf_front_range_key(const struct conf *c,
+		const struct conf_unit *u, unsigned int i);
+
 /* FILE:LINE: [section] key: "value": reason (parts NULL: left out; the
  * line is that of the key, else of the section). Returns -EINVAL. */
 int conf_errf(const struct conf *c, char *err, size_t errlen,

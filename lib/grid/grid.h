@@ -121,15 +121,6 @@ int grid_url_parse(const char *s, struct grid_url *u, char *why,
 int grid_url_source(const struct grid_url *u, char *src, size_t srclen,
 		    char *why, size_t whylen);
 
-/**
- * The grid key from its config value: "env:NAME" (the variable NAME),
- * "file:PATH" (the file's first line, without its line end), or the key
- * itself. Empty results are errors: a unit with grid_key set always
- * authenticates. 0 or -EINVAL/-ENOENT with why.
- */
-int grid_key_read(const char *spec, char *key, size_t cap, char *why,
-		  size_t whylen);
-
 /** The reconnect delay after one of s seconds: doubled, at most 60. */
 static inline unsigned int
 grid_backoff_next(unsigned int s)

@@ -220,7 +220,8 @@ test_err_missing(void **state)
 		":3: [port 0]: missing required key \"device\"");
 	conf_expect_error(PORT0 UNIT_A, ": missing section [eal]");
 	conf_expect_error(EAL UNIT_A, ": no [port N] section");
-	conf_expect_error(EAL PORT0, ": no [shard NAME] section");
+	conf_expect_error(EAL PORT0,
+		": no [shard NAME] or [front NAME] section");
 	conf_expect_error("[eal]\n", ":1: [eal]: missing required key \"args\"");
 }
 
@@ -231,7 +232,7 @@ test_err_unknown(void **state)
 		":11: [shard a] lyers: unknown key");
 	conf_expect_error(BASE "[shrad b]\nmodel = m\n",
 		":11: [shrad b]: unknown section (eal, log, telemetry, "
-		"port N, shard NAME)");
+		"port N, shard NAME, front NAME)");
 	conf_expect_error(BASE "[port 9]\n", ":11: [port 9]: port index not 0..7");
 	conf_expect_error(BASE "[port x]\n", ":11: [port x]: port index not 0..7");
 	conf_expect_error(BASE "[shard a b]\n", ":11: [shard a b]: shard name "

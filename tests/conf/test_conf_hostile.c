@@ -212,7 +212,8 @@ test_too_many_entries(void **state)
 	free(text);
 }
 
-static const char interesting[] = "[]=#\\\"\n\r \t,-/.0159aAKMxe\x00\xff";
+static const char interesting[] =
+	"[]=#\\\"\n\r \t,-/.0159aAKMxe|:\x00\xff";
 
 /* The outcome of any file: 0, or one line "PATH: ..." or "PATH:N: ..."
  * with 1 <= N <= lines of the file. */
@@ -258,6 +259,12 @@ test_random_damage(void **state)
 		"max_body = 16M\nf16 = on\ni8 = yes\n"
 		"[shard b]\nmodel = m/\nlayers = 4-5\nlisten = 8080\n"
 		"port = 1\nnet_lcores = 3,4\nq6k_layout = ggml # c\n",
+		/* a front (issue 19): layout lines, key overrides */
+		EAL PORT0 UNIT_A "[front f]\nlisten = 8081\n"
+		"net_lcores = 1\n17 - 33 = 198.18.0.4:8080\n"
+		"0-16 = 198.18.0.2:8080 | 198.18.0.3:1\nnum_layers = 34\n"
+		"shard_key = env:K\nshard_key 198.18.0.3:1 = file:/k\n"
+		"hop_timeout_ms = 900\n",
 	};
 	uint64_t rng = test_rng_seed(0x853c49e6748fea9bull);
 	char buf[2048], err[CONF_ERR_MAX];

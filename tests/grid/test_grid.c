@@ -5,8 +5,9 @@
 /*
  * lib/grid's pure parts (issue 20, spec/wire.md §9): vindex_hash against
  * §9.1's vectors, model_id, the heartbeat's per-layer EMA and p99, the
- * backoff, router URLs, the grid key's sources, and the messages packed
- * and unpacked through the protobuf-c code generated from grid.proto.
+ * backoff, router URLs, and the messages packed and unpacked through the
+ * protobuf-c code generated from grid.proto. (The grid key's sources:
+ * tests/conf, conf_secret_read.)
  */
 
 #include <errno.h>
@@ -221,67 +222,6 @@ test_url(void **state)
 	assert_non_null(strstr(why, "getaddrinfo(no-such.invalid)"));
 }
 
-static void
-test_key(void **state)
-{
-	char key[GRID_KEY_MAX], why[256], path[] = "/tmp/grid-key-XXXXXX";
-	FILE *f;
-	int fd;
-
-	(void)state;
-	assert_int_equal(grid_key_read("s3cret", key, sizeof(key), why,
-				       sizeof(why)), 0);
-	assert_string_equal(key, "s3cret");
-	setenv("GRID_TEST_KEY", "from-env", 1);
-	assert_int_equal(grid_key_read("env:GRID_TEST_KEY", key, sizeof(key),
-				       why, sizeof(why)), 0);
-	assert_string_equal(key, "from-env");
-	unsetenv("GRID_TEST_KEY");
-	assert_int_equal(grid_key_read("env:GRID_TEST_KEY", key, sizeof(key),
-				       why, sizeof(why)), -ENOENT);
-	assert_string_equal(why, "environment variable GRID_TEST_KEY is not "
-			    "set");
-	setenv("GRID_TEST_KEY", "", 1);
-	assert_int_equal(grid_key_read("env:GRID_TEST_KEY", key, sizeof(key),
-				       why, sizeof(why)), -ENOENT);
-	assert_string_equal(why, "environment variable GRID_TEST_KEY is "
-			    "empty");
-	unsetenv("GRID_TEST_KEY");
-
-	fd = mkstemp(path);
-	assert_true(fd >= 0);
-	f = fdopen(fd, "w");
-	fputs("from-file\r\nsecond line\n", f);
-	fclose(f);
-	{
-		char spec[64];
-
-		snprintf(spec, sizeof(spec), "file:%s", path);
-		assert_int_equal(grid_key_read(spec, key, sizeof(key), why,
-					       sizeof(why)), 0);
-		assert_string_equal(key, "from-file");
-		f = fopen(path, "w");
-		fputs("\n", f);
-		fclose(f);
-		assert_int_equal(grid_key_read(spec, key, sizeof(key), why,
-					       sizeof(why)), -EINVAL);
-		assert_non_null(strstr(why, "empty first line"));
-		f = fopen(path, "w");
-		fputs("a\tb\n", f);
-		fclose(f);
-		/* a byte an HTTP/2 header value cannot carry */
-		assert_int_equal(grid_key_read(spec, key, sizeof(key), why,
-					       sizeof(why)), -EINVAL);
-		assert_non_null(strstr(why, "0x09"));
-	}
-	unlink(path);
-	assert_int_equal(grid_key_read("file:/nonexistent/k", key,
-				       sizeof(key), why, sizeof(why)),
-			 -ENOENT);
-	assert_string_equal(why, "fopen(/nonexistent/k): No such file or "
-			    "directory");
-}
-
 static const struct grid_unit_conf unit = {
 	.section = "shard a", .name = "a", .model_id = "demo-model",
 	.num_layers = 4, .layer_start = 1, .layer_end = 2,
@@ -459,7 +399,6 @@ main(void)
 		cmocka_unit_test(test_lat_many_requests),
 		cmocka_unit_test(test_backoff),
 		cmocka_unit_test(test_url),
-		cmocka_unit_test(test_key),
 		cmocka_unit_test(test_msg_server),
 		cmocka_unit_test(test_msg_wire_bytes),
 		cmocka_unit_test(test_msg_router),
