@@ -30,6 +30,7 @@
 #include <rte_lcore.h>
 #include <rte_log.h>
 
+#include "app_front.h"
 #include "app_grid.h"
 #include "conf.h"
 #include "quant.h"
@@ -221,6 +222,7 @@ load_units(void)
 		const struct conf_unit *cu = &conf.units[i];
 		bool moe = cu->has_experts || cu->expert_units[0] != '\0';
 		struct ffn_moe_own own;
+		struct front *front = NULL;
 		struct shard_unit_conf uc = {
 			.name = cu->name,
 			.model_dir = cu->model,
@@ -256,6 +258,13 @@ load_units(void)
 		char err[512];
 		int rc;
 
+		if (cu->front) {
+			front = app_front_create(&conf, cu);
+			if (front == NULL)
+				return -EINVAL;
+			uc.front = front;
+			uc.model_dir = NULL;
+		}
 		if (moe && unit_own(cu, &own, err, sizeof(err)) < 0) {
 			fprintf(stderr, "%s: [%s] expert_units: \"%s\": %s\n",
 				conf.path, cu->section, cu->expert_units, err);
@@ -276,6 +285,10 @@ load_units(void)
 		units[i].metrics_enabled = conf.metrics;
 		units[i].log_errors = true;
 		units[i].metrics_extra = shard_server_metrics;
+		if (front != NULL) {
+			units[i].metrics_extra = app_front_metrics;
+			units[i].metrics_extra_arg = &units[i];
+		}
 		srv_units[i] = shard_srv_unit_create(&units[i], cu->listen,
 						     &lim, cu->numa_node);
 		if (srv_units[i] == NULL) {
@@ -285,6 +298,8 @@ load_units(void)
 				rte_strerror(rte_errno));
 			return -ENOMEM;
 		}
+		if (front != NULL)
+			app_front_attach(front, srv_units[i]);
 	}
 	return 0;
 }
@@ -376,7 +391,12 @@ print_serving(void)
 								cu->port);
 		struct in_addr a = { .s_addr = htonl(cp->addr) };
 
-		if (units[i].model != NULL) {
+		if (cu->front) {
+			printf("ffn-shard: [%s] front of layers 0-%u in %u "
+			       "ranges on %s:%u\n", cu->section,
+			       cu->ranges[cu->n_ranges - 1].last, cu->n_ranges,
+			       inet_ntoa(a), cu->listen);
+		} else if (units[i].model != NULL) {
 			const struct ffn_info *fi =
 				ffn_model_info(units[i].model);
 

@@ -48,6 +48,8 @@
 extern "C" {
 #endif
 
+struct front;	/* lib/front: a unit that fans out (issue 19) */
+
 /** Most lcores a unit keeps counters for (matches RTE_MAX_LCORE here). */
 #define SHARD_MAX_LCORE 128
 
@@ -142,6 +144,9 @@ struct shard_unit_conf {
 	 * none); needs experts. */
 	bool no_dense;
 	bool f16_guard;			/**< moe.md §7's precision guard */
+	/** A fan-out front (issue 19): no weights; the routes whose row
+	 * says fans_out go to the shards through it (lib/front). */
+	struct front *front;
 };
 
 struct shard_unit {
@@ -168,6 +173,7 @@ struct shard_unit {
 	bool moe_hybrid;		/**< the vindex is a hybrid MoE */
 	uint32_t moe_hidden;		/**< H of the vindex (0: unknown) */
 	bool f16_guard;
+	struct front *front;		/**< NULL: a shard (has weights) */
 	/** Write log_errors routes' errors to stderr (the appliance). */
 	bool log_errors;
 	/** Per-lcore expert scratch, made by that lcore on first use. */
@@ -243,6 +249,10 @@ struct shard_resp {
 					 *   0: none */
 	const char *allow;		/**< Allow (static; a 405, OPTIONS);
 					 *   NULL: none */
+	/** Also run by shard_resp_release (a front's answer: its memory
+	 * and the shards' segments it references); NULL: none. */
+	void (*release)(void *arg);
+	void *release_arg;
 	/* ownership (shard_resp_release) */
 	char *heap;			/**< malloc'd body */
 	void *mem;			/**< job memory */
@@ -304,6 +314,12 @@ struct shard_route_def {
 					 *   across requests (shard_job) */
 	bool auth;			/**< needs the api key, when set */
 	bool throttle;			/**< subject to the rate limit */
+	/** A front unit (issue 19) forwards it to its shards (lib/front)
+	 * instead of running handle. */
+	bool fans_out;
+	/** Needs weights: a front unit answers 404 (it does not forward
+	 * it). */
+	bool shard_only;
 	/** Served only when this says so (NULL: always); else 404. */
 	bool (*enabled)(const struct shard_unit *u);
 	/** A small route's body (malloc'd; NULL on allocation failure)

@@ -120,6 +120,12 @@ shard_srv_unit_create(struct shard_unit *u, uint16_t listen,
 	return su;
 }
 
+const struct shard_mem *
+shard_srv_unit_mem(const struct shard_srv_unit *su)
+{
+	return &su->mem;
+}
+
 /* ---- workers ------------------------------------------------------- */
 
 /*
@@ -400,6 +406,8 @@ shard_netlc_create(unsigned int lcore_id, struct net_port *port,
 	for (unsigned int i = 0; i < n_units; i++) {
 		lc->units[i] = units[i];
 		max_conns += units[i]->lim.max_connections;
+		if (units[i]->u->front != NULL)
+			max_conns += front_max_conns(units[i]->u->front);
 		requests += lim_requests(&units[i]->lim);
 		if (units[i]->lim.idle_timeout_ms > idle_ms)
 			idle_ms = units[i]->lim.idle_timeout_ms;
@@ -425,6 +433,13 @@ shard_netlc_create(unsigned int lcore_id, struct net_port *port,
 				   RING_F_SC_DEQ);
 	if (lc->done == NULL)
 		goto fail;
+	for (unsigned int i = 0; i < n_units; i++)
+		if (units[i]->u->front != NULL) {
+			lc->front[i] = front_lcore_create(units[i]->u->front,
+					lc->tcp, lcore_id, socket);
+			if (lc->front[i] == NULL)
+				goto fail;
+		}
 	for (unsigned int i = 0; i < n_units; i++)
 		if (units[i]->jobs == NULL && units[i]->u->model != NULL) {
 			lc->scratch[i] = ffn_scratch_new(units[i]->u->model,
@@ -570,6 +585,9 @@ shard_netlc_run(void *arg)
 		for (unsigned int i = 0; i < n; i++)
 			shard_conn_job_done(lc, &((struct shard_pend *)
 					    done[i])->job);
+		for (unsigned int i = 0; i < lc->n_units; i++)
+			if (lc->front[i] != NULL)
+				front_lcore_poll(lc->front[i], now);
 		net_lcore_flush(lc->nl);
 		if (now >= lc->next_sweep_ns) {
 			shard_conn_sweep(lc, now);
@@ -582,12 +600,20 @@ shard_netlc_run(void *arg)
 					tcp_unlisten(lc->tcp,
 						     lc->units[i]->listen);
 			}
+			/* A front's connections to its shards go once
+			 * its clients are answered (they count in
+			 * tcp_delivered). */
+			if (lc->n_conns == 0)
+				for (unsigned int i = 0; i < lc->n_units; i++)
+					front_lcore_close(lc->front[i]);
 			if ((lc->n_conns == 0 && tcp_delivered(lc)) ||
 			    now >= shard_drain_deadline_ns)
 				break;
 		}
 	}
 	shard_conn_close_all(lc);
+	for (unsigned int i = 0; i < lc->n_units; i++)
+		front_lcore_close(lc->front[i]);
 	/* Let the FINs/RSTs leave. */
 	for (int i = 0; i < 100; i++) {
 		net_lcore_poll(lc->nl, net_now_ns());

@@ -48,6 +48,12 @@ const struct shard_mem shard_mem_heap = {
 void
 shard_resp_release(struct shard_resp *r)
 {
+	if (r->release != NULL) {
+		void (*release)(void *) = r->release;
+
+		r->release = NULL;
+		release(r->release_arg);
+	}
 	free(r->heap);
 	r->heap = NULL;
 	if (r->mem != NULL && r->mem_ops != NULL)

@@ -45,17 +45,17 @@ const struct shard_route_def shard_routes[SHARD_R_COUNT] = {
 		.path = "/v1/walk-ffn", .method = HTTP_M_POST,
 		.name = "walk-ffn", .body = true, .compute = true,
 		.batch = true, .auth = true, .throttle = true,
-		.handle = shard_walk_handle,
+		.fans_out = true, .handle = shard_walk_handle,
 	},
 	[SHARD_R_WALK_Q8K] = {
 		.path = "/v1/walk-ffn-q8k", .method = HTTP_M_POST,
 		.name = "walk-ffn-q8k", .body = true, .compute = true,
-		.auth = true, .throttle = true,
+		.auth = true, .throttle = true, .shard_only = true,
 		.handle = shard_walk_q8k,
 	},
 	[SHARD_R_STATS] = {
 		.path = "/v1/stats", .method = HTTP_M_GET, .name = "stats",
-		.auth = true, .throttle = true,
+		.auth = true, .throttle = true, .fans_out = true,
 		.text = shard_stats_json, .text_type = "application/json",
 		.handle = route_text,
 	},
@@ -73,7 +73,7 @@ const struct shard_route_def shard_routes[SHARD_R_COUNT] = {
 	},
 	[SHARD_R_MODELS] = {
 		.path = "/v1/models", .method = HTTP_M_GET, .name = "models",
-		.auth = true, .throttle = true,
+		.auth = true, .throttle = true, .shard_only = true,
 		.text = shard_models_json, .text_type = "application/json",
 		.handle = route_text,
 	},
@@ -94,6 +94,7 @@ const struct shard_route_def shard_routes[SHARD_R_COUNT] = {
 		.match = shard_expert_path, .method = HTTP_M_POST,
 		.name = "expert", .body = true, .compute = true,
 		.auth = true, .throttle = true, .text_errors = true,
+		.shard_only = true,
 		.log_errors = true,
 		.max_body = 2u << 20, .handle = shard_expert_single,
 	},
@@ -101,6 +102,7 @@ const struct shard_route_def shard_routes[SHARD_R_COUNT] = {
 		.path = "/v1/expert/batch", .method = HTTP_M_POST,
 		.name = "expert-batch", .body = true, .compute = true,
 		.auth = true, .throttle = true, .text_errors = true,
+		.shard_only = true,
 		.log_errors = true,
 		.handle = shard_expert_batch,
 	},
@@ -108,6 +110,7 @@ const struct shard_route_def shard_routes[SHARD_R_COUNT] = {
 		.path = "/v1/experts/layer-batch", .method = HTTP_M_POST,
 		.name = "experts-layer-batch", .body = true, .compute = true,
 		.auth = true, .throttle = true, .text_errors = true,
+		.shard_only = true,
 		.log_errors = true,
 		.handle = shard_experts_one,
 		.handle_many = shard_experts_many,
@@ -116,7 +119,7 @@ const struct shard_route_def shard_routes[SHARD_R_COUNT] = {
 		.path = "/v1/experts/layer-batch-f16", .method = HTTP_M_POST,
 		.name = "experts-layer-batch-f16", .body = true,
 		.compute = true, .auth = true, .throttle = true,
-		.text_errors = true, .log_errors = true,
+		.text_errors = true, .log_errors = true, .shard_only = true,
 		.handle = shard_experts_one,
 		.handle_many = shard_experts_many,
 		.moe_in = WIRE_MOE_IN_F16, .moe_own = WIRE_FMT_F16,
@@ -125,7 +128,7 @@ const struct shard_route_def shard_routes[SHARD_R_COUNT] = {
 		.path = "/v1/experts/layer-batch-i8", .method = HTTP_M_POST,
 		.name = "experts-layer-batch-i8", .body = true,
 		.compute = true, .auth = true, .throttle = true,
-		.text_errors = true, .log_errors = true,
+		.text_errors = true, .log_errors = true, .shard_only = true,
 		.handle = shard_experts_one,
 		.handle_many = shard_experts_many,
 		.moe_in = WIRE_MOE_IN_I8, .moe_own = WIRE_FMT_I8,
@@ -134,7 +137,7 @@ const struct shard_route_def shard_routes[SHARD_R_COUNT] = {
 		.path = "/v1/experts/multi-layer-batch",
 		.method = HTTP_M_POST, .name = "experts-multi-layer-batch",
 		.body = true, .compute = true, .auth = true, .throttle = true,
-		.text_errors = true, .log_errors = true,
+		.text_errors = true, .log_errors = true, .shard_only = true,
 		.handle = shard_experts_one,
 		.handle_many = shard_experts_many,
 		.moe_fam = WIRE_MOE_MULTI,
@@ -144,7 +147,7 @@ const struct shard_route_def shard_routes[SHARD_R_COUNT] = {
 		.method = HTTP_M_POST,
 		.name = "experts-multi-layer-batch-q8k", .body = true,
 		.compute = true, .auth = true, .throttle = true,
-		.text_errors = true, .log_errors = true,
+		.text_errors = true, .log_errors = true, .shard_only = true,
 		.handle = shard_experts_one,
 		.handle_many = shard_experts_many,
 		.moe_in = WIRE_MOE_IN_Q8K, .moe_fam = WIRE_MOE_MULTI,
@@ -152,6 +155,7 @@ const struct shard_route_def shard_routes[SHARD_R_COUNT] = {
 	[SHARD_R_TOPOLOGY] = {
 		.path = "/v1/expert/topology", .method = HTTP_M_GET,
 		.name = "expert-topology", .auth = true, .throttle = true,
+		.shard_only = true,
 		.handle = shard_expert_topology,
 	},
 };
@@ -201,7 +205,8 @@ shard_route(const struct shard_unit *u, int method, const char *path,
 	const struct shard_route_def *d = r >= 0 ? &shard_routes[r] : NULL;
 
 	if (d != NULL && !(u != NULL && d->enabled != NULL &&
-			   !d->enabled(u))) {
+			   !d->enabled(u)) &&
+	    !(u != NULL && u->front != NULL && d->shard_only)) {
 		if (d->method == method ||
 		    (d->method == HTTP_M_GET && method == HTTP_M_HEAD))
 			return (enum shard_route)r;

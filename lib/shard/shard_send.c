@@ -160,8 +160,10 @@ send_pend(struct shard_conn *c, struct shard_pend *p)
 	if (p->head_only)
 		p->iov_i = r->iovcnt;
 	while (p->iov_i < r->iovcnt) {
-		int rc = r->mem == NULL ? send_copied(c, p) :
-			 send_by_ref(c, p);
+		/* job memory and a front's answers (the shards' segments)
+		 * go by reference; small heap bodies are copied */
+		int rc = r->mem == NULL && r->release == NULL ?
+			 send_copied(c, p) : send_by_ref(c, p);
 
 		if (rc < 0) {
 			c->closing = true;

@@ -268,6 +268,56 @@ whole_job(struct shard_pend *p, const struct shard_http_req *rq)
 	return 0;
 }
 
+/* A front's answer (issue 19), on this lcore: sent like a worker's. */
+static void
+front_done(void *arg, struct front_answer *a)
+{
+	struct shard_pend *p = arg;
+	struct shard_resp *r = &p->resp;
+
+	r->status = a->status;
+	r->content_type = a->content_type;
+	r->iov = a->iov;
+	r->iovcnt = a->iovcnt;
+	r->len = a->len;
+	r->fmt_out = a->fmt_out;
+	r->release = a->release;
+	r->release_arg = a->release_arg;
+	p->in_flight = false;
+	shard_count(p->su->u, r, p->body_in, p->lc->lcore_id);
+	p->ready = true;
+	if (p->conn == NULL) {
+		shard_pend_try_free(p->lc, p);
+		return;
+	}
+	shard_conn_send(p->conn);
+}
+
+/* A route a front unit forwards to its shards (shard_routes[].fans_out):
+ * the body stays with p until the answer is released. */
+static void
+front_forward(struct shard_pend *p, const struct shard_http_req *rq)
+{
+	struct shard_netlc *lc = p->lc;
+	struct front_answer now;
+	struct front_req fr = {
+		.kind = p->resp.route == SHARD_R_STATS ? FRONT_K_STATS :
+			FRONT_K_WALK,
+		.fmt_in = p->fmt_in,
+		.body = rq->body,
+		.body_len = rq->body_len,
+		.accept = rq->accept,
+		.accept_len = rq->accept_len,
+	};
+	unsigned int ui;
+
+	for (ui = 0; ui < lc->n_units && lc->units[ui] != p->su; ui++)
+		;
+	p->in_flight = true;
+	if (front_submit(lc->front[ui], &fr, front_done, p, &now) == 1)
+		front_done(p, &now);
+}
+
 static void
 on_done(struct shard_conn *c)
 {
@@ -306,6 +356,10 @@ on_done(struct shard_conn *c)
 	if (p->reject) {
 		pend_ready_error(p, p->reject, shard_status_msg(p->reject),
 				 p->resp.route);
+		return;
+	}
+	if (d->fans_out && su->u->front != NULL) {
+		front_forward(p, &rq);
 		return;
 	}
 	if (d->batch && p->fmt_in != WIRE_FMT_JSON) {

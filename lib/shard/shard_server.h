@@ -76,6 +76,9 @@ struct shard_srv_unit *shard_srv_unit_create(struct shard_unit *u,
 		uint16_t listen, const struct shard_limits *lim,
 		int numa_node);
 
+/** The unit's request memory (job and body pools). */
+const struct shard_mem *shard_srv_unit_mem(const struct shard_srv_unit *su);
+
 /**
  * A network lcore polling queue `queue` of port (created on the calling
  * thread's behalf for lcore_id's NUMA node). It listens on every unit of

@@ -10,6 +10,7 @@
 #include <rte_mempool.h>
 #include <rte_ring.h>
 
+#include "front.h"
 #include "http.h"
 #include "shard_ratelimit.h"
 #include "shard_server.h"
@@ -116,6 +117,8 @@ struct shard_netlc {
 	uint64_t now_ns;		/* a test's virtual clock; 0: the TSC
 					 * (shard_lc_now) */
 	struct ffn_scratch *scratch[SHARD_MAX_UNITS];	/* single-lcore */
+	/* a front unit's connections to its shards (issue 19) */
+	struct front_lcore *front[SHARD_MAX_UNITS];
 	bool draining;
 } __rte_cache_aligned;
 

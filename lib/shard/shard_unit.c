@@ -82,12 +82,16 @@ shard_unit_init(struct shard_unit *u, const struct shard_unit_conf *c,
 
 	memset(u, 0, sizeof(*u));
 	snprintf(u->name, sizeof(u->name), "%s", c->name ? c->name : "shard");
-	if (c->no_dense && c->experts == NULL) {
+	if (c->no_dense && c->experts == NULL && c->front == NULL) {
 		snprintf(err, errlen, "a unit without dense layers needs "
 			 "experts");
 		return -EINVAL;
 	}
-	if (!c->no_dense) {
+	u->front = c->front;
+	if (c->front != NULL) {
+		/* issue 19: the shards behind it hold the weights */
+		u->q6k_layout = "private";
+	} else if (!c->no_dense) {
 		ffn_load_opts_default(&lo);
 		lo.first_layer = c->first_layer;
 		lo.last_layer = c->last_layer;
@@ -114,7 +118,7 @@ shard_unit_init(struct shard_unit *u, const struct shard_unit_conf *c,
 		u->q6k_layout = c->q6k_ggml ? "ggml" : "private";
 	}
 	/* after the dense layers, whose loader's messages come first */
-	rc = load_experts(u, c, err, errlen);
+	rc = c->front != NULL ? 0 : load_experts(u, c, err, errlen);
 	if (rc < 0)
 		goto fail;
 	u->wire = c->wire;
