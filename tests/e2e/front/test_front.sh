@@ -34,7 +34,9 @@
 #               [5,1,5,7,0], K=0) x seq_len 1, 3; /metrics narrowing
 #   3 json      single shard (unchanged) and spanning (router merge)
 #   4 errors    short body, layer out of range, 404, a shard's 4xx
-#   5 takeover  SIGKILL A under load: B takes over, at most 3 502s, the
+#   5 takeover  SIGKILL A under load: B takes over (requests refused or
+#               closed before an answer byte are retried: no 502 but at
+#               most 3 for answers the kill cut, "mid-answer"), the
 #               errors in /metrics; A restarted is used again
 #   6 stall     C replaced by a server that never answers: 504 at
 #               hop_timeout_ms, layers 0-3 still served
