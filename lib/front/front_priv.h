@@ -192,12 +192,31 @@ struct fr_call {
 	struct fr_sub sub[];
 };
 
-/* front_up.c */
+/* front_up.c: shard state, probes, sub-requests */
 uint64_t fr_now(void);
+/* The shard failed (why): out until a probe finds it; what waits for a
+ * connection to it goes elsewhere. */
+void fr_up_fail(struct fr_up *up, const char *why);
+/* A probe's answer is whole. */
+void fr_probe_answered(struct fr_sub *sub);
+/* sub leaves its queue (in-flight counts). */
+void fr_sub_unqueue(struct fr_sub *sub);
+/* sub failed for good (its call, or its probe, learns why). */
+void fr_sub_fail(struct fr_sub *sub, enum fr_err err, const char *why);
+/* sub got no answer byte: sent once more, elsewhere if possible. */
+void fr_sub_retry(struct fr_sub *sub, enum fr_err err, const char *why);
 /* Queue sub on a shard of its range (one not in exclude when there is
  * one): 0, or -EHOSTUNREACH when the range has no usable replica. */
 int fr_sub_start(struct front_lcore *fl, struct fr_sub *sub, int exclude);
 void fr_up_check(struct front_lcore *fl, uint64_t now);
+
+/* front_conn.c: connections */
+/* Send what waits for up on its connections (opening one if needed). */
+void fr_up_pump(struct fr_up *up);
+/* c is gone: what it carried is sent again or failed (err, why); with
+ * abort_tcp the TCP connection is reset. c is freed. */
+void fr_conn_drop(struct fr_conn *c, enum fr_err err, const char *why,
+		  bool abort_tcp);
 void fr_conn_close_all(struct front_lcore *fl);
 void fr_sub_free_answer(struct fr_sub *sub);
 /* The Host / Authorization head of a request to shard s. */
