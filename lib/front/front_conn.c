@@ -229,32 +229,33 @@ fr_up_pump(struct fr_up *up)
 			conn_open(up);
 		if (best == NULL)
 			return;
+		/* Off the wait queue first: a sent sub's link is its
+		 * connection's pipeline (conn_send). */
 		sub = up->w_head;
-		rc = conn_send(best, sub);
-		if (rc == -ENOBUFS && best->q_len > 0)
-			return;	/* sent when its answers free the room */
-		if (rc == -ENOBUFS) {
-			/* Larger than a connection's send buffer. */
-			up->w_head = sub->next;
-			if (up->w_head == NULL)
-				up->w_tail = NULL;
-			fr_sub_unqueue(sub);
-			fr_sub_fail(sub, FR_E_RESET, "request larger than the "
-				 "connection's send buffer");
-			continue;
-		}
 		up->w_head = sub->next;
 		if (up->w_head == NULL)
 			up->w_tail = NULL;
-		if (rc < 0) {
-			/* put it back in front; the connection goes */
-			sub->next = up->w_head;
-			up->w_head = sub;
-			if (up->w_tail == NULL)
-				up->w_tail = sub;
-			fr_conn_drop(best, FR_E_RESET, "send failed", true);
+		sub->next = NULL;
+		rc = conn_send(best, sub);
+		if (rc == 0)
+			continue;
+		if (rc == -ENOBUFS && best->q_len == 0) {
+			/* Larger than a connection's send buffer. */
+			fr_sub_unqueue(sub);
+			fr_sub_fail(sub, FR_E_RESET, "request larger than the "
+				    "connection's send buffer");
 			continue;
 		}
+		/* back in front: sent when answers free the room, or on
+		 * another connection (this one goes: its stream holds a
+		 * head without its body) */
+		sub->next = up->w_head;
+		up->w_head = sub;
+		if (up->w_tail == NULL)
+			up->w_tail = sub;
+		if (rc == -ENOBUFS)
+			return;
+		fr_conn_drop(best, FR_E_RESET, "send failed", true);
 	}
 }
 
