@@ -535,6 +535,147 @@ def moe_vindex_seeds(mk=None):
     return out
 
 
+# fuzz_front.c's layouts (index: bits 0-2 of its control byte [1])
+FRONT_LAYOUTS = [
+    [(0, 7)], [(0, 3), (4, 7)], [(0, 0), (1, 5), (6, 7)],
+    [(0, 1), (2, 3), (4, 5), (6, 7)], [(0, 0), (1, 1), (2, 2), (3, 3)],
+    [(0, 0), (1, 63)], [(0, 4), (5, 5), (6, 200)],
+    [(0, 2), (3, 3), (4, 4), (5, 9)],
+]
+
+
+def _front_owner(lay, layer):
+    for r, (a, b) in enumerate(lay):
+        if a <= layer <= b:
+            return r
+    return -1
+
+
+def _front_answer(fmt, layers, seq, hidden, lat):
+    """A shard's right answer (spec/wire.md §5.2) to a sub of layers."""
+    vals = [((i * 7) % 11 - 5) * 0.375 for i in range(seq * hidden)]
+    if fmt == 0:
+        pl = f32(*vals)
+    elif fmt == 1:
+        pl = f16(*vals)
+    else:
+        pl = b''.join(i8_row(vals[r * hidden:(r + 1) * hidden])
+                      for r in range(seq))
+    if len(layers) == 1:
+        return u32(layers[0], seq) + f32(lat) + pl
+    out = u32(0xffffffff, len(layers)) + f32(lat)
+    for la in layers:
+        out += u32(la, seq, seq * hidden) + pl
+    return out
+
+
+def front_seeds():
+    """fuzz-front: binary requests split over fuzz_front.c's layouts with
+    the shards' right answers (whole, in pieces, wider than asked, and
+    rebuilt by the harness's repair bit), JSON bodies cut by owner, and
+    JSON answers to merge (see the top of fuzz_front.c)."""
+    out = []
+    hidden = 4
+    reqs = [  # (layers, seq_len, batch form)
+        ([5], 1, False), ([5], 2, False), ([1, 5], 1, True),
+        ([0, 4, 1, 7, 4], 1, True), ([6, 2, 2, 0], 2, True),
+        ([3, 3], 1, True), ([], 1, True), ([9], 1, False),
+    ]
+    for li, lay in enumerate(FRONT_LAYOUTS):
+        for ri, (layers, seq, batch) in enumerate(reqs):
+            if (li + ri) % 2 and len(layers) < 4:
+                continue
+            fmt_in = (li + ri) % 3
+            x = [0.5 * (i % 9) - 2 for i in range(seq * hidden)]
+            if fmt_in == 0:
+                payload = f32(*x)
+            elif fmt_in == 1:
+                payload = f16(*x)
+            else:
+                payload = b''.join(i8_row(x[r * hidden:(r + 1) * hidden])
+                                   for r in range(seq))
+            if batch:
+                req = u32(0xffffffff, len(layers), *layers) + \
+                    u32(seq, 1, 8092) + payload
+            else:
+                req = u32(layers[0], seq, 1, 8092) + payload
+            if any(_front_owner(lay, la) < 0 for la in layers):
+                continue
+            subs = []
+            for la in layers:
+                r = _front_owner(lay, la)
+                for sb in subs:
+                    if sb[0] == r:
+                        sb[1].append(la)
+                        break
+                else:
+                    subs.append((r, [la]))
+            # answers: right ones as f32, f16, i8; in pieces; repaired
+            for mode in range(4):
+                tail = b''
+                for si, (r, ls) in enumerate(subs):
+                    afmt = (mode + si) % 3 if mode < 3 else 0
+                    body = _front_answer(afmt, ls, seq, hidden, 1.5)
+                    pieces = (si + mode) % 4
+                    if mode == 3:
+                        tail += bytes([afmt | 4 | pieces << 4, 7 + si,
+                                       0, 0])
+                        tail += body + b'\0'  # and the byte to spare
+                    else:
+                        tail += bytes([afmt | pieces << 4, 3 * si + mode]) \
+                            + struct.pack('<H', len(body)) + body
+                c = li | (fmt_in << 3) | 0x20
+                out.append(bytes([0, c, hidden, 0, 0, 22]) +
+                           struct.pack('<H', len(req)) + req + tail)
+    # an answer Content-Type from the input (format 3)
+    ct = b' Application/X-Larql-Ffn-F16 ; q=1'
+    req = u32(5, 1, 1, 8092) + f32(1, 2, 3, 4)
+    body = _front_answer(1, [5], 1, 4, 2.0)
+    out.append(bytes([0, 0x20, 4, 0, 0, 9]) + struct.pack('<H', len(req)) +
+               req + bytes([3, 1]) + struct.pack('<H', len(body)) +
+               bytes([len(ct)]) + ct + body)
+
+    # JSON sub-request bodies: the layers given, or the request's own by
+    # owner (bit 0, layout in bits 1-3)
+    bodies = [
+        b'{"residual":[1,-2,0.5,3],"layer":5,"seq_len":1}',
+        b'{"residual":[1,-2,0.5,3,0.25,-1.5,100,-0.001],"layers":[1,2,6],'
+        b'"seq_len":2,"full_output":true,"top_k":8092}',
+        b' { "layers" : [ 0 , 4 , 1 ] , "residual" : [ 1e-7 , 2 ] ,'
+        b' "x" : { "layer" : [ true , null , "\\ud83d\\ude00" ] } } ',
+        b'{"lay\\u0065r":3,"residual":[1],"moe_layer":true,'
+        b'"l\\u0061yers":[7,0],"extra":"\\"}"}',
+        b'{"residual":[],"layers":[],"layer":null}',
+    ]
+    for b in bodies:
+        out.append(bytes([1, 0x00, 0]) + b)
+        out.append(bytes([1, 0x10, 0, 9]) + b)
+        out.append(bytes([1, 0x30, 0, 1, 0xf0, 0xff, 0xff, 0xff, 0xff,
+                          3]) + b)
+        for li in (1, 3, 6):
+            out.append(bytes([1, 1 | li << 1, 0]) + b)
+
+    # JSON answers to merge, NUL-separated
+    ans = [
+        b'{"latency_ms":1.25,"results":[{"layer":3,"output":[1.0,2.5],'
+        b'"seq_len":1},{"layer":1,"output":[0.0,-1.0],"seq_len":1}],'
+        b'"seq_len":1}',
+        b'{"latency_ms":0.5,"layer":2,"output":[1e-7,3.0],"seq_len":1}',
+        b' {"results":[{"features":[1,2],"layer":0,"scores":[0.5,0.25]}],'
+        b'"latency_ms":12} ',
+        b'{"r\\u0065sults":[],"latency_ms":1e2,"results":[{"layer":'
+        b'18446744073709551615},{"layer":-1},{"layer":1.0},7,"s"]}',
+        b'{"layer":0,"results":{"a":1},"latency_ms":0.05}',
+    ]
+    for k in range(1, len(ans) + 1):
+        for c in (0x00, 0x03):
+            out.append(bytes([2, c, 0, 5 + k]) + b'\0'.join(ans[:k]))
+    out.append(bytes([2, 0x01, 0, 1]) + b'\0'.join(reversed(ans)))
+    out.append(bytes([2, 0x80, 0, 0]))
+    out.append(bytes([2, 0x00, 0, 0]) + b'{"results":[]}\0[]')
+    return out
+
+
 # ---------------------------------------------------------------------------
 
 
@@ -570,6 +711,7 @@ def main():
     write(a.out, 'tcp', tcp_seeds(), a.max)
     write(a.out, 'vindex', vindex_seeds(), a.max)
     write(a.out, 'moe-vindex', moe_vindex_seeds(), a.max)
+    write(a.out, 'front', front_seeds(), a.max)
     return 0
 
 
