@@ -428,7 +428,12 @@ fr_call_check(struct fr_call *call)
 		call->held = true;
 		call->ans.release = call_release;
 		call->ans.release_arg = call;
+		/* The server may send the answer and release it inside
+		 * done() (an empty body goes at once): call_release's
+		 * own check frees the call then, so nothing here may
+		 * touch it after done(). */
 		call->done(call->arg, &call->ans);
+		return;
 	}
 	if (call->delivered && !call->held && call->sends == 0 &&
 	    call->queued == 0)
