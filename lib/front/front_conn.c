@@ -160,7 +160,8 @@ conn_send(struct fr_conn *c, struct fr_sub *sub)
 	tcp_flush(c->tc);
 	sub->conn = c;
 	sub->sent_ns = fr_now();
-	sub->deadline_ns = sub->sent_ns + f->hop_ns;
+	sub->deadline_ns = (sub->t_first_ns ? sub->t_first_ns :
+			    sub->sent_ns) + f->hop_ns;
 	if (c->q_tail != NULL)
 		c->q_tail->next = sub;
 	else

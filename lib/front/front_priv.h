@@ -98,6 +98,10 @@ struct fr_sub {
 	bool answered;
 	bool orphan;			/* its call ended: answer dropped */
 	uint64_t sent_ns;
+	/* hop_timeout_ms from when the front first queued it: a retry,
+	 * or a wait behind a full pipeline, does not move it (the
+	 * client's 504 comes one hop after the front started) */
+	uint64_t t_first_ns;
 	uint64_t deadline_ns;
 	/* request: head (copied at send) + body by reference */
 	struct iovec body[2];

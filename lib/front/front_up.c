@@ -207,6 +207,7 @@ probe_start(struct fr_up *up, uint64_t now)
 	sub->kind = up->state == FR_UP ? FR_S_PROBE_HEALTH : FR_S_PROBE_STATS;
 	sub->up = up;
 	sub->attempts = 1;
+	sub->t_first_ns = now;
 	sub->deadline_ns = now + up->fl->f->hop_ns;
 	up->probing = true;
 	up->in_flight++;
@@ -296,14 +297,20 @@ fr_sub_start(struct front_lcore *fl, struct fr_sub *sub, int exclude)
 		if (up->state == FR_DOWN && (int)up->idx != exclude)
 			best = up;
 	}
-	if (best == NULL && exclude >= 0 && fl->up[exclude].state == FR_UP)
+	/* The only replica that failed gets the retry itself (a kept
+	 * connection the shard had closed, or a connection dropped for a
+	 * request ahead of this one): once more, within the deadline. */
+	if (best == NULL && exclude >= 0 &&
+	    fl->up[exclude].state != FR_MISMATCH)
 		best = &fl->up[exclude];
 	if (best == NULL)
 		return -EHOSTUNREACH;
 	sub->up = best;
 	sub->conn = NULL;
 	sub->next = NULL;
-	sub->deadline_ns = fr_now() + f->hop_ns;
+	if (sub->t_first_ns == 0)
+		sub->t_first_ns = fr_now();
+	sub->deadline_ns = sub->t_first_ns + f->hop_ns;
 	best->in_flight++;
 	sub->queued = true;
 	if (sub->call != NULL)
