@@ -21,7 +21,9 @@ other departure fails.
 
     front_check.py --front H:P --ref H:P --model DIR [...] GROUP [ARGS]
 
-GROUP: basic, formats, json, errors, takeover, reuse, stall, wait.
+GROUP: basic, formats, json, errors, takeover, reuse, stall, wait, auth,
+auth-shard. With --front-key KEY every request to the front carries
+"Authorization: Bearer KEY" (but those of auth that test its absence).
 Each failure prints what differed; the exit status is 1 if any did.
 """
 
@@ -66,15 +68,22 @@ def parse_range(s):
 
 
 class Client:
-    """A kept-alive connection, reopened when the server closed it."""
+    """A kept-alive connection, reopened when the server closed it. key:
+    "Authorization: Bearer KEY" on each request that has no Authorization
+    of its own."""
 
-    def __init__(self, addr, timeout=10.0):
+    def __init__(self, addr, timeout=10.0, key=None):
         self.host, self.port = hostport(addr)
         self.addr = addr
         self.timeout = timeout
+        self.key = key
         self.c = None
 
     def req(self, method, path, body=b"", headers=()):
+        headers = list(headers)
+        if self.key and not any(k.lower() == "authorization"
+                                for k, _ in headers):
+            headers.append(("Authorization", "Bearer " + self.key))
         for attempt in (0, 1):
             fresh = self.c is None
             try:
@@ -167,7 +176,7 @@ def merge_frame(batch, results, latency_ms, fmt=None):
 class Env:
     def __init__(self, a):
         self.a = a
-        self.front = Client(a.front, timeout=a.timeout)
+        self.front = Client(a.front, timeout=a.timeout, key=a.front_key)
         self.ref = Client(a.ref, timeout=30)
         idx = json.load(open(os.path.join(a.model, "index.json")))
         self.hidden = idx["hidden_size"]
@@ -754,9 +763,244 @@ def g_wait(e):
         layers, e.a.seconds), "last: %s" % last)
 
 
+# ---- keys -------------------------------------------------------------------
+
+def bearer(key):
+    return [("Authorization", "Bearer " + key)]
+
+
+def refused_ok(r):
+    """The appliance's 401 (lib/shard, issue 4): empty body, the Bearer
+    challenge (docs/HTTP-CONFORMANCE.md A-401)."""
+    return (r.status == 401 and r.body == b"" and
+            (r.header("www-authenticate") or "").lower().startswith("bearer"))
+
+
+def g_auth(e):
+    """The front with api_key (--front-key) before shards that want their
+    own keys: A and B --key-a (from shard_key = env:...), C --key-c (from
+    its shard_key IPV4:PORT = file:...)."""
+    ck = e.ck
+    a = e.a
+    # The premise: the shards refuse a request without their key (so the
+    # front's answers below prove it sent each shard its own).
+    for label, addr, key in (("A", a.shard_a, a.key_a),
+                             ("C", a.shard_label, a.key_c)):
+        c = Client(addr)
+        r = c.req("GET", "/v1/stats")
+        ck.check(refused_ok(r), "shard %s (%s) without a key: 401 (the "
+                 "premise)" % (label, addr), "got %r" % r)
+        r = c.req("GET", "/v1/stats", headers=bearer(key))
+        ck.check(r.status == 200, "shard %s with its key %r: 200 (the "
+                 "premise)" % (label, key), "got %r" % r)
+        c.close()
+    x = e.x(2, 4242)
+    layers = [5, 1, 5, 7, 0]
+    body, ct = wire.encode_request(layers, x, "f32", batch=True)
+    bare = Client(a.front, timeout=a.timeout)
+    for what, auth in (("no Authorization", []),
+                       ("a wrong key", bearer(a.front_key + "x")),
+                       ("the shards' key", bearer(a.key_a)),
+                       ("Basic scheme", [("Authorization",
+                                          "Basic " + a.front_key)]),
+                       ("the key without a scheme",
+                        [("Authorization", a.front_key)])):
+        for method, path, b, h in (
+                ("POST", "/v1/walk-ffn", body, binary_headers(ct, None)),
+                ("GET", "/v1/stats", b"", []),
+                ("GET", "/v1/nope", b"", [])):
+            r = bare.req(method, path, b, h + auth)
+            ck.check(refused_ok(r), "%s %s, %s: 401, empty body, "
+                     "WWW-Authenticate: Bearer" % (method, path, what),
+                     "got %d %s %r" % (r.status, r.headers, r.body[:200]))
+    r = bare.req("GET", "/v1/health")
+    ck.check(r.status == 200 and (err_json(r) or {}).get("status") == "ok",
+             "GET /v1/health without a key: 200 \"status\":\"ok\" (exempt)",
+             "got %d %r" % (r.status, r.body[:200]))
+    bare.close()
+    # With the key: the batch over both ranges, as R answers it.
+    for acc_name, accept, fmt in ACCEPTS:
+        exp = e.expect(body, ct, fmt)
+        r = e.front.req("POST", "/v1/walk-ffn", body,
+                        binary_headers(ct, accept))
+        e.compare("Bearer %s, batch %s (A or B and C), Accept %s -> %s"
+                  % (a.front_key, layers, acc_name, fmt), r, fmt, exp)
+    r = e.front.req("GET", "/v1/stats")
+    j = err_json(r)
+    ck.check(r.status == 200 and j is not None and
+             j.get("hidden_size") == e.hidden,
+             "GET /v1/stats with the key: 200, hidden_size %d (forwarded "
+             "with the shards' key)" % e.hidden,
+             "got %d %r" % (r.status, r.body[:300]))
+
+
+def g_auth_shard(e):
+    """The front sends shard C (--shard-label) a key C refuses
+    (--wrong-key); A and B get theirs.
+
+    What the front does then (lib/front/front_up.c, front_call.c): its
+    probe of C is GET /v1/stats (C is not up yet), C answers 401, and
+    probe_answered takes every non-200 as a failure: up_fail leaves C
+    FR_DOWN, never FR_UP (ffn_front_shard_up 0), probed again at the
+    backoff. But FR_DOWN is "not known to be down for good": fr_sub_start,
+    finding no healthy replica of 4-7, still sends the sub-request to a
+    replica in FR_DOWN (only FR_MISMATCH is never tried), with the same
+    wrong key; C answers it 401, and fr_sub_answered passes a shard's
+    non-200 answer to the client unchanged (call_pass: status, type, body;
+    the server adds the 401's WWW-Authenticate: Bearer as it does to its
+    own). So: no 502, no 503 (that is only for /v1/stats with no shard up,
+    or a binary walk before any shard's stats came, and A's did), but C's
+    own 401, whether the walk needs C alone or C and A."""
+    ck = e.ck
+    a = e.a
+    x = e.x(1, 4343)
+    c = Client(a.shard_label)
+    cases = []
+    for what, layers, batch in (("binary layer 5 (C only)", 5, False),
+                                ("binary batch [1,5] (A or B, and C)",
+                                 [1, 5], True)):
+        body, ct = wire.encode_request(layers, x, "f32", batch=batch)
+        cases.append((what, body, binary_headers(ct, None)))
+    cases.append(("JSON layer 6 (C), full_output", json_req(6, x, True),
+                  JSON_H))
+    for what, body, h in cases:
+        w = c.req("POST", "/v1/walk-ffn", body, h + bearer(a.wrong_key))
+        ck.check(refused_ok(w), "%s: shard C with the key %r: 401 (the "
+                 "premise)" % (what, a.wrong_key), "got %r" % w)
+        r = e.front.req("POST", "/v1/walk-ffn", body, h)
+        hs = ("content-type", "www-authenticate")
+        ck.check(r.status == w.status and r.body == w.body and
+                 all(r.header(k) == w.header(k) for k in hs),
+                 "%s through the front: C's %d passed through unchanged "
+                 "(status, body, %s)" % (what, w.status, ", ".join(hs)),
+                 "front %d %r %r\nshard %d %r %r" % (
+                     r.status, [(k, r.header(k)) for k in hs], r.body[:200],
+                     w.status, [(k, w.header(k)) for k in hs], w.body[:200]))
+    c.close()
+    # Layers 0-3 (A, B: the right key) are served meanwhile.
+    body, ct = wire.encode_request([0, 3], x, "f32")
+    exp = e.expect(body, ct, "f32")
+    e.compare("binary batch [0,3] (A or B) with C refusing the front",
+              e.front.req("POST", "/v1/walk-ffn", body,
+                          binary_headers(ct, None)), "f32", exp)
+    if a.no_metrics:
+        return
+    s = samples(e.metrics(), ("ffn_front_shard_up",), '"%s"' % a.shard_label)
+    if not s:
+        print("  (no ffn_front_shard_up for %s on this target)"
+              % a.shard_label)
+        return
+    ck.check(all(v == 0 for _, v in s), "ffn_front_shard_up for %s is 0: "
+             "its /v1/stats probe is refused (401)" % a.shard_label,
+             "samples: %r" % [ln for ln, _ in s])
+
+
+def in_flight(text):
+    """ffn_requests_in_flight of the front's /metrics (the scrape itself
+    is one of them)."""
+    for ln in text.splitlines():
+        if ln.startswith("ffn_requests_in_flight{"):
+            return int(float(ln.rsplit(" ", 1)[1]))
+    raise RuntimeError("no ffn_requests_in_flight in /metrics")
+
+
+def g_concurrent(e):
+    """--clients kept-alive clients at once, each --per requests of every
+    shape (both ranges, duplicates, seq_len 1 and 2, every format), plus
+    clients that hang up before their answer: more sub-requests than the
+    shards' pipelines hold, so they queue in the front (issue 19:
+    bounded connections). Every answer right; afterwards no request of
+    the front still in flight (none lost, none leaked)."""
+    ck = e.ck
+    a = e.a
+    x1, x2 = e.x(1, 4100), e.x(2, 4101)
+    cases = []
+    shapes = [[5], [1], [5, 1, 5, 7, 0], [0, 3, 2], [7, 4], [6, 2]]
+    for i, layers in enumerate(shapes * 2):
+        fin = ["f32", "f16", "i8"][i % 3]
+        _, accept, fmt = ACCEPTS[i % len(ACCEPTS)]
+        body, ct = wire.encode_request(layers, x1 if i % 2 else x2, fin,
+                                       batch=len(layers) > 1 or i % 4 == 0)
+        cases.append(("layers %s, %s body, %s answer" % (layers, fin, fmt),
+                      body, ct, accept, fmt, e.expect(body, ct, fmt)))
+    lock = threading.Lock()
+    stat = {"right": 0, "wrong": 0, "hung_up": 0}
+    first_bad = []
+
+    def client(k):
+        c = Client(a.front, timeout=a.timeout, key=a.front_key)
+        for j in range(a.per):
+            if (k + j) % 7 == 3:
+                # a client gone before its answer: the front's call
+                # must still end and free what it holds
+                what, body, ct, accept, fmt, exp = cases[j % len(cases)]
+                host, port = hostport(a.front)
+                s = socket.create_connection((host, port), timeout=5)
+                s.sendall(("POST /v1/walk-ffn HTTP/1.1\r\nHost: f\r\n"
+                           "Content-Type: %s\r\nContent-Length: %d\r\n"
+                           "%s\r\n" % (ct, len(body), "" if not a.front_key
+                                       else "Authorization: Bearer %s\r\n"
+                                       % a.front_key)).encode() + body)
+                s.close()
+                with lock:
+                    stat["hung_up"] += 1
+                continue
+            what, body, ct, accept, fmt, exp = cases[(k * 5 + j) %
+                                                     len(cases)]
+            what = "client %d request %d (%s)" % (k, j, what)
+            try:
+                r = c.req("POST", "/v1/walk-ffn", body,
+                          binary_headers(ct, accept))
+                sub = fsa.Checker("concurrent")
+                env = Env.__new__(Env)
+                env.__dict__.update(e.__dict__)
+                env.ck = sub
+                env.via_f16 = 0
+                good = env.compare(what, r, fmt, exp)
+                msg = None if good else (sub.fails[0] if sub.fails else
+                                         "wrong")
+            except Exception as ex:
+                good, msg = False, "%s: no answer: %s: %s" % (
+                    what, type(ex).__name__, ex)
+            with lock:
+                stat["right" if good else "wrong"] += 1
+                if not good and len(first_bad) < 5:
+                    first_bad.append(msg)
+        c.close()
+
+    t0 = time.time()
+    ts = [threading.Thread(target=client, args=(k,))
+          for k in range(a.clients)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    print("  %d clients: %d right, %d wrong, %d hung up, %.1f s" % (
+        a.clients, stat["right"], stat["wrong"], stat["hung_up"],
+        time.time() - t0))
+    ck.check(stat["wrong"] == 0 and stat["right"] > 0,
+             "concurrent: every answer right",
+             "\n".join(str(m) for m in first_bad))
+    if a.no_metrics:
+        return
+    # The hung-up clients' calls end when their shards answer: well
+    # within the hop deadline.
+    deadline = time.time() + a.hop_ms / 1000 + 5
+    n = None
+    while time.time() < deadline:
+        n = in_flight(e.metrics())
+        if n <= 1:
+            break
+        time.sleep(0.2)
+    ck.check(n is not None and n <= 1, "concurrent: no request left in "
+             "flight at the front afterwards (got %s, the scrape "
+             "included)" % n)
+
+
 GROUPS = {"basic": g_basic, "formats": g_formats, "json": g_json,
           "errors": g_errors, "takeover": g_takeover, "reuse": g_reuse,
-          "stall": g_stall, "wait": g_wait}
+          "stall": g_stall, "wait": g_wait, "auth": g_auth,
+          "auth-shard": g_auth_shard, "concurrent": g_concurrent}
 
 
 def main():
@@ -766,7 +1010,13 @@ def main():
     ap.add_argument("--model", required=True)
     ap.add_argument("--shard-a", help="replica A HOST:PORT")
     ap.add_argument("--shard-label", help="HOST:PORT named in errors and "
-                    "/metrics (takeover: A; stall: C)")
+                    "/metrics (takeover: A; stall, auth, auth-shard: C)")
+    ap.add_argument("--front-key", help="the front's api_key: sent as "
+                    "Bearer to the front")
+    ap.add_argument("--key-a", help="auth: shard A's (and B's) api_key")
+    ap.add_argument("--key-c", help="auth: shard C's api_key")
+    ap.add_argument("--wrong-key", help="auth-shard: the key the front "
+                    "sends C, which C refuses")
     ap.add_argument("--f16-layers", default="",
                     help="A-B: layers whose owner may answer f16 to an i8 "
                     "ask (the front narrows that)")
@@ -783,6 +1033,8 @@ def main():
     ap.add_argument("--hop-ms", type=int, default=1500)
     ap.add_argument("--slack-ms", type=int, default=1500)
     ap.add_argument("--layers", default="5")
+    ap.add_argument("--clients", type=int, default=48)
+    ap.add_argument("--per", type=int, default=12)
     ap.add_argument("group", choices=sorted(GROUPS))
     a = ap.parse_args()
     if a.group == "takeover" and (a.kill_pid is None or not a.shard_label):
@@ -791,6 +1043,14 @@ def main():
         ap.error("reuse needs --shard-a")
     if a.group == "stall" and not a.shard_label:
         ap.error("stall needs --shard-label")
+    if a.group == "auth" and not (a.front_key and a.shard_a and
+                                  a.shard_label and a.key_a and a.key_c):
+        ap.error("auth needs --front-key, --shard-a, --shard-label, --key-a "
+                 "and --key-c")
+    if a.group == "auth-shard" and not (a.front_key and a.shard_label and
+                                        a.wrong_key):
+        ap.error("auth-shard needs --front-key, --shard-label and "
+                 "--wrong-key")
     e = Env(a)
     socket.setdefaulttimeout(a.timeout)
     e.ck.run(GROUPS[a.group], e)

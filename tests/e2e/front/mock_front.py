@@ -8,6 +8,8 @@ of the real run points at the front, not at the test.
 
     mock_front.py --listen H:P --num-layers N --range 0-3=H:P|H:P ...
                   [--i8] [--hop-timeout-ms MS] [--health-interval-ms MS]
+                  [--api-key KEY] [--shard-key SPEC]
+                  [--shard-key-for H:P=SPEC ...]
 
 It follows what test_front.sh expects of the front: binary requests
 split by owner (one layer: single form; several: batch form), the
@@ -20,7 +22,12 @@ layer, {"latency_ms","results"}); replicas in order, skipping one found
 down (connect failure, 5xx, bad answer; ffn_front_shard_errors_total
 {shard="http://H:P"}), a health probe every interval; a hop past its
 deadline: 504 {"error":"shard http://H:P: timed out"}; no replica left:
-502 {"error":"shard http://H:P: WHY"}.
+502 {"error":"shard http://H:P: WHY"}. Keys as the appliance's: with
+--api-key every route but /v1/health needs "Authorization: Bearer KEY",
+else 401, empty body, "WWW-Authenticate: Bearer"; each shard is sent
+"Authorization: Bearer" its key (--shard-key-for, else --shard-key; SPEC
+env:NAME, file:PATH (first line) or the key), probes included; a shard's
+4xx (its 401 too) reaches the client unchanged.
 """
 
 import argparse
@@ -49,9 +56,22 @@ class HopError(Exception):
         self.why = why
 
 
+def secret(spec):
+    """lib/conf's conf_secret_read: env:NAME, file:PATH, or the key."""
+    if spec is None:
+        return None
+    if spec.startswith("env:"):
+        return os.environ[spec[4:]]
+    if spec.startswith("file:"):
+        with open(spec[5:]) as f:
+            return f.readline().rstrip("\r\n")
+    return spec
+
+
 class Shard:
-    def __init__(self, hp):
+    def __init__(self, hp, key=None):
         self.hp = hp
+        self.key = key
         self.url = "http://" + hp
         self.host, p = hp.rsplit(":", 1)
         self.port = int(p)
@@ -63,11 +83,13 @@ class Front:
     def __init__(self, a):
         self.a = a
         self.ranges = []	# (first, last, [Shard])
+        keys = dict(kv.split("=", 1) for kv in a.shard_key_for or [])
         for spec in a.range:
             r, _, reps = spec.partition("=")
             f, _, l = r.partition("-")
-            self.ranges.append((int(f), int(l or f),
-                                [Shard(s.strip()) for s in reps.split("|")]))
+            self.ranges.append((int(f), int(l or f), [
+                Shard(s.strip(), secret(keys.get(s.strip(), a.shard_key)))
+                for s in reps.split("|")]))
         self.narrowed = 0
         self.hidden = None
         self.lock = threading.Lock()
@@ -81,8 +103,11 @@ class Front:
     def hop(self, sh, method, path, body=b"", headers=None):
         c = http.client.HTTPConnection(sh.host, sh.port,
                                        timeout=self.a.hop_timeout_ms / 1000)
+        headers = dict(headers or {})
+        if sh.key:
+            headers["Authorization"] = "Bearer " + sh.key
         try:
-            c.request(method, path, body=body, headers=headers or {})
+            c.request(method, path, body=body, headers=headers)
             r = c.getresponse()
             return r.status, r.getheader("Content-Type") or "", r.read()
         except socket.timeout:
@@ -139,7 +164,10 @@ class Handler(BaseHTTPRequestHandler):
 
     def send(self, status, body, ctype):
         self.send_response(status)
-        self.send_header("Content-Type", ctype)
+        if ctype:
+            self.send_header("Content-Type", ctype)
+        if status == 401:
+            self.send_header("WWW-Authenticate", "Bearer")
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
@@ -162,6 +190,11 @@ class Handler(BaseHTTPRequestHandler):
         body = self.rfile.read(n) if n else b""
         if path == "/v1/health" and method == "GET":
             return self.send(200, b'{"status":"ok"}', "application/json")
+        key = self.server.api_key
+        auth = self.headers.get("Authorization") or ""
+        if key and not (auth[:7].lower() == "bearer " and
+                        auth[7:].lstrip(" ") == key):
+            return self.send(401, b"", None)
         if path == "/metrics" and method == "GET":
             out = ["# TYPE ffn_front_narrowed_total counter",
                    "ffn_front_narrowed_total %d" % fr.narrowed,
@@ -301,6 +334,10 @@ def main():
     ap.add_argument("--i8", action="store_true")
     ap.add_argument("--hop-timeout-ms", type=int, default=1500)
     ap.add_argument("--health-interval-ms", type=int, default=300)
+    ap.add_argument("--api-key")
+    ap.add_argument("--shard-key", help="SPEC: every shard's key")
+    ap.add_argument("--shard-key-for", action="append",
+                    help="H:P=SPEC: one shard's key")
     a = ap.parse_args()
     fr = Front(a)
     host, port = a.listen.rsplit(":", 1)
@@ -309,6 +346,7 @@ def main():
     srv.front = fr
     srv.num_layers = a.num_layers
     srv.i8 = a.i8
+    srv.api_key = a.api_key
     threading.Thread(target=fr.health_loop, daemon=True).start()
     print("mock_front: serving on %s" % a.listen, flush=True)
     srv.serve_forever()

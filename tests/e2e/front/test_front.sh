@@ -34,6 +34,8 @@
 #               [5,1,5,7,0], K=0) x seq_len 1, 3; /metrics narrowing
 #   3 json      single shard (unchanged) and spanning (router merge)
 #   4 errors    short body, layer out of range, 404, a shard's 4xx
+#   4b concurrent  48 clients at once, some hanging up before their
+#               answer: every answer right, nothing left in flight
 #   5 takeover  SIGKILL A under load: B takes over (requests refused or
 #               closed before an answer byte are retried: no 502 but at
 #               most 3 for answers the kill cut, "mid-answer"), the
@@ -42,6 +44,14 @@
 #               hop_timeout_ms, layers 0-3 still served
 #   7 bench     ffn-bench --assert-topk-match 1 through the front, its
 #               f32 tokens those of the same run against R
+#   8 auth      the front restarted with api_key = kfront and keys towards
+#               the shards (A, B restarted with api_key ka: shard_key =
+#               env:FRONT_SHARD_KEY; C with kc: shard_key 198.18.8.4:8082 =
+#               file:kc.key, mode 0600): 401 without / with a wrong key,
+#               health exempt, a batch over both ranges right with the key;
+#               then the front again with "wrong" in kc.key: a walk that
+#               needs C gets C's own 401 (front_check.py g_auth_shard says
+#               why not a 502/503)
 #
 # --self-test runs everything against mock_front.py (a Python model of
 # the front) on a veth pair instead of the appliance: it checks
@@ -98,9 +108,11 @@ fsa_on_fail() {
 }
 
 # metrics_dump: the front's /metrics, for a failure's report.
+FRONT_KEY=
 metrics_dump() {
 	echo "--- the front's /metrics:"
-	fsa_client 10 curl -s "http://$FRONT/metrics" || echo "(no answer)"
+	fsa_client 10 curl -s ${FRONT_KEY:+-H "Authorization: Bearer $FRONT_KEY"} \
+		"http://$FRONT/metrics" || echo "(no answer)"
 }
 
 # check GROUP ARGS...: one front_check.py group in the namespace on core 1.
@@ -166,34 +178,16 @@ pid_of() {
 	echo "$p"
 }
 
-# ---- model, network, front ------------------------------------------------
-
-FSA_STEP="model"
-M=$FSA_DIR/model
-"$MKVINDEX" --hidden 128 --intermediate 256 --layers 8 --family llama \
-	--vocab 512 --seed 19 "$M" >/dev/null
-
-if [ $SELF = 1 ]; then
-	FSA_STEP="self-test: veth and mock_front.py"
-	# (no dummy interfaces in every kernel: a veth pair, one end used)
-	fsa_in ip link add "$FSA_IF" type veth peer name "${FSA_PFX}1"
-	fsa_in ip link set "${FSA_PFX}1" up
-	for h in 1 2 3 4 5; do
-		fsa_in ip addr add "$FSA_NET.$h/24" dev "$FSA_IF"
-	done
-	fsa_in ip link set "$FSA_IF" up
-	bg front env OPENBLAS_NUM_THREADS=1 PYTHONPATH="$HERE:$PYREF" \
-		"$PY" "${FRONT_MOCK:-$HERE/mock_front.py}" \
-		--listen "$FRONT" --num-layers 8 --i8 \
-		--range "0-3=$A|$B" --range "4-7=$C" \
-		--hop-timeout-ms $HOP_MS --health-interval-ms $HEALTH_MS
-else
-	FSA_STEP="front config"
-	CONF=$FSA_DIR/front.conf
-	cat >"$CONF" <<EOF
+# front_conf FILE N [LINE...]: the front's config, EAL file prefix _N (a
+# restart's own), each LINE added to its [front m] section.
+front_conf() {
+	local conf=$1 n=$2
+	shift 2
+	{
+		cat <<EOF
 # written by tests/e2e/front/test_front.sh
 [eal]
-args = -l 0 --no-pci --no-huge -m 512 --file-prefix ${FSA_NAME}_1 --vdev $(fsa_vdev)
+args = -l 0 --no-pci --no-huge -m 512 --file-prefix ${FSA_NAME}_$n --vdev $(fsa_vdev)
 [log]
 level = notice
 [port 0]
@@ -210,15 +204,24 @@ num_layers = 8
 hop_timeout_ms = $HOP_MS
 health_interval_ms = $HEALTH_MS
 EOF
-	timeout 20 "$FSA_BIN" --check-static -c "$CONF" ||
-		fail "ffn-shard --check-static refuses $CONF: $(cat "$CONF")"
+		[ $# = 0 ] || printf '%s\n' "$@"
+	} >"$conf"
+}
+
+# front_start CONF [ENV=VALUE...]: the appliance with CONF (ENV in its
+# environment), its output added to shard.out; returns once its tap
+# interface exists.
+front_start() {
+	local conf=$1
+	shift
+	timeout 20 env "$@" "$FSA_BIN" --check-static -c "$conf" ||
+		fail "ffn-shard --check-static refuses $conf: $(cat "$conf")"
 	FSA_STEP="front start"
-	: >"$FSA_DIR/shard.out"
 	LOG[front]=$FSA_DIR/shard.out
-	# Not through a function: $! must be timeout(1), so TERM reaches
-	# the appliance (fsa_stop).
-	ip netns exec "$FSA_NS" timeout 900 "$FSA_BIN" -c "$CONF" \
-		>"$FSA_DIR/shard.out" 2>&1 &
+	# $! must be timeout(1), so TERM reaches the appliance (fsa_stop;
+	# env execs it).
+	ip netns exec "$FSA_NS" timeout 900 env "$@" "$FSA_BIN" -c "$conf" \
+		>>"$FSA_DIR/shard.out" 2>&1 &
 	FSA_PID=$!
 	for _ in $(seq 150); do
 		fsa_in ip link show "$FSA_IF" >/dev/null 2>&1 && break
@@ -227,6 +230,47 @@ EOF
 	done
 	fsa_in ip link show "$FSA_IF" >/dev/null 2>&1 ||
 		fail "no $FSA_IF after 15 s"
+}
+
+# mock_start [ENV=VALUE...] [-- ARG...]: --self-test's front, mock_front.py
+# (ARGs added to its command line).
+mock_start() {
+	local env=()
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do
+		env+=("$1")
+		shift
+	done
+	[ $# = 0 ] || shift
+	bg front env OPENBLAS_NUM_THREADS=1 PYTHONPATH="$HERE:$PYREF" \
+		"${env[@]}" "$PY" "${FRONT_MOCK:-$HERE/mock_front.py}" \
+		--listen "$FRONT" --num-layers 8 --i8 \
+		--range "0-3=$A|$B" --range "4-7=$C" \
+		--hop-timeout-ms $HOP_MS --health-interval-ms $HEALTH_MS "$@"
+}
+
+# ---- model, network, front ------------------------------------------------
+
+FSA_STEP="model"
+M=$FSA_DIR/model
+"$MKVINDEX" --hidden 128 --intermediate 256 --layers 8 --family llama \
+	--vocab 512 --seed 19 "$M" >/dev/null
+
+if [ $SELF = 1 ]; then
+	FSA_STEP="self-test: veth and mock_front.py"
+	# (no dummy interfaces in every kernel: a veth pair, one end used)
+	fsa_in ip link add "$FSA_IF" type veth peer name "${FSA_PFX}1"
+	fsa_in ip link set "${FSA_PFX}1" up
+	for h in 1 2 3 4 5; do
+		fsa_in ip addr add "$FSA_NET.$h/24" dev "$FSA_IF"
+	done
+	fsa_in ip link set "$FSA_IF" up
+	mock_start
+else
+	FSA_STEP="front config"
+	CONF=$FSA_DIR/front.conf
+	front_conf "$CONF" 1
+	: >"$FSA_DIR/shard.out"
+	front_start "$CONF"
 fi
 
 # The shards' addresses on the kernel side (the tap PMD may reset the
@@ -257,16 +301,21 @@ pyref B "$B" 0-3
 pyref C "$C" 4-7 LARQL_F16_WIRE_DISABLE=1
 [ $SELF = 1 ] || net_up
 
-FSA_STEP="front ready"
-for _ in $(seq 300); do
-	fsa_client 5 curl -sf "http://$FRONT/v1/health" >/dev/null 2>&1 && break
-	[ -z "$FSA_PID" ] || kill -0 "$FSA_PID" 2>/dev/null ||
-		fail "the appliance exited"
-	sleep 0.1
-done
-fsa_client 5 curl -sf "http://$FRONT/v1/health" >/dev/null ||
-	fail "GET /v1/health on $FRONT: no 200 within 30 s"
-ok "front health answered at ${SECONDS}s"
+# front_ready: GET /v1/health (no key needed) answered 200 within 30 s.
+front_ready() {
+	FSA_STEP="front ready"
+	for _ in $(seq 300); do
+		fsa_client 5 curl -sf "http://$FRONT/v1/health" >/dev/null 2>&1 &&
+			break
+		[ -z "$FSA_PID" ] || kill -0 "$FSA_PID" 2>/dev/null ||
+			fail "the appliance exited"
+		sleep 0.1
+	done
+	fsa_client 5 curl -sf "http://$FRONT/v1/health" >/dev/null ||
+		fail "GET /v1/health on $FRONT: no 200 within 30 s"
+	ok "front health answered at ${SECONDS}s"
+}
+front_ready
 # The front has found its shards: a layer of each range answered.
 CHECK_T=60 check wait --layers 0,5 --seconds 20 || fail "no walk answered"
 
@@ -276,6 +325,7 @@ check basic || true
 check formats || true
 check json || true
 check errors || true
+check concurrent --clients 48 --per 12 --hop-ms $HOP_MS || true
 
 # ---- 5: replica takeover ----------------------------------------------------
 
@@ -364,6 +414,77 @@ if [ -n "$t_front" ] && [ "$t_front" = "$t_ref" ]; then
 else
 	bad "f32 tokens through the front '$t_front', against pyref R '$t_ref'"
 fi
+
+# ---- 8: keys ----------------------------------------------------------------
+
+# The front again, now with a key of its own and one towards each shard:
+# A and B's from the environment, C's from a file (an override for C).
+FRONT_KEY=kfront
+KEY_FILE=$FSA_DIR/kc.key
+# front_keyed N: stop the front, start it with the keys (EAL prefix _N).
+front_keyed() {
+	FSA_STEP="auth: the front with keys"
+	if [ $SELF = 1 ]; then
+		bg_stop front
+		mock_start FRONT_SHARD_KEY=ka -- --api-key "$FRONT_KEY" \
+			--shard-key env:FRONT_SHARD_KEY \
+			--shard-key-for "$C=file:$KEY_FILE"
+	else
+		fsa_stop || bad "the appliance did not exit 0 after SIGTERM"
+		FSA_STEP="auth: the front with keys"
+		front_conf "$FSA_DIR/front-auth.conf" "$1" \
+			"api_key = $FRONT_KEY" \
+			"shard_key = env:FRONT_SHARD_KEY" \
+			"shard_key $C = file:$KEY_FILE"
+		front_start "$FSA_DIR/front-auth.conf" FRONT_SHARD_KEY=ka
+		net_up
+	fi
+	front_ready
+}
+# up_again HOST:PORT...: shards still running answer /v1/health (their
+# listening sockets outlive the tap's addresses, which net_up put back).
+up_again() {
+	local hp
+	for hp in "$@"; do
+		for _ in $(seq 50); do
+			fsa_client 5 curl -sf "http://$hp/v1/health" \
+				>/dev/null 2>&1 && continue 2
+			sleep 0.1
+		done
+		fail "$hp does not answer /v1/health after the front's restart"
+	done
+}
+
+FSA_STEP="auth: shards stopped"
+t_auth=$SECONDS
+# Stopped before the front: their connections close while it still runs.
+bg_stop A
+bg_stop B
+bg_stop C
+(umask 077 && printf 'kc\n' >"$KEY_FILE")
+front_keyed 2
+FSA_STEP="auth: shards with keys"
+pyref A "$A" 0-3 LARQL_I8_WIRE=1 PYREF_API_KEY=ka
+pyref B "$B" 0-3 PYREF_API_KEY=ka
+pyref C "$C" 4-7 LARQL_F16_WIRE_DISABLE=1 PYREF_API_KEY=kc
+up_again "$R"
+CHECK_T=60 check wait --front-key "$FRONT_KEY" --layers 0,5 --seconds 20 ||
+	true
+check auth --front-key "$FRONT_KEY" --shard-label "$C" --key-a ka \
+	--key-c kc || true
+
+# C's key wrong (the file rewritten, still 0600): C refuses the front.
+printf 'wrong\n' >"$KEY_FILE"
+front_keyed 3
+up_again "$R" "$A" "$B" "$C"
+CHECK_T=60 check wait --front-key "$FRONT_KEY" --layers 0 --seconds 20 ||
+	true
+# (--timeout 8: C's 401 comes in milliseconds; a front that loses the
+# call fails here without waiting 20 s)
+check auth-shard --front-key "$FRONT_KEY" --shard-label "$C" \
+	--wrong-key wrong --timeout 8 || true
+FSA_STEP="auth"
+ok "the keys step took $((SECONDS - t_auth)) s"
 
 # ---- the end ----------------------------------------------------------------
 

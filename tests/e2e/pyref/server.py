@@ -5,13 +5,23 @@
 the reference the tools and end-to-end tests are checked against.
 
     server.py --model DIR [--layers A-B] [--port P] [--host 127.0.0.1]
+              [--api-key KEY]
 
 Environment, by presence (wire.md §5.1): LARQL_I8_WIRE enables i8
 responses, LARQL_F16_WIRE_DISABLE disables f16 ones. Computes in float32
 (set PYREF_F64=1 for float64).
+
+--api-key KEY (or PYREF_API_KEY=KEY; the option wins): as the appliance's
+api_key (lib/shard/shard_route.c shard_authorized), every request but
+GET /v1/health needs "Authorization: Bearer KEY" (the scheme in any case,
+one or more spaces), else 401 with an empty body and
+"WWW-Authenticate: Bearer" (issue 4; docs/HTTP-CONFORMANCE.md A-401). An
+unknown path without the key is 401, not 404; a known path's wrong
+method stays 405.
 """
 
 import argparse
+import hmac
 import json
 import os
 import sys
@@ -31,11 +41,12 @@ ROUTES = {"/v1/walk-ffn": ("POST",), "/v1/stats": ("GET",),
 
 
 class Shard:
-    def __init__(self, model_dir, owned):
+    def __init__(self, model_dir, owned, api_key=None):
         first, last = owned if owned else (None, None)
         self.vi = vindex.load(model_dir, None if owned is None
                               else range(first, last + 1))
         self.owned = owned
+        self.api_key = api_key or None
         self.i8 = "LARQL_I8_WIRE" in os.environ
         self.f16 = "LARQL_F16_WIRE_DISABLE" not in os.environ
         self.compute = (ffn.compute64 if os.environ.get("PYREF_F64")
@@ -43,6 +54,18 @@ class Shard:
         self.started = time.time()
         self.served = 0
         self.lock = threading.Lock()
+
+    def authorized(self, auth):
+        """shard_authorized: "Bearer" in any case, 1*SP, the key exactly
+        (compared in constant time)."""
+        if self.api_key is None:
+            return True
+        if auth is None or len(auth) <= 6 or auth[:6].lower() != "bearer" \
+                or auth[6] != " ":
+            return False
+        # (http.server decodes header values as latin-1)
+        return hmac.compare_digest(auth[6:].lstrip(" ").encode("latin-1"),
+                                   self.api_key.encode("utf-8"))
 
     def stats(self):
         vi = self.vi
@@ -91,15 +114,27 @@ class Handler(BaseHTTPRequestHandler):
     def _error(self, status, msg):
         self._json(status, {"error": msg})
 
+    def _unauthorized(self):
+        # The appliance's 401: no body, no Content-Type, the challenge.
+        self.send_response(401)
+        self.send_header("WWW-Authenticate", "Bearer")
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
     def _route(self, method):
         path = self.path.split("?", 1)[0]
         n = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(n) if n else b""
+        shard = self.server.shard
+        # The appliance's order: a known path's wrong method is 405;
+        # then the key (an unknown path included); then 404.
+        if path in ROUTES and method not in ROUTES[path]:
+            return self._error(405, "method not allowed")
+        if path != "/v1/health" and not shard.authorized(
+                self.headers.get("Authorization")):
+            return self._unauthorized()
         if path not in ROUTES:
             return self._error(404, "not found")
-        if method not in ROUTES[path]:
-            return self._error(405, "method not allowed")
-        shard = self.server.shard
         if path == "/v1/health":
             return self._json(200, {"status": "ok",
                                     "uptime_seconds":
@@ -221,13 +256,19 @@ def main(argv=None):
     ap.add_argument("--layers", help="owned range A-B (inclusive)")
     ap.add_argument("--port", type=int, default=8080)
     ap.add_argument("--host", default="127.0.0.1")
+    ap.add_argument("--api-key", default=os.environ.get("PYREF_API_KEY"),
+                    help="require Authorization: Bearer KEY on every route "
+                    "but /v1/health (default: $PYREF_API_KEY; none: no "
+                    "auth)")
     a = ap.parse_args(argv)
-    shard = Shard(a.model, parse_range(a.layers) if a.layers else None)
+    shard = Shard(a.model, parse_range(a.layers) if a.layers else None,
+                  a.api_key)
     srv = ThreadingHTTPServer((a.host, a.port), Handler)
     srv.daemon_threads = True
     srv.shard = shard
-    print("pyref: serving %s (%s, %s) on %s:%d" % (a.model, shard.vi.layout,
-          shard.vi.activation, a.host, a.port), flush=True)
+    print("pyref: serving %s (%s, %s) on %s:%d%s" % (
+          a.model, shard.vi.layout, shard.vi.activation, a.host, a.port,
+          ", api_key set" if shard.api_key else ""), flush=True)
     try:
         srv.serve_forever()
     except KeyboardInterrupt:

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Copyright(c) 2026 ffn-shard authors
 """Unit tests of pyref against the spec's own numbers: wire.md §8 frames,
-§4 messages, §5.1 negotiation, §5.3 conversions, vindex.md §3 table.
+§4 messages, §5.1 negotiation, §5.3 conversions, vindex.md §3 table;
+server.py's --api-key (the appliance's 401 rule).
 
     python3 tests/e2e/pyref/test_pyref.py
 """
@@ -16,6 +17,7 @@ import sys
 import tempfile
 import threading
 import unittest
+from unittest import mock
 from fractions import Fraction
 
 import numpy as np
@@ -402,6 +404,93 @@ class TestServer(unittest.TestCase):
         self.assertEqual(s, 400)
         self.assertTrue(json.loads(b)["error"].startswith("invalid JSON: "))
 
+
+class TestAuth(unittest.TestCase):
+    """--api-key: the appliance's rule (shard_authorized, issue 4): every
+    route but /v1/health needs the Bearer key, else 401 with an empty body
+    and the challenge; 401 before 404, a wrong method still 405."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        d = os.path.join(cls.tmp.name, "m")
+        mkmodel.write(d, mkmodel.EXAMPLE, "features")
+        cls.srv = server.ThreadingHTTPServer(("127.0.0.1", 0), server.Handler)
+        cls.srv.shard = server.Shard(d, None, api_key="k3y")
+        cls.srv.daemon_threads = True
+        cls.t = threading.Thread(target=cls.srv.serve_forever, daemon=True)
+        cls.t.start()
+        cls.conn = http.client.HTTPConnection("127.0.0.1",
+                                              cls.srv.server_address[1])
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.conn.close()
+        cls.srv.shutdown()
+        cls.srv.server_close()
+        cls.tmp.cleanup()
+
+    def req(self, method, path, body=None, auth=None):
+        h = {} if auth is None else {"Authorization": auth}
+        if body is not None:
+            h["Content-Type"] = wire.CT_F32
+        self.conn.request(method, path, body, h)
+        r = self.conn.getresponse()
+        return r, r.read()
+
+    def test_refused(self):
+        body, _ = wire.encode_request(0, [X])
+        for auth in (None, "Bearer k3", "Bearer k3yy", "Basic k3y", "k3y",
+                     "Bearer  k3y ", "Bearerk3y"):
+            for method, path, b in (("POST", "/v1/walk-ffn", body),
+                                    ("GET", "/v1/stats", None),
+                                    ("GET", "/nope", None)):
+                r, got = self.req(method, path, b, auth)
+                what = "%s %s, Authorization %r" % (method, path, auth)
+                self.assertEqual((r.status, got), (401, b""), what)
+                self.assertEqual(r.getheader("WWW-Authenticate"), "Bearer",
+                                 what)
+                self.assertEqual(r.getheader("Content-Length"), "0", what)
+                self.assertIsNone(r.getheader("Content-Type"), what)
+        self.assertEqual(self.req("GET", "/v1/walk-ffn")[0].status, 405)
+
+    def test_key(self):
+        body, _ = wire.encode_request(0, [X])
+        for auth in ("Bearer k3y", "bEaReR k3y", "Bearer   k3y"):
+            r, got = self.req("POST", "/v1/walk-ffn", body, auth)
+            self.assertEqual((r.status, r.getheader("Content-Type"),
+                              len(got)), (200, wire.CT_F32, 12 + 16), auth)
+            r, got = self.req("GET", "/v1/stats", None, auth)
+            self.assertEqual((r.status, json.loads(got)["hidden_size"]),
+                             (200, 4), auth)
+        self.assertEqual(self.req("GET", "/nope", None,
+                                  "Bearer k3y")[0].status, 404)
+        r, got = self.req("GET", "/v1/health")
+        self.assertEqual((r.status, json.loads(got)["status"]), (200, "ok"))
+
+    def test_option_and_environment(self):
+        """--api-key, else $PYREF_API_KEY, else no key."""
+        class Stop(Exception):
+            pass
+
+        made = []
+        real = server.Shard
+
+        def shard(*a):
+            made.append(real(*a))
+            raise Stop	# before the socket
+
+        d = os.path.join(self.tmp.name, "m")
+        for env, argv, want in ((None, [], None), ("e", [], "e"),
+                                ("e", ["--api-key", "o"], "o")):
+            e = {} if env is None else {"PYREF_API_KEY": env}
+            with mock.patch.dict(os.environ, e), \
+                    mock.patch.object(server, "Shard", shard):
+                if env is None:
+                    os.environ.pop("PYREF_API_KEY", None)
+                with self.assertRaises(Stop):
+                    server.main(["--model", d] + argv)
+            self.assertEqual(made[-1].api_key, want, (env, argv))
 
 if __name__ == "__main__":
     unittest.main()
