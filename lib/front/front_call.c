@@ -303,6 +303,30 @@ call_pass(struct fr_call *call, struct fr_sub *sub)
 	call->ans.fmt_out = WIRE_FMT_NONE;
 }
 
+/* A merge's failure (rc < 0) made the call's answer: a shard's malformed
+ * answer (sub bad) is its 502, anything else the front's 500. */
+static bool
+merge_failed(struct fr_call *call, int rc, const struct wire_error *e,
+	     unsigned int bad)
+{
+	struct front_lcore *fl = call->fl;
+
+	if (rc == -EPROTO && bad < call->n_sub) {
+		struct fr_up *up = call->sub[bad].up;
+
+		fl->st->sh[up->idx].errors[FR_E_MALFORMED]++;
+		call_fail_msg(call, 502, "shard %s: %s",
+			      fl->f->shard[up->idx].url, e->msg);
+		return true;
+	}
+	if (rc < 0) {
+		call_fail_msg(call, 500, "front: cannot merge the answers: %s",
+			      strerror(-rc));
+		return true;
+	}
+	return false;
+}
+
 static void
 merge_binary(struct fr_call *call)
 {
@@ -322,19 +346,8 @@ merge_binary(struct fr_call *call)
 	wire_error_set(&e, 502, "malformed answer");
 	rc = front_merge_binary(&call->plan, ans, call->out_fmt, fl->hidden,
 				ms, &fl->f->mem, &call->merged, &e, &bad);
-	if (rc == -EPROTO && bad < call->n_sub) {
-		struct fr_up *up = call->sub[bad].up;
-
-		fl->st->sh[up->idx].errors[FR_E_MALFORMED]++;
-		call_fail_msg(call, 502, "shard %s: %s",
-			      fl->f->shard[up->idx].url, e.msg);
+	if (merge_failed(call, rc, &e, bad))
 		return;
-	}
-	if (rc < 0) {
-		call_fail_msg(call, 500, "front: cannot merge the answers: %s",
-			      strerror(-rc));
-		return;
-	}
 	fl->st->narrowed += call->merged.narrowed;
 	memset(&call->ans, 0, sizeof(call->ans));
 	call->ans.status = 200;
@@ -378,19 +391,8 @@ merge_json(struct fr_call *call)
 	}
 	wire_error_set(&e, 502, "malformed answer");
 	rc = front_json_merge(g, call->n_sub, a, &out, &len, &e, &bad);
-	if (rc == -EPROTO && bad < call->n_sub) {
-		struct fr_up *up = call->sub[bad].up;
-
-		fl->st->sh[up->idx].errors[FR_E_MALFORMED]++;
-		call_fail_msg(call, 502, "shard %s: %s",
-			      fl->f->shard[up->idx].url, e.msg);
+	if (merge_failed(call, rc, &e, bad))
 		return;
-	}
-	if (rc < 0) {
-		call_fail_msg(call, 500, "front: cannot merge the answers: %s",
-			      strerror(-rc));
-		return;
-	}
 	call->heap = out;
 	memset(&call->ans, 0, sizeof(call->ans));
 	call->ans.status = 200;

@@ -330,11 +330,9 @@ parse_request_line(struct http_parser *p, const char *s, size_t n,
 	return 0;
 }
 
-/* Content-Length = 1*DIGIT, possibly as a list of identical values. */
-static int
-parse_content_length(struct http_parser *p, const char *v, size_t n)
+int
+http_content_length(const char *v, size_t n, bool *has, uint64_t *len)
 {
-	struct http_request *r = &p->req;
 	size_t i = 0;
 
 	for (;;) {
@@ -344,25 +342,27 @@ parse_content_length(struct http_parser *p, const char *v, size_t n)
 		while (i < n && (v[i] == ' ' || v[i] == '\t'))
 			i++;
 		while (i < n && v[i] >= '0' && v[i] <= '9') {
-			/* exact: up to UINT64_MAX is a number (then 413) */
+			/* exact: up to UINT64_MAX is a number (a request's
+			 * then gets its 413) */
 			if (x > UINT64_MAX / 10 || (x == UINT64_MAX / 10 &&
 			    (uint64_t)(v[i] - '0') > UINT64_MAX % 10))
-				return http_fail(p, 400, "invalid Content-Length");
-			x = x * 10 + (v[i] - '0');
+				return -EINVAL;
+			x = x * 10 + (uint64_t)(v[i] - '0');
 			i++;
 			d++;
 		}
 		if (d == 0)
-			return http_fail(p, 400, "invalid Content-Length");
+			return -EINVAL;
 		while (i < n && (v[i] == ' ' || v[i] == '\t'))
 			i++;
 		if (i < n && v[i] != ',')
-			return http_fail(p, 400, "invalid Content-Length");
-		/* RFC 9110 §8.6: identical values may be taken as one */
-		if (r->has_content_length && r->content_length != x)
-			return http_fail(p, 400, "conflicting Content-Length");
-		r->has_content_length = true;
-		r->content_length = x;
+			return -EINVAL;
+		/* RFC 9110 §8.6: identical values may be taken as one;
+		 * differing ones are an error (RFC 9112 §6.3 item 5) */
+		if (*has && *len != x)
+			return -EEXIST;
+		*has = true;
+		*len = x;
 		if (i >= n)
 			return 0;
 		i++;	/* ',' */
@@ -472,7 +472,17 @@ parse_field(struct http_parser *p, const char *s, size_t n,
 	    i != 15 && i != 17)
 		return 0;
 	if (IS("content-length")) {
-		return parse_content_length(p, v, vn);
+	{
+		int rc = http_content_length(v, vn,
+				&p->req.has_content_length,
+				&p->req.content_length);
+
+		if (rc == -EEXIST)
+			return http_fail(p, 400, "conflicting Content-Length");
+		if (rc < 0)
+			return http_fail(p, 400, "invalid Content-Length");
+		return 0;
+	}
 	} else if (IS("transfer-encoding")) {
 		return parse_transfer_encoding(p, v, vn, te_seen, te_unknown);
 	} else if (IS("host")) {

@@ -30,6 +30,11 @@ enum {
 int http_fail(struct http_parser *p, int status, const char *msg);
 /* Hex digit value, or -1. */
 int http_hexval(int c);
+/* A Content-Length value (1*DIGIT, or a list of identical ones) into
+ * *len, *has set; a second field must agree with the first. 0, -EINVAL
+ * (not a number, past 2^64 - 1), -EEXIST (differs from the first). The
+ * request and the response parser share it. */
+int http_content_length(const char *v, size_t n, bool *has, uint64_t *len);
 /* http_feed() in a body state. */
 int http_feed_body(struct http_parser *p, const uint8_t *d, size_t len,
 		size_t *used);

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "http.h"
+#include "http_priv.h"
 
 /* tchar of RFC 9110 §5.6.2 */
 static const uint8_t tchar[256] = {
@@ -112,45 +113,6 @@ parse_status(struct http_rsp *r, const char *s, size_t n)
 	return 0;
 }
 
-/* Content-Length = 1*DIGIT, possibly a list of identical values (RFC 9110
- * §8.6 MAY take them as one); as the request parser decides. */
-static int
-parse_content_length(struct http_rsp *r, const char *v, size_t n)
-{
-	size_t i = 0;
-
-	for (;;) {
-		uint64_t x = 0;
-		size_t d = 0;
-
-		while (i < n && (v[i] == ' ' || v[i] == '\t'))
-			i++;
-		while (i < n && v[i] >= '0' && v[i] <= '9') {
-			/* exact: up to UINT64_MAX is a number */
-			if (x > UINT64_MAX / 10 || (x == UINT64_MAX / 10 &&
-			    (uint64_t)(v[i] - '0') > UINT64_MAX % 10))
-				return -EBADMSG;
-			x = x * 10 + (uint64_t)(v[i] - '0');
-			i++;
-			d++;
-		}
-		if (d == 0)
-			return -EBADMSG;
-		while (i < n && (v[i] == ' ' || v[i] == '\t'))
-			i++;
-		if (i < n && v[i] != ',')
-			return -EBADMSG;
-		/* differing values: RFC 9112 §6.3 item 5 */
-		if (r->has_length && r->content_length != x)
-			return -EBADMSG;
-		r->has_length = true;
-		r->content_length = x;
-		if (i >= n)
-			return 0;
-		i++;	/* ',' */
-	}
-}
-
 /* Connection = #connection-option (RFC 9110 §7.6.1): note close and
  * keep-alive; the elements are trimmed, empty ones skipped. */
 static void
@@ -199,7 +161,9 @@ parse_field(struct http_rsp *r, const char *s, size_t n,
 	trim(s, &a, &b);
 
 	if (ieq(s, i, "content-length")) {
-		return parse_content_length(r, s + a, b - a);
+		return http_content_length(s + a, b - a, &r->has_length,
+					   &r->content_length) == 0 ?
+		       0 : -EBADMSG;
 	} else if (ieq(s, i, "content-type")) {
 		size_t vl = b - a;
 
