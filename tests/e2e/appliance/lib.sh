@@ -343,9 +343,31 @@ fsa_stop_quiet() {
 	fi
 	if [ -n "$FSA_PID" ] && kill -0 "$FSA_PID" 2>/dev/null; then
 		kill -TERM "$FSA_PID" 2>/dev/null || true
-		wait "$FSA_PID" 2>/dev/null || true
+		fsa_reap "$FSA_PID" 2>/dev/null || true
 	fi
 	FSA_PID=
+}
+
+# fsa_reap PID: wait for the appliance (PID: timeout(1), the appliance
+# its child) to end after a SIGTERM. One still running 60 s later (a
+# drain that never ends) is killed, with a line saying so: a poll loop
+# must not outlive its test and spin on core 0 under the next ones
+# (timeout(1) without -k waits for its child forever). wait's status.
+fsa_reap() {
+	local p=$1 st end=$((SECONDS + 60))
+	while [ "$SECONDS" -lt "$end" ]; do
+		st=$(awk '/^State:/ { print $2 }' "/proc/$p/status" 2>/dev/null)
+		# gone, or exited and not yet waited for
+		[ -n "$st" ] && [ "$st" != Z ] || break
+		sleep 0.1
+	done
+	if [ -n "$st" ] && [ "$st" != Z ]; then
+		echo "$FSA_NAME: the appliance did not end within 60 s of" \
+			"SIGTERM: killed" >&2
+		pkill -KILL -P "$p" 2>/dev/null || true
+		kill -KILL "$p" 2>/dev/null || true
+	fi
+	wait "$p"
 }
 
 # fsa_stop: SIGTERM; the appliance must drain and exit 0.
@@ -354,7 +376,7 @@ fsa_stop() {
 	FSA_STEP="stop"
 	[ -n "$FSA_PID" ] || return 0
 	kill -TERM "$FSA_PID"
-	wait "$FSA_PID" || rc=$?
+	fsa_reap "$FSA_PID" || rc=$?
 	FSA_PID=
 	if [ "$rc" -ne 0 ]; then
 		echo "the appliance exited with $rc after SIGTERM" >&2
