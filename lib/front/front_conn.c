@@ -321,6 +321,26 @@ on_connected(void *arg, struct tcp_conn *tc)
 	fr_up_pump(c->up);
 }
 
+/* c's pipeline, never read by the shard, back at the head of its wait
+ * queue (still queued: the counts stay). */
+static void
+requeue_unread(struct fr_conn *c)
+{
+	struct fr_up *up = c->up;
+	struct fr_sub *first = c->q_head, *last = c->q_tail, *s;
+
+	if (first == NULL || c->got_bytes)
+		return;
+	for (s = first; s != NULL; s = s->next)
+		s->conn = NULL;
+	last->next = up->w_head;
+	up->w_head = first;
+	if (up->w_tail == NULL)
+		up->w_tail = last;
+	c->q_head = c->q_tail = NULL;
+	c->q_len = 0;
+}
+
 /* An answer is whole: hand it over and send what waits. */
 static void
 answer_done(struct fr_conn *c)
@@ -405,8 +425,11 @@ on_data(void *arg, struct tcp_conn *tc, struct rte_mbuf *m)
 		}
 	}
 	if (c->closing) {
-		/* The shard said this answer was its last: what was
-		 * pipelined behind it goes elsewhere. */
+		/* The shard said this answer was its last (RFC 9112 §9.6:
+		 * it processes nothing after it): what was pipelined behind
+		 * it was never read, and waits for another connection, in
+		 * order, without counting as a failure or a retry. */
+		requeue_unread(c);
 		fr_conn_drop(c, FR_E_RESET, "connection closed", false);
 		tcp_close(tc);
 		goto out;
