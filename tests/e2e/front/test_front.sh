@@ -42,6 +42,9 @@
 #               errors in /metrics; A restarted is used again
 #   6 stall     C replaced by a server that never answers: 504 at
 #               hop_timeout_ms, layers 0-3 still served
+#   6b closing  C answers Connection: close each time: 24 clients at
+#               once all right, the unread pipeline sent again without
+#               a retry counted
 #   7 bench     ffn-bench --assert-topk-match 1 through the front, its
 #               f32 tokens those of the same run against R
 #   8 auth      the front restarted with api_key = kfront and keys towards
@@ -372,6 +375,35 @@ else
 fi
 FSA_STEP="stall: C restored"
 bg_stop stall
+pyref C "$C" 4-7 LARQL_F16_WIRE_DISABLE=1
+CHECK_T=60 check wait --layers 5,1 --seconds 15 || true
+
+# ---- 6b: a shard that ends every connection after one answer -------------
+# (Connection: close, as a proxy at its keep-alive limit): what the front
+# pipelined behind that answer was never read, so it goes again on
+# another connection, neither failed nor counted as a retry.
+
+retries() {
+	fsa_client 10 curl -s "http://$FRONT/metrics" |
+		awk '/^ffn_front_retries_total/ { print $2 }'
+}
+FSA_STEP="closing: C restarted"
+bg_stop C
+pyref C "$C" 4-7 LARQL_F16_WIRE_DISABLE=1 PYREF_CLOSE=1
+CHECK_T=60 check wait --layers 5,1 --seconds 15 || true
+r0=$(retries)
+check concurrent --clients 24 --per 8 --hop-ms $HOP_MS || true
+FSA_STEP="closing"
+r1=$(retries)
+if [ -n "$r0" ] && [ "$r0" = "$r1" ]; then
+	ok "answers pipelined behind a Connection: close went again," \
+		"not as retries ($r0 before, $r1 after)"
+else
+	bad "ffn_front_retries_total moved from '$r0' to '$r1' with a" \
+		"shard that closes after each answer"
+fi
+FSA_STEP="closing: C restored"
+bg_stop C
 pyref C "$C" 4-7 LARQL_F16_WIRE_DISABLE=1
 CHECK_T=60 check wait --layers 5,1 --seconds 15 || true
 

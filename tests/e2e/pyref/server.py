@@ -8,7 +8,8 @@ the reference the tools and end-to-end tests are checked against.
               [--api-key KEY]
 
 Environment, by presence (wire.md §5.1): LARQL_I8_WIRE enables i8
-responses, LARQL_F16_WIRE_DISABLE disables f16 ones. Computes in float32
+responses, LARQL_F16_WIRE_DISABLE disables f16 ones. PYREF_CLOSE: every
+answer says Connection: close and ends its connection. Computes in float32
 (set PYREF_F64=1 for float64).
 
 --api-key KEY (or PYREF_API_KEY=KEY; the option wins): as the appliance's
@@ -103,6 +104,12 @@ class Handler(BaseHTTPRequestHandler):
         self.send_response(status)
         self.send_header("Content-Type", ctype)
         self.send_header("Content-Length", str(len(body)))
+        if os.environ.get("PYREF_CLOSE"):
+            # One answer per connection (RFC 9112 §9.6), as a proxy at
+            # its keep-alive limit does: what a client pipelined behind
+            # it is never read.
+            self.send_header("Connection", "close")
+            self.close_connection = True
         self.end_headers()
         self.wfile.write(body)
 
