@@ -32,7 +32,6 @@ fr_now(void)
 
 /* ---- shard state -------------------------------------------------------- */
 
-
 static void
 up_set(struct fr_up *up, enum fr_up_state st, const char *why)
 {
@@ -62,7 +61,6 @@ up_set(struct fr_up *up, enum fr_up_state st, const char *why)
 /* The shard failed (connect, reset, deadline, probe): out until a probe
  * finds it again, the probes spaced by a backoff (health_interval_ms
  * doubling to 8 times that). */
-
 void
 fr_up_fail(struct fr_up *up, const char *why)
 {
