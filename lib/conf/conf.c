@@ -125,7 +125,7 @@ static const char *const front_shared[] = {
 	NULL,
 };
 /* ... and a front's own, besides its layout lines "A-B = IPV4:PORT | ..."
- * and "shard_key IPV4:PORT = SPEC" (unit_front). */
+ * and "shard_key IPV4:PORT = SPEC" (conf_front.c). */
 static const struct key front_keys[] = {
 	{ "num_layers", K_UINT, U(num_layers), 1, 65536, false },
 	{ "shard_key", K_STR, U(shard_key), 0, 0, false },
@@ -215,8 +215,8 @@ parse_join(const char *v, struct conf_unit *u)
 	}
 }
 
-static const char *
-parse_u64(const char *v, uint64_t *out, const char **end)
+const char *
+conf_parse_u64(const char *v, uint64_t *out, const char **end)
 {
 	uint64_t x = 0;
 	const char *s = v;
@@ -239,7 +239,7 @@ parse_uint(const char *v, uint64_t min, uint64_t max, uint64_t *out,
 {
 	const char *end, *e;
 
-	e = parse_u64(v, out, &end);
+	e = conf_parse_u64(v, out, &end);
 	if (e != NULL)
 		return e;
 	if (*end != '\0')
@@ -259,7 +259,7 @@ parse_size(const char *v, uint64_t min, uint64_t max, uint64_t *out,
 	const char *end, *e;
 	unsigned int shift = 0;
 
-	e = parse_u64(v, out, &end);
+	e = conf_parse_u64(v, out, &end);
 	if (e != NULL)
 		return e;
 	switch (*end) {
@@ -307,8 +307,8 @@ parse_bool(const char *v, bool *out)
 	return "not on or off";
 }
 
-static const char *
-parse_ipv4(const char *v, uint32_t *out, const char **rest)
+const char *
+conf_parse_ipv4(const char *v, uint32_t *out, const char **rest)
 {
 	uint32_t a = 0;
 	uint64_t x;
@@ -316,7 +316,7 @@ parse_ipv4(const char *v, uint32_t *out, const char **rest)
 	int i;
 
 	for (i = 0; i < 4; i++) {
-		if (parse_u64(v, &x, &end) != NULL || x > 255 ||
+		if (conf_parse_u64(v, &x, &end) != NULL || x > 255 ||
 		    (end - v > 1 && *v == '0'))
 			return "not an IPv4 address";
 		a = a << 8 | x;
@@ -339,12 +339,12 @@ parse_layers(const char *v, uint32_t *first, uint32_t *last, uint64_t max,
 	uint64_t a, b;
 	const char *end, *e;
 
-	e = parse_u64(v, &a, &end);
+	e = conf_parse_u64(v, &a, &end);
 	if (e != NULL)
 		return "not a layer range \"first-last\"";
 	b = a;
 	if (*end == '-') {
-		e = parse_u64(end + 1, &b, &end);
+		e = conf_parse_u64(end + 1, &b, &end);
 		if (e != NULL)
 			return "not a layer range \"first-last\"";
 	}
@@ -372,14 +372,14 @@ parse_experts(const char *v, uint32_t *first, uint32_t *last, uint64_t max)
 	const char *end;
 
 	v += strspn(v, " \t");
-	if (parse_u64(v, &a, &end) != NULL)
+	if (conf_parse_u64(v, &a, &end) != NULL)
 		return bad;
 	end += strspn(end, " \t");
 	b = a;
 	if (*end == '-') {
 		end++;
 		end += strspn(end, " \t");
-		if (parse_u64(end, &b, &end) != NULL)
+		if (conf_parse_u64(end, &b, &end) != NULL)
 			return bad;
 		end += strspn(end, " \t");
 	}
@@ -406,7 +406,7 @@ parse_rate(const char *v, uint64_t min, uint64_t max, uint32_t *n,
 	uint64_t x;
 	const char *end;
 
-	if (parse_u64(v, &x, &end) != NULL || *end != '/')
+	if (conf_parse_u64(v, &x, &end) != NULL || *end != '/')
 		return "not a rate \"N/sec\", \"N/min\" or \"N/hour\"";
 	for (unsigned int i = 0; i < 3; i++) {
 		if (strcmp(end + 1, units[i].unit) != 0)
@@ -433,10 +433,10 @@ parse_lcores(const char *v, struct conf_lcores *s, char *why, size_t whylen)
 
 	memset(s, 0, sizeof(*s));
 	for (;;) {
-		if (parse_u64(v, &a, &end) != NULL)
+		if (conf_parse_u64(v, &a, &end) != NULL)
 			return "not an lcore list (e.g. 0-3,5)";
 		b = a;
-		if (*end == '-' && parse_u64(end + 1, &b, &end) != NULL)
+		if (*end == '-' && conf_parse_u64(end + 1, &b, &end) != NULL)
 			return "not an lcore list (e.g. 0-3,5)";
 		if (a > b)
 			return "lcore range first > last";
@@ -523,7 +523,7 @@ parse_key(const struct conf *c, const struct key *k, const char *sec,
 	case K_ADDR: {
 		struct conf_port *p = base;
 
-		e = parse_ipv4(v, &a, &rest);
+		e = conf_parse_ipv4(v, &a, &rest);
 		if (e == NULL && *rest != '/')
 			e = "not address/prefix (e.g. 198.18.10.2/24)";
 		if (e == NULL && (parse_uint(rest + 1, 1, 32, &x, why,
@@ -541,7 +541,7 @@ parse_key(const struct conf *c, const struct key *k, const char *sec,
 		break;
 	}
 	case K_IPV4:
-		e = parse_ipv4(v, &a, &rest);
+		e = conf_parse_ipv4(v, &a, &rest);
 		if (e == NULL && *rest != '\0')
 			e = "not an IPv4 address";
 		if (e == NULL)
@@ -648,32 +648,9 @@ front_shared_key(const char *name)
 	return NULL;
 }
 
-/* A front's "A-B" layout key (it starts with a digit). */
-static bool
-front_range_key(const char *name)
-{
-	return *name >= '0' && *name <= '9';
-}
-
-/* A front's "shard_key IPV4:PORT" key: the address, or NULL. */
-static const char *
-front_override_addr(const char *name)
-{
-	if (strncmp(name, "shard_key", 9) != 0 ||
-	    (name[9] != ' ' && name[9] != '\t'))
-		return NULL;
-	return name + 9 + strspn(name + 9, " \t");
-}
-
-static bool
-front_layout_key(const char *name)
-{
-	return front_range_key(name) || front_override_addr(name) != NULL;
-}
-
 /* Parse every key of section 'sec' against table 'keys' into base (a
  * front's: front_keys, front_shared of unit_keys; its layout lines are
- * left to unit_front). */
+ * left to conf_unit_front). */
 static int
 parse_section(struct conf *c, struct rte_cfgfile *cfg, const char *sec,
 		const struct key *keys, void *base, char *err, size_t errlen)
@@ -690,8 +667,8 @@ parse_section(struct conf *c, struct rte_cfgfile *cfg, const char *sec,
 			continue;
 		k = find_key(keys, l->key);
 		if (k == NULL && keys == front_keys) {
-			if (front_layout_key(l->key))
-				continue;	/* unit_front */
+			if (conf_front_layout_key(l->key))
+				continue;	/* conf_unit_front */
 			k = front_shared_key(l->key);
 			if (k == NULL && find_key(unit_keys, l->key) != NULL)
 				return conf_errf(c, err, errlen, sec, l->key,
@@ -776,335 +753,6 @@ unit_grid(struct conf *c, struct conf_unit *u, char *err, size_t errlen)
 			"cannot join: a grid announce names a layer range "
 			"(spec/wire.md §9.1); set layers");
 	return 0;
-}
-
-/* --- [front NAME] (issue 19) ---------------------------------------- */
-
-/* A front's layout key "A-B" or "N", spaces around '-' allowed. */
-static const char *
-parse_range_key(const char *k, uint32_t *first, uint32_t *last, char *why,
-		size_t whylen)
-{
-	static const char bad[] = "not a layer range \"A-B\" or \"N\" "
-		"(a front's layout line: \"A-B = IPV4:PORT[ | IPV4:PORT "
-		"...]\")";
-	uint64_t a, b;
-	const char *end;
-
-	if (parse_u64(k, &a, &end) != NULL)
-		return bad;
-	end += strspn(end, " \t");
-	b = a;
-	if (*end == '-') {
-		end++;
-		end += strspn(end, " \t");
-		if (parse_u64(end, &b, &end) != NULL)
-			return bad;
-	}
-	if (*end != '\0')
-		return bad;
-	if (a > b)
-		return "first layer > last layer";
-	if (b > 65535) {
-		snprintf(why, whylen, "layer %llu beyond 65535",
-			(unsigned long long)b);
-		return why;
-	}
-	*first = a;
-	*last = b;
-	return NULL;
-}
-
-/* "IPV4:PORT" (s NUL-terminated, no spaces): a shard's address. */
-static const char *
-parse_hostport(const char *s, uint32_t *ip, uint16_t *port)
-{
-	const char *rest;
-	uint64_t x;
-	uint32_t a;
-
-	if (parse_ipv4(s, &a, &rest) != NULL || *rest != ':')
-		return "not IPV4:PORT";
-	if (parse_u64(rest + 1, &x, &rest) != NULL || *rest != '\0')
-		return "not IPV4:PORT";
-	if (x == 0 || x > 65535)
-		return "port not in 1..65535";
-	if (a == 0 || a >> 28 >= 0xe || a >> 24 == 127)
-		return "not a unicast host address";
-	*ip = a;
-	*port = x;
-	return NULL;
-}
-
-/* "IPV4:PORT[ | IPV4:PORT ...]": 1..CONF_FRONT_MAX_REPLICAS, none twice. */
-static const char *
-parse_replicas(const char *v, struct conf_front_range *r, char *why,
-		size_t whylen)
-{
-	const char *p = v;
-
-	r->n_rep = 0;
-	for (;;) {
-		char a[32];
-		const char *end, *e;
-		size_t len;
-		uint32_t ip;
-		uint16_t port;
-
-		p += strspn(p, " \t");
-		end = p + strcspn(p, "|");
-		len = (size_t)(end - p);
-		while (len > 0 && (p[len - 1] == ' ' || p[len - 1] == '\t'))
-			len--;
-		if (len == 0)
-			return "an empty address in the list (IPV4:PORT "
-				"separated by '|')";
-		if (len >= sizeof(a)) {
-			snprintf(why, whylen, "%.24s...: not IPV4:PORT", p);
-			return why;
-		}
-		memcpy(a, p, len);
-		a[len] = '\0';
-		e = parse_hostport(a, &ip, &port);
-		if (e != NULL) {
-			snprintf(why, whylen, "%s: %s", a, e);
-			return why;
-		}
-		if (r->n_rep == CONF_FRONT_MAX_REPLICAS) {
-			snprintf(why, whylen, "more than %d replicas "
-				"(CONF_FRONT_MAX_REPLICAS)",
-				CONF_FRONT_MAX_REPLICAS);
-			return why;
-		}
-		for (unsigned int i = 0; i < r->n_rep; i++)
-			if (r->ip[i] == ip && r->port[i] == port) {
-				snprintf(why, whylen, "replica %s listed "
-					"twice", a);
-				return why;
-			}
-		r->ip[r->n_rep] = ip;
-		r->port[r->n_rep] = port;
-		r->n_rep++;
-		if (*end == '\0')
-			return NULL;
-		p = end + 1;
-	}
-}
-
-static void
-fmt_span(uint32_t a, uint32_t b, char *buf, size_t n)
-{
-	if (a == b)
-		snprintf(buf, n, "layer %u", a);
-	else
-		snprintf(buf, n, "layers %u-%u", a, b);
-}
-
-static const char cover[] = "ranges must cover the model's layers "
-	"without gaps or overlaps";
-
-/* The sorted ranges (l: their lines) start at 0, have no gap and no
- * overlap, and end at num_layers - 1 if it is given. */
-static int
-front_cover(struct conf *c, struct conf_unit *u,
-		const struct conf_line *const *l, char *err, size_t errlen)
-{
-	const char *sec = u->section;
-	const struct conf_front_range *r = u->ranges;
-	char span[48];
-	unsigned int i;
-
-	if (r[0].first != 0) {
-		fmt_span(0, r[0].first - 1, span, sizeof(span));
-		return conf_errf(c, err, errlen, sec, l[0]->key, l[0]->value,
-			"%s: %s %s in no range (the first range, %s, must "
-			"start at 0)", cover, span,
-			r[0].first == 1 ? "is" : "are", l[0]->key);
-	}
-	for (i = 1; i < u->n_ranges; i++) {
-		const struct conf_front_range *a = &r[i - 1], *b = &r[i];
-
-		if (b->first <= a->last) {
-			/* said at the line read later */
-			unsigned int x = l[i]->line > l[i - 1]->line ? i :
-				i - 1, o = x == i ? i - 1 : i;
-
-			fmt_span(b->first, a->last < b->last ? a->last :
-				b->last, span, sizeof(span));
-			return conf_errf(c, err, errlen, sec, l[x]->key,
-				l[x]->value, "%s: %s and %s (line %u) both "
-				"have %s", cover, l[x]->key, l[o]->key,
-				l[o]->line, span);
-		}
-		if (b->first > a->last + 1) {
-			fmt_span(a->last + 1, b->first - 1, span,
-				sizeof(span));
-			return conf_errf(c, err, errlen, sec, l[i]->key,
-				l[i]->value, "%s: %s %s in no range (between "
-				"%s at line %u and %s)", cover, span,
-				b->first - a->last == 2 ? "is" : "are",
-				l[i - 1]->key, l[i - 1]->line, l[i]->key);
-		}
-	}
-	i = u->n_ranges - 1;
-	if (u->num_layers != 0 && r[i].last + 1 < u->num_layers) {
-		fmt_span(r[i].last + 1, u->num_layers - 1, span,
-			sizeof(span));
-		return conf_errf(c, err, errlen, sec, "num_layers",
-			conf_value_of(c, sec, "num_layers"), "%s: %s %s in no "
-			"range (the last range, %s at line %u, must end at "
-			"num_layers - 1)", cover, span,
-			u->num_layers - r[i].last == 2 ? "is" : "are",
-			l[i]->key, l[i]->line);
-	}
-	if (u->num_layers != 0 && r[i].last + 1 > u->num_layers)
-		return conf_errf(c, err, errlen, sec, "num_layers",
-			conf_value_of(c, sec, "num_layers"), "%s: the last "
-			"range, %s at line %u, goes past the model's last "
-			"layer %u (num_layers - 1)", cover, l[i]->key,
-			l[i]->line, u->num_layers - 1);
-	return 0;
-}
-
-/* A front's layout lines and shard key overrides (the other keys are
- * parsed by then), and the rules between them. */
-static int
-unit_front(struct conf *c, struct rte_cfgfile *cfg, struct conf_unit *u,
-		char *err, size_t errlen)
-{
-	const struct conf_line *rl[CONF_FRONT_MAX_RANGES];
-	const struct conf_line *kl[CONF_FRONT_MAX_KEYS];
-	const char *sec = u->section, *v, *e;
-	char why[96];
-	unsigned int i, j;
-
-	for (i = 0; i < c->n_lines; i++) {
-		const struct conf_line *l = &c->lines[i];
-		struct conf_front_range r;
-
-		if (strcmp(l->section, sec) != 0 || !front_range_key(l->key))
-			continue;
-		v = rte_cfgfile_get_entry(cfg, sec, l->key);
-		if (v == NULL)
-			return conf_errf(c, err, errlen, sec, l->key, NULL,
-				"not read by rte_cfgfile");
-		e = parse_range_key(l->key, &r.first, &r.last, why,
-			sizeof(why));
-		if (e == NULL && *v == '\0')
-			e = "empty value (IPV4:PORT[ | IPV4:PORT ...])";
-		if (e == NULL)
-			e = parse_replicas(v, &r, why, sizeof(why));
-		if (e == NULL && u->n_ranges == CONF_FRONT_MAX_RANGES) {
-			snprintf(why, sizeof(why), "more than %d layer "
-				"ranges (CONF_FRONT_MAX_RANGES)",
-				CONF_FRONT_MAX_RANGES);
-			e = why;
-		}
-		if (e != NULL)
-			return conf_errf(c, err, errlen, sec, l->key, v, "%s",
-				e);
-		/* insertion: by first layer, then last */
-		for (j = u->n_ranges; j > 0 &&
-		     (u->ranges[j - 1].first > r.first ||
-		      (u->ranges[j - 1].first == r.first &&
-		       u->ranges[j - 1].last > r.last)); j--) {
-			u->ranges[j] = u->ranges[j - 1];
-			rl[j] = rl[j - 1];
-		}
-		u->ranges[j] = r;
-		rl[j] = l;
-		u->n_ranges++;
-	}
-	if (u->n_ranges == 0)
-		return conf_errf(c, err, errlen, sec, NULL, NULL,
-			"no layer ranges (lines \"A-B = IPV4:PORT[ | "
-			"IPV4:PORT ...]\" that say which shards serve "
-			"which layers)");
-	if (front_cover(c, u, rl, err, errlen) < 0)
-		return -EINVAL;
-	if (u->shard_key[0] != '\0' && !conf_secret_spec_ok(u->shard_key))
-		return conf_errf(c, err, errlen, sec, "shard_key", NULL,
-			"not a bearer token (A-Z a-z 0-9 - . _ ~ + / and "
-			"trailing =), nor env:NAME or file:PATH");
-	for (i = 0; i < c->n_lines; i++) {
-		const struct conf_line *l = &c->lines[i];
-		const char *addr = front_override_addr(l->key);
-		bool replica = false;
-		struct conf_front_key *k;
-		uint32_t ip;
-		uint16_t port;
-
-		if (strcmp(l->section, sec) != 0 || addr == NULL)
-			continue;
-		v = rte_cfgfile_get_entry(cfg, sec, l->key);
-		if (v == NULL)
-			return conf_errf(c, err, errlen, sec, l->key, NULL,
-				"not read by rte_cfgfile");
-		e = parse_hostport(addr, &ip, &port);
-		if (e != NULL)
-			return conf_errf(c, err, errlen, sec, l->key, NULL,
-				"not \"shard_key IPV4:PORT\": %s: %s", addr, e);
-		for (j = 0; j < u->n_ranges && !replica; j++)
-			for (unsigned int r = 0; r < u->ranges[j].n_rep; r++)
-				if (u->ranges[j].ip[r] == ip &&
-				    u->ranges[j].port[r] == port)
-					replica = true;
-		if (!replica)
-			return conf_errf(c, err, errlen, sec, l->key, NULL,
-				"%s is not a replica of this front (no layout "
-				"line lists it)", addr);
-		for (j = 0; j < u->n_shard_keys; j++)
-			if (u->shard_keys[j].ip == ip &&
-			    u->shard_keys[j].port == port)
-				return conf_errf(c, err, errlen, sec, l->key,
-					NULL, "a second key for %s (first at "
-					"line %u)", addr, kl[j]->line);
-		if (u->n_shard_keys == CONF_FRONT_MAX_KEYS)
-			return conf_errf(c, err, errlen, sec, l->key, NULL,
-				"more than %d shard_key IPV4:PORT overrides "
-				"(CONF_FRONT_MAX_KEYS)", CONF_FRONT_MAX_KEYS);
-		if (*v == '\0')
-			return conf_errf(c, err, errlen, sec, l->key, NULL,
-				"empty value");
-		if (!conf_secret_spec_ok(v))
-			return conf_errf(c, err, errlen, sec, l->key, NULL,
-				"not a bearer token (A-Z a-z 0-9 - . _ ~ + / "
-				"and trailing =), nor env:NAME or file:PATH");
-		k = &u->shard_keys[u->n_shard_keys];
-		k->ip = ip;
-		k->port = port;
-		snprintf(k->key, sizeof(k->key), "%s", v);
-		kl[u->n_shard_keys++] = l;
-	}
-	return 0;
-}
-
-const char *
-conf_front_key(const struct conf_unit *u, uint32_t ip, uint16_t port)
-{
-	for (unsigned int i = 0; i < u->n_shard_keys; i++)
-		if (u->shard_keys[i].ip == ip && u->shard_keys[i].port == port)
-			return u->shard_keys[i].key;
-	return u->shard_key[0] != '\0' ? u->shard_key : NULL;
-}
-
-const char *
-conf_front_range_key(const struct conf *c, const struct conf_unit *u,
-		unsigned int i)
-{
-	uint32_t a, b;
-	char why[64];
-
-	for (unsigned int j = 0; j < c->n_lines; j++) {
-		const struct conf_line *l = &c->lines[j];
-
-		if (strcmp(l->section, u->section) == 0 &&
-		    front_range_key(l->key) &&
-		    parse_range_key(l->key, &a, &b, why, sizeof(why)) == NULL &&
-		    a == u->ranges[i].first && b == u->ranges[i].last)
-			return l->key;
-	}
-	return NULL;
 }
 
 int
@@ -1205,7 +853,7 @@ conf_parse_sections(struct conf *c, struct rte_cfgfile *cfg, char *err,
 			if (rc < 0)
 				return rc;
 		} else if (keys == front_keys) {
-			rc = unit_front(c, cfg, base, err, errlen);
+			rc = conf_unit_front(c, cfg, base, err, errlen);
 			if (rc < 0)
 				return rc;
 		}

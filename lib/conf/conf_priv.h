@@ -41,10 +41,22 @@ bool conf_token68(const char *s);
  * and "file:..." (read at run time), or a bearer token (RFC 6750). */
 bool conf_secret_spec_ok(const char *spec);
 
-/* conf.c: the key as written of a front's ranges[i] (for messages), or
- * NULL. */
+/* conf.c's value parsers: NULL, or the reason (a static string). A
+ * decimal u64 up to *end; an IPv4 address (host order) up to *rest. */
+const char *conf_parse_u64(const char *v, uint64_t *out, const char **end);
+const char *conf_parse_ipv4(const char *v, uint32_t *out, const char **rest);
+
+/* conf_front.c: the key as written of a front's ranges[i] (for
+ * messages), or NULL. */
 const char *conf_front_range_key(const struct conf *c,
 		const struct conf_unit *u, unsigned int i);
+/* A front's layout key ("A-B", "shard_key IPV4:PORT"): conf_unit_front
+ * reads those, not the key tables. */
+bool conf_front_layout_key(const char *name);
+/* Read and check u's layout lines and shard key overrides (section
+ * u->section of cfg): 0, or -EINVAL with err. */
+int conf_unit_front(struct conf *c, struct rte_cfgfile *cfg,
+		struct conf_unit *u, char *err, size_t errlen);
 
 /* FILE:LINE: [section] key: "value": reason (parts NULL: left out; the
  * line is that of the key, else of the section). Returns -EINVAL. */
